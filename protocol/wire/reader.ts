@@ -46,6 +46,23 @@ export class Reader {
     this.pos = this.end;
   }
 
+  /**
+   * A child reader over the next `n` bytes (a tagged field's value); the parent moves past them. After
+   * decoding with the child, `adopt(child)` carries a child failure over to the parent.
+   */
+  sub(n: number): Reader {
+    if (!this.need(n)) return new Reader(this.buf, this.pos, this.pos);
+    const child = new Reader(this.buf, this.pos, this.pos + n);
+    this.pos += n;
+    return child;
+  }
+
+  /** Fails this reader if `child` failed or did not consume all of its bytes. */
+  adopt(child: Reader): void {
+    if (child.failedAt >= 0) this.fail(child.failure, child.failedAt);
+    else if (child.pos !== child.end) this.fail(`${child.end - child.pos} unread bytes in tagged field`, child.pos);
+  }
+
   /** Throws the first failure, if any. */
   check(): void {
     if (this.failedAt >= 0) throw new DecodeError(this.failure, this.failedAt);
@@ -157,7 +174,7 @@ export class Reader {
 
   /**
    * Zigzag-encoded signed 64-bit varint, returned as a number. Record timestamp deltas and similar fields
-   * fit in a double exactly; a value beyond 2^53 fails the reader rather than silently losing precision.
+   * fit in a double exactly; a zigzag value beyond 2^53 fails the reader rather than losing precision.
    */
   varlong(): number {
     let lo = 0; // low 28 bits

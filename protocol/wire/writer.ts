@@ -9,6 +9,7 @@
  * `ZERO_COPY_THRESHOLD` bytes closes the current scratch chunk and is appended by reference. `chunks()`
  * hands the list to `socket.write`/`writev`; `toBuffer()` joins them when one buffer is wanted.
  */
+import { EncodeError } from '../errors.js';
 import { uuidToBytes } from './uuid.js';
 
 const ZERO_COPY_THRESHOLD = 1024;
@@ -113,8 +114,12 @@ export class Writer {
     this.uvarint(v >= 0 ? v * 2 : -v * 2 - 1);
   }
 
-  /** Zigzag signed varlong of a safe integer. */
+  /**
+   * Zigzag signed varlong. Values are numbers, so the range is what zigzag keeps exact in a double:
+   * |v| ≤ 2^52 (record timestamp and offset deltas are far inside it).
+   */
   varlong(v: number): void {
+    if (!Number.isInteger(v) || Math.abs(v) > 2 ** 52) throw new EncodeError(`varlong ${v} outside ±2^52`);
     let u = v >= 0 ? v * 2 : -v * 2 - 1;
     this.ensure(10);
     while (u >= 0x80) {
