@@ -1,0 +1,833 @@
+/**
+ * The embedded MetadataStore: etcd's data model (revisions, per-key versions, txn, leases, watches) over a
+ * synchronous StorageBackend (SQLite on disk by default, memory for tests). Everything runs on the caller's
+ * turn of the event loop, so operations are applied one at a time, in call order, with no locking.
+ *
+ *        put / delete / txn / lease end
+ *                     │
+ *          ┌──────────▼───────────┐   backend.atomically: kv rows + event rows + meta.revision,
+ *          │ WriteBatch @ rev r+1 │── committed (durable) together or not at all
+ *          └──────────┬───────────┘
+ *                     │ after commit: revision = r+1
+ *          ┌──────────▼───────────┐
+ *          │ watches              │── each matching watch queues the revision's events and delivers them
+ *          └──────────────────────┘   on a microtask, in revision order
+ *
+ * Leases follow etcd: the TTL is granted by the store, deadlines live in memory, a keep-alive restarts the
+ * TTL without a write, and when the store opens every persisted lease gets a full TTL from then (etcd's
+ * lessor does the same when a new leader takes over), so a lease never ends earlier than its holder was
+ * promised. An ended lease deletes its keys in one revision.
+ */
+
+import type { StorageBackend, StoredEvent, StoredKv } from './backend.js';
+import { systemClock, type Clock, type ClockTimer } from './clock.js';
+import {
+  MetadataClosedError,
+  MetadataCompactedError,
+  MetadataError,
+  MetadataFutureRevisionError,
+  MetadataInvalidArgumentError,
+  MetadataLeaseNotFoundError,
+  MetadataStorageError,
+  MetadataWatchListenerError,
+} from './errors.js';
+import { checkKey, checkPrefix } from './key-order.js';
+import type {
+  Compare,
+  CompareAndSetResult,
+  DeleteOptions,
+  DeletePrefixResult,
+  DeleteResult,
+  Expectation,
+  KeyValue,
+  LeaseGrant,
+  LeaseId,
+  LeaseTimeToLive,
+  ListOptions,
+  ListResult,
+  MetadataStore,
+  PutOptions,
+  PutResult,
+  TxnOpResult,
+  TxnRequest,
+  TxnResult,
+  Watch,
+  WatchEvent,
+  WatchListener,
+  WatchOptions,
+  WatchResponse,
+  WatchTarget,
+} from './types.js';
+
+export interface LocalMetadataStoreOptions {
+  /** Time source for lease deadlines and timers. Default: wall clock and Node timers. */
+  readonly clock?: Clock;
+  /**
+   * Watch history to keep, in revisions: a watch can start up to this many revisions back. Older events
+   * are compacted in batches of a tenth of this as writes go on. Default 10 000.
+   */
+  readonly historyRetention?: number;
+  /** Most operations (and, separately, compares) in one txn branch, like etcd's --max-txn-ops. Default 128. */
+  readonly maxTxnOps?: number;
+  /** Most key and value bytes in one request, like etcd's --max-request-bytes. Default 1.5 MiB. */
+  readonly maxRequestBytes?: number;
+  /** Failures of background work (a lease that could not be expired; it is retried every second). */
+  readonly onBackgroundError?: (error: MetadataError) => void;
+}
+
+export const DEFAULT_HISTORY_RETENTION = 10_000;
+export const DEFAULT_MAX_TXN_OPS = 128;
+export const DEFAULT_MAX_REQUEST_BYTES = 1_572_864;
+/** etcd's MaxLeaseTTL. */
+export const MAX_LEASE_TTL_SECONDS = 9_000_000_000;
+const LEASE_RETRY_MS = 1_000;
+
+interface LiveLease {
+  readonly id: number;
+  readonly ttl: number;
+  deadline: number;
+  timer: ClockTimer | null;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function toKeyValue(kv: StoredKv, copy = false): KeyValue {
+  return {
+    key: kv.key,
+    value: copy ? Buffer.from(kv.value) : kv.value,
+    createRevision: kv.createRevision,
+    modRevision: kv.modRevision,
+    version: kv.version,
+    lease: kv.lease === 0 ? null : String(kv.lease),
+  };
+}
+
+function maybeKeyValue(kv: StoredKv | null | undefined, copy = false): KeyValue | null {
+  return kv === null || kv === undefined ? null : toKeyValue(kv, copy);
+}
+
+function wrap(err: unknown, operation: string): MetadataError {
+  return err instanceof MetadataError ? err : new MetadataStorageError(operation, err);
+}
+
+function isNonNegativeInteger(n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+}
+
+function checkValue(value: unknown, what = 'value'): asserts value is Uint8Array {
+  if (!(value instanceof Uint8Array)) {
+    throw new MetadataInvalidArgumentError(`${what} must be a Buffer or Uint8Array`, { type: typeof value });
+  }
+}
+
+function checkLimit(limit: unknown): asserts limit is number | undefined {
+  if (limit !== undefined && !(isNonNegativeInteger(limit) && limit > 0)) {
+    throw new MetadataInvalidArgumentError('limit must be a positive integer', { limit });
+  }
+}
+
+const LEASE_ID = /^[1-9][0-9]{0,18}$/;
+
+/** The numeric id of a lease string; ids this store never hands out map to -1 (not found). */
+function parseLeaseId(id: unknown): number {
+  if (typeof id !== 'string' || !LEASE_ID.test(id) || BigInt(id) > 0x7fffffffffffffffn) {
+    throw new MetadataInvalidArgumentError('lease id must be a positive int64 in decimal', { lease: id });
+  }
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : -1;
+}
+
+function checkExpectation(expect: unknown): asserts expect is Expectation {
+  const e = expect as { modRevision?: unknown; version?: unknown } | null;
+  const ok =
+    typeof e === 'object' &&
+    e !== null &&
+    (('modRevision' in e && isNonNegativeInteger(e.modRevision) && !('version' in e)) ||
+      ('version' in e && isNonNegativeInteger(e.version) && !('modRevision' in e)));
+  if (!ok) {
+    throw new MetadataInvalidArgumentError('expect must be { modRevision: n } or { version: n }, n >= 0', { expect });
+  }
+}
+
+function meets(expect: Expectation, kv: StoredKv | undefined): boolean {
+  return 'modRevision' in expect ? (kv?.modRevision ?? 0) === expect.modRevision : (kv?.version ?? 0) === expect.version;
+}
+
+/** etcd's compareKV, including "a value compare on a missing key is false". */
+function compareHolds(c: Compare, kv: StoredKv | undefined): boolean {
+  let order: number;
+  switch (c.target) {
+    case 'value':
+      if (kv === undefined) return false;
+      order = Buffer.compare(kv.value, c.value);
+      break;
+    case 'lease': {
+      const have = BigInt(kv?.lease ?? 0);
+      const want = c.value === null ? 0n : BigInt(c.value);
+      order = have === want ? 0 : have < want ? -1 : 1;
+      break;
+    }
+    case 'version':
+      order = Math.sign((kv?.version ?? 0) - c.value);
+      break;
+    case 'createRevision':
+      order = Math.sign((kv?.createRevision ?? 0) - c.value);
+      break;
+    case 'modRevision':
+      order = Math.sign((kv?.modRevision ?? 0) - c.value);
+      break;
+  }
+  switch (c.op) {
+    case '==':
+      return order === 0;
+    case '!=':
+      return order !== 0;
+    case '<':
+      return order < 0;
+    case '>':
+      return order > 0;
+  }
+}
+
+/** The writes of one revision, staged inside `backend.atomically`. Reads see earlier writes of the batch. */
+class WriteBatch {
+  readonly events: StoredEvent[] = [];
+  readonly #backend: StorageBackend;
+  readonly revision: number;
+
+  constructor(backend: StorageBackend, revision: number) {
+    this.#backend = backend;
+    this.revision = revision;
+  }
+
+  get(key: string): StoredKv | undefined {
+    return this.#backend.getKv(key);
+  }
+
+  put(key: string, value: Uint8Array, lease: number): StoredKv | null {
+    const prev = this.#backend.getKv(key) ?? null;
+    const kv: StoredKv = {
+      key,
+      value: Buffer.from(value),
+      createRevision: prev === null ? this.revision : prev.createRevision,
+      modRevision: this.revision,
+      version: prev === null ? 1 : prev.version + 1,
+      lease,
+    };
+    this.#backend.putKv(kv);
+    this.events.push({ revision: this.revision, seq: this.events.length, type: 'put', kv, prev });
+    return prev;
+  }
+
+  delete(key: string): StoredKv | null {
+    const prev = this.#backend.getKv(key);
+    if (prev === undefined) return null;
+    this.#backend.deleteKv(key);
+    const tombstone: StoredKv = { key, value: EMPTY, createRevision: 0, modRevision: this.revision, version: 0, lease: 0 };
+    this.events.push({ revision: this.revision, seq: this.events.length, type: 'delete', kv: tombstone, prev });
+    return prev;
+  }
+
+  deletePrefix(prefix: string): number {
+    const keys = this.#backend.rangeKvs(prefix, undefined, undefined);
+    for (const kv of keys) this.delete(kv.key);
+    return keys.length;
+  }
+}
+
+class LocalWatch implements Watch {
+  readonly id: number;
+  readonly #listener: WatchListener;
+  readonly #key: string | undefined;
+  readonly #prefix: string | undefined;
+  readonly #prevKv: boolean;
+  readonly #startRevision: number;
+  readonly #detach: (w: LocalWatch) => void;
+  #queue: WatchResponse[] = [];
+  #scheduled = false;
+  #done = false;
+  #endError: Error | null = null;
+
+  constructor(
+    id: number,
+    target: WatchTarget,
+    listener: WatchListener,
+    prevKv: boolean,
+    startRevision: number,
+    detach: (w: LocalWatch) => void,
+  ) {
+    this.id = id;
+    this.#listener = listener;
+    this.#key = 'key' in target ? target.key : undefined;
+    this.#prefix = 'prefix' in target ? target.prefix : undefined;
+    this.#prevKv = prevKv;
+    this.#startRevision = startRevision;
+    this.#detach = detach;
+  }
+
+  #matches(key: string): boolean {
+    return this.#key !== undefined ? key === this.#key : key.startsWith(this.#prefix!);
+  }
+
+  /** Queue the matching events of one revision. */
+  offer(revision: number, events: readonly StoredEvent[]): void {
+    if (this.#done || this.#endError !== null || revision < this.#startRevision) return;
+    const matching: WatchEvent[] = [];
+    for (const e of events) {
+      if (!this.#matches(e.kv.key)) continue;
+      const kv = toKeyValue(e.kv, true);
+      matching.push(this.#prevKv ? { type: e.type, kv, prevKv: maybeKeyValue(e.prev, true) } : { type: e.type, kv });
+    }
+    if (matching.length === 0) return;
+    this.#queue.push({ revision, events: matching });
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(() => this.#drain());
+  }
+
+  #drain(): void {
+    this.#scheduled = false;
+    while (!this.#done && this.#queue.length > 0) {
+      const response = this.#queue.shift()!;
+      try {
+        this.#listener.onEvents(response);
+      } catch (err) {
+        this.#finish(new MetadataWatchListenerError(this.id, err));
+        return;
+      }
+    }
+    if (!this.#done && this.#endError !== null) this.#finish(this.#endError);
+  }
+
+  /** End with an error after delivering what is already queued (store closing). */
+  endAfterQueued(error: Error): void {
+    if (this.#done || this.#endError !== null) return;
+    this.#endError = error;
+    this.#detach(this);
+    this.#schedule();
+  }
+
+  /** End now with an error, dropping what is queued. */
+  #finish(error: Error): void {
+    this.#done = true;
+    this.#queue = [];
+    this.#detach(this);
+    const onError = this.#listener.onError;
+    if (onError !== undefined) queueMicrotask(() => onError.call(this.#listener, error));
+  }
+
+  cancel(): Promise<void> {
+    this.#done = true;
+    this.#queue = [];
+    this.#detach(this);
+    return Promise.resolve();
+  }
+}
+
+export class LocalMetadataStore implements MetadataStore {
+  readonly #backend: StorageBackend;
+  readonly #clock: Clock;
+  readonly #historyRetention: number;
+  readonly #compactionStep: number;
+  readonly #maxTxnOps: number;
+  readonly #maxRequestBytes: number;
+  readonly #onBackgroundError: ((error: MetadataError) => void) | undefined;
+  readonly #leases = new Map<number, LiveLease>();
+  readonly #watches = new Set<LocalWatch>();
+  #revision: number;
+  #compactRevision: number;
+  #nextLeaseId: number;
+  #nextWatchId = 1;
+  #closed = false;
+
+  /** Start a store over an opened backend; the store owns it from here and closes it on close(). */
+  static open(backend: StorageBackend, options: LocalMetadataStoreOptions = {}): LocalMetadataStore {
+    try {
+      return new LocalMetadataStore(backend, options);
+    } catch (err) {
+      backend.close();
+      throw wrap(err, 'open');
+    }
+  }
+
+  private constructor(backend: StorageBackend, options: LocalMetadataStoreOptions) {
+    const retention = options.historyRetention ?? DEFAULT_HISTORY_RETENTION;
+    if (!isNonNegativeInteger(retention) || retention < 1) {
+      throw new MetadataInvalidArgumentError('historyRetention must be a positive integer', { retention });
+    }
+    this.#backend = backend;
+    this.#clock = options.clock ?? systemClock;
+    this.#historyRetention = retention;
+    this.#compactionStep = Math.max(1, Math.ceil(retention / 10));
+    this.#maxTxnOps = options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS;
+    this.#maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+    this.#onBackgroundError = options.onBackgroundError;
+    const state = backend.load();
+    this.#revision = state.revision;
+    this.#compactRevision = state.compactRevision;
+    this.#nextLeaseId = state.nextLeaseId;
+    const now = this.#clock.now();
+    for (const { id, ttl } of state.leases) {
+      const lease: LiveLease = { id, ttl, deadline: now + ttl * 1000, timer: null };
+      this.#leases.set(id, lease);
+      this.#arm(lease);
+    }
+  }
+
+  /** Where the data lives (file path, or the memory volume's name). */
+  get location(): string {
+    return this.#backend.location;
+  }
+
+  // ------------------------------------------------------------------------------------- plumbing
+
+  #enter(operation: string): void {
+    if (this.#closed) throw new MetadataClosedError(operation);
+    this.#expireOverdue();
+  }
+
+  #checkRequestBytes(bytes: number, operation: string): void {
+    if (bytes > this.#maxRequestBytes) {
+      throw new MetadataInvalidArgumentError(`${operation} carries ${bytes} bytes, over the ${this.#maxRequestBytes} limit`, {
+        bytes,
+        limit: this.#maxRequestBytes,
+      });
+    }
+  }
+
+  /** Apply `fn`'s writes atomically at the next revision; dispatch them to watches once durable. */
+  #mutate<T>(operation: string, fn: (batch: WriteBatch) => T): { result: T; revision: number } {
+    const revision = this.#revision + 1;
+    const batch = new WriteBatch(this.#backend, revision);
+    let compactedTo = 0;
+    let result: T;
+    try {
+      result = this.#backend.atomically(() => {
+        const r = fn(batch);
+        if (batch.events.length > 0) {
+          this.#backend.appendEvents(batch.events);
+          this.#backend.setMeta('revision', revision);
+          const floor = revision - this.#historyRetention + 1;
+          if (floor - this.#compactRevision >= this.#compactionStep) {
+            this.#backend.compactEvents(floor);
+            this.#backend.setMeta('compactRevision', floor);
+            compactedTo = floor;
+          }
+        }
+        return r;
+      });
+    } catch (err) {
+      throw wrap(err, operation);
+    }
+    if (batch.events.length === 0) return { result, revision: this.#revision };
+    this.#revision = revision;
+    if (compactedTo !== 0) this.#compactRevision = compactedTo;
+    for (const w of this.#watches) w.offer(revision, batch.events);
+    return { result, revision };
+  }
+
+  #read<T>(operation: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw wrap(err, operation);
+    }
+  }
+
+  #requireLease(id: number, raw: string, operation: string): void {
+    if (!this.#leases.has(id)) throw new MetadataLeaseNotFoundError(raw, operation);
+  }
+
+  // ------------------------------------------------------------------------------------------ kv
+
+  async get(key: string): Promise<KeyValue | null> {
+    this.#enter('get');
+    checkKey(key);
+    return this.#read('get', () => maybeKeyValue(this.#backend.getKv(key)));
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    this.#enter('list');
+    checkPrefix(prefix);
+    checkLimit(options.limit);
+    if (options.startAfter !== undefined) checkKey(options.startAfter, 'startAfter');
+    const limit = options.limit;
+    return this.#read('list', () => {
+      const rows = this.#backend.rangeKvs(prefix, options.startAfter, limit === undefined ? undefined : limit + 1);
+      const more = limit !== undefined && rows.length > limit;
+      if (more) rows.length = limit;
+      return { kvs: rows.map((kv) => toKeyValue(kv)), revision: this.#revision, more };
+    });
+  }
+
+  async put(key: string, value: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    this.#enter('put');
+    checkKey(key);
+    checkValue(value);
+    this.#checkRequestBytes(Buffer.byteLength(key) + value.byteLength, 'put');
+    const lease = options.lease === undefined ? 0 : parseLeaseId(options.lease);
+    const { result: prev, revision } = this.#mutate('put', (batch) => {
+      if (lease !== 0) this.#requireLease(lease, options.lease!, 'put');
+      return batch.put(key, value, lease);
+    });
+    return options.prevKv === true ? { revision, prevKv: maybeKeyValue(prev) } : { revision };
+  }
+
+  async compareAndSet(
+    key: string,
+    expect: Expectation,
+    value: Uint8Array,
+    options: PutOptions = {},
+  ): Promise<CompareAndSetResult> {
+    this.#enter('compareAndSet');
+    checkKey(key);
+    checkExpectation(expect);
+    checkValue(value);
+    this.#checkRequestBytes(Buffer.byteLength(key) + value.byteLength, 'compareAndSet');
+    const lease = options.lease === undefined ? 0 : parseLeaseId(options.lease);
+    const { result, revision } = this.#mutate('compareAndSet', (batch) => {
+      const current = batch.get(key);
+      if (!meets(expect, current)) return { succeeded: false as const, current: maybeKeyValue(current) };
+      if (lease !== 0) this.#requireLease(lease, options.lease!, 'compareAndSet');
+      return { succeeded: true as const, prev: batch.put(key, value, lease) };
+    });
+    if (!result.succeeded) return { succeeded: false, revision, current: result.current };
+    return options.prevKv === true
+      ? { succeeded: true, revision, prevKv: maybeKeyValue(result.prev) }
+      : { succeeded: true, revision };
+  }
+
+  async delete(key: string, options: DeleteOptions = {}): Promise<DeleteResult> {
+    this.#enter('delete');
+    checkKey(key);
+    const expect = options.expect;
+    if (expect !== undefined) checkExpectation(expect);
+    const { result, revision } = this.#mutate('delete', (batch) => {
+      if (expect !== undefined) {
+        const current = batch.get(key);
+        if (!meets(expect, current)) return { succeeded: false as const, current: maybeKeyValue(current) };
+      }
+      return { succeeded: true as const, prev: batch.delete(key) };
+    });
+    if (!result.succeeded) return { succeeded: false, deleted: 0, revision, current: result.current };
+    const deleted = result.prev === null ? 0 : 1;
+    return options.prevKv === true
+      ? { succeeded: true, deleted, revision, prevKv: maybeKeyValue(result.prev) }
+      : { succeeded: true, deleted, revision };
+  }
+
+  async deletePrefix(prefix: string): Promise<DeletePrefixResult> {
+    this.#enter('deletePrefix');
+    checkKey(prefix, 'prefix');
+    const { result: deleted, revision } = this.#mutate('deletePrefix', (batch) => batch.deletePrefix(prefix));
+    return { deleted, revision };
+  }
+
+  // ----------------------------------------------------------------------------------------- txn
+
+  #checkTxn(request: TxnRequest): void {
+    const compare = request.compare ?? [];
+    const branches = [request.success ?? [], request.failure ?? []];
+    if (!Array.isArray(compare) || !branches.every(Array.isArray)) {
+      throw new MetadataInvalidArgumentError('txn compare, success and failure must be arrays');
+    }
+    for (const [what, list] of [
+      ['compares', compare],
+      ['success operations', branches[0]!],
+      ['failure operations', branches[1]!],
+    ] as const) {
+      if (list.length > this.#maxTxnOps) {
+        throw new MetadataInvalidArgumentError(`txn has ${list.length} ${what}, over the ${this.#maxTxnOps} limit`, {
+          count: list.length,
+          limit: this.#maxTxnOps,
+        });
+      }
+    }
+    let bytes = 0;
+    for (const c of compare) {
+      checkKey(c?.key);
+      if (!['==', '!=', '<', '>'].includes(c.op)) {
+        throw new MetadataInvalidArgumentError('compare op must be ==, !=, < or >', { op: c.op });
+      }
+      bytes += Buffer.byteLength(c.key);
+      switch (c.target) {
+        case 'value':
+          checkValue(c.value, 'compare value');
+          bytes += c.value.byteLength;
+          break;
+        case 'lease':
+          if (c.value !== null) parseLeaseId(c.value);
+          break;
+        case 'version':
+        case 'createRevision':
+        case 'modRevision':
+          if (!isNonNegativeInteger(c.value)) {
+            throw new MetadataInvalidArgumentError(`compare on ${c.target} needs a non-negative integer`, {
+              value: c.value,
+            });
+          }
+          break;
+        default:
+          throw new MetadataInvalidArgumentError('unknown compare target', { target: (c as { target: unknown }).target });
+      }
+    }
+    for (const ops of branches) {
+      const puts = new Set<string>();
+      const deletes: Array<{ key: string } | { prefix: string }> = [];
+      const duplicate = (key: string) =>
+        new MetadataInvalidArgumentError('txn writes the same key twice', { key });
+      for (const op of ops) {
+        switch (op?.type) {
+          case 'get':
+            checkKey(op.key);
+            bytes += Buffer.byteLength(op.key);
+            break;
+          case 'list':
+            checkPrefix(op.prefix);
+            checkLimit(op.limit);
+            bytes += Buffer.byteLength(op.prefix);
+            break;
+          case 'put':
+            checkKey(op.key);
+            checkValue(op.value);
+            if (op.lease !== undefined) parseLeaseId(op.lease);
+            bytes += Buffer.byteLength(op.key) + op.value.byteLength;
+            if (puts.has(op.key)) throw duplicate(op.key);
+            for (const d of deletes) {
+              if ('key' in d ? d.key === op.key : op.key.startsWith(d.prefix)) throw duplicate(op.key);
+            }
+            puts.add(op.key);
+            break;
+          case 'delete':
+            checkKey(op.key);
+            bytes += Buffer.byteLength(op.key);
+            if (puts.has(op.key)) throw duplicate(op.key);
+            deletes.push({ key: op.key });
+            break;
+          case 'deletePrefix':
+            checkKey(op.prefix, 'prefix');
+            bytes += Buffer.byteLength(op.prefix);
+            for (const k of puts) if (k.startsWith(op.prefix)) throw duplicate(k);
+            deletes.push({ prefix: op.prefix });
+            break;
+          default:
+            throw new MetadataInvalidArgumentError('unknown txn operation', { type: (op as { type?: unknown })?.type });
+        }
+      }
+    }
+    this.#checkRequestBytes(bytes, 'txn');
+  }
+
+  async txn(request: TxnRequest): Promise<TxnResult> {
+    this.#enter('txn');
+    this.#checkTxn(request);
+    const { result, revision } = this.#mutate('txn', (batch) => {
+      const succeeded = (request.compare ?? []).every((c) => compareHolds(c, batch.get(c.key)));
+      const ops = (succeeded ? request.success : request.failure) ?? [];
+      // etcd checks the leases of the branch it runs before applying any of it.
+      for (const op of ops) {
+        if (op.type === 'put' && op.lease !== undefined) this.#requireLease(parseLeaseId(op.lease), op.lease, 'txn');
+      }
+      const results: TxnOpResult[] = ops.map((op): TxnOpResult => {
+        switch (op.type) {
+          case 'get':
+            return { type: 'get', kv: maybeKeyValue(batch.get(op.key)) };
+          case 'list': {
+            const limit = op.limit;
+            const rows = this.#backend.rangeKvs(op.prefix, undefined, limit === undefined ? undefined : limit + 1);
+            const more = limit !== undefined && rows.length > limit;
+            if (more) rows.length = limit;
+            return { type: 'list', kvs: rows.map((kv) => toKeyValue(kv)), more };
+          }
+          case 'put': {
+            const prev = batch.put(op.key, op.value, op.lease === undefined ? 0 : parseLeaseId(op.lease));
+            return op.prevKv === true ? { type: 'put', prevKv: maybeKeyValue(prev) } : { type: 'put' };
+          }
+          case 'delete': {
+            const prev = batch.delete(op.key);
+            const deleted = prev === null ? 0 : 1;
+            return op.prevKv === true
+              ? { type: 'delete', deleted, prevKv: maybeKeyValue(prev) }
+              : { type: 'delete', deleted };
+          }
+          case 'deletePrefix':
+            return { type: 'deletePrefix', deleted: batch.deletePrefix(op.prefix) };
+        }
+      });
+      return { succeeded, results };
+    });
+    return { succeeded: result.succeeded, revision, results: result.results };
+  }
+
+  // --------------------------------------------------------------------------------------- watch
+
+  async watch(target: WatchTarget, listener: WatchListener, options: WatchOptions = {}): Promise<Watch> {
+    this.#enter('watch');
+    if (typeof target !== 'object' || target === null) {
+      throw new MetadataInvalidArgumentError('watch target must be { key } or { prefix }');
+    }
+    if ('key' in target) checkKey(target.key);
+    else if ('prefix' in target) checkPrefix(target.prefix);
+    else throw new MetadataInvalidArgumentError('watch target must be { key } or { prefix }');
+    if (typeof listener?.onEvents !== 'function') {
+      throw new MetadataInvalidArgumentError('watch listener needs an onEvents function');
+    }
+    const requested = options.startRevision ?? 0;
+    if (!isNonNegativeInteger(requested)) {
+      throw new MetadataInvalidArgumentError('startRevision must be a non-negative integer', { requested });
+    }
+    const start = requested === 0 ? this.#revision + 1 : requested;
+    if (start < this.#compactRevision) throw new MetadataCompactedError(start, this.#compactRevision);
+    const watch = new LocalWatch(this.#nextWatchId++, target, listener, options.prevKv === true, start, (w) =>
+      this.#watches.delete(w),
+    );
+    if (start <= this.#revision) {
+      // Replay and registration happen in this same turn: no commit can fall between them.
+      const history = this.#read('watch', () => this.#backend.readEvents(start));
+      let i = 0;
+      while (i < history.length) {
+        const revision = history[i]!.revision;
+        let j = i;
+        while (j < history.length && history[j]!.revision === revision) j++;
+        watch.offer(revision, history.slice(i, j));
+        i = j;
+      }
+    }
+    this.#watches.add(watch);
+    return watch;
+  }
+
+  // --------------------------------------------------------------------------------------- lease
+
+  #arm(lease: LiveLease): void {
+    lease.timer?.cancel();
+    lease.timer = this.#clock.setTimer(lease.deadline - this.#clock.now(), () => this.#onLeaseTimer(lease));
+  }
+
+  #onLeaseTimer(lease: LiveLease): void {
+    lease.timer = null;
+    if (this.#closed || this.#leases.get(lease.id) !== lease) return;
+    if (this.#clock.now() < lease.deadline) {
+      this.#arm(lease);
+      return;
+    }
+    try {
+      this.#endLease(lease, 'expireLease');
+    } catch (err) {
+      this.#onBackgroundError?.(wrap(err, 'expireLease'));
+      lease.timer = this.#clock.setTimer(LEASE_RETRY_MS, () => this.#onLeaseTimer(lease));
+    }
+  }
+
+  #expireOverdue(): void {
+    if (this.#leases.size === 0) return;
+    const now = this.#clock.now();
+    for (const lease of [...this.#leases.values()]) {
+      if (lease.deadline <= now) this.#endLease(lease, 'expireLease');
+    }
+  }
+
+  /** Delete the lease and its keys in one revision; returns the store revision after it. */
+  #endLease(lease: LiveLease, operation: string): number {
+    const { revision } = this.#mutate(operation, (batch) => {
+      this.#backend.deleteLease(lease.id);
+      for (const key of this.#backend.keysWithLease(lease.id)) batch.delete(key);
+    });
+    lease.timer?.cancel();
+    lease.timer = null;
+    this.#leases.delete(lease.id);
+    return revision;
+  }
+
+  #liveLease(id: LeaseId, operation: string): LiveLease {
+    const lease = this.#leases.get(parseLeaseId(id));
+    if (lease === undefined) throw new MetadataLeaseNotFoundError(id, operation);
+    return lease;
+  }
+
+  async grantLease(ttlSeconds: number): Promise<LeaseGrant> {
+    this.#enter('grantLease');
+    if (!isNonNegativeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_LEASE_TTL_SECONDS) {
+      throw new MetadataInvalidArgumentError(`lease TTL must be an integer from 1 to ${MAX_LEASE_TTL_SECONDS} seconds`, {
+        ttlSeconds,
+      });
+    }
+    const id = this.#nextLeaseId;
+    try {
+      this.#backend.atomically(() => {
+        this.#backend.putLease({ id, ttl: ttlSeconds });
+        this.#backend.setMeta('nextLeaseId', id + 1);
+      });
+    } catch (err) {
+      throw wrap(err, 'grantLease');
+    }
+    this.#nextLeaseId = id + 1;
+    const lease: LiveLease = { id, ttl: ttlSeconds, deadline: this.#clock.now() + ttlSeconds * 1000, timer: null };
+    this.#leases.set(id, lease);
+    this.#arm(lease);
+    return { id: String(id), ttl: ttlSeconds };
+  }
+
+  async keepAliveLease(id: LeaseId): Promise<LeaseGrant> {
+    this.#enter('keepAliveLease');
+    const lease = this.#liveLease(id, 'keepAliveLease');
+    lease.deadline = this.#clock.now() + lease.ttl * 1000;
+    this.#arm(lease);
+    return { id: String(lease.id), ttl: lease.ttl };
+  }
+
+  async revokeLease(id: LeaseId): Promise<{ readonly revision: number }> {
+    this.#enter('revokeLease');
+    const lease = this.#liveLease(id, 'revokeLease');
+    return { revision: this.#endLease(lease, 'revokeLease') };
+  }
+
+  async leaseTimeToLive(id: LeaseId): Promise<LeaseTimeToLive | null> {
+    this.#enter('leaseTimeToLive');
+    const lease = this.#leases.get(parseLeaseId(id));
+    if (lease === undefined) return null;
+    const remaining = Math.max(0, Math.ceil((lease.deadline - this.#clock.now()) / 1000));
+    const keys = this.#read('leaseTimeToLive', () => this.#backend.keysWithLease(lease.id));
+    return { id: String(lease.id), ttl: remaining, grantedTtl: lease.ttl, keys };
+  }
+
+  // -------------------------------------------------------------------------------------- others
+
+  async revision(): Promise<number> {
+    this.#enter('revision');
+    return this.#revision;
+  }
+
+  async compact(revision: number): Promise<void> {
+    this.#enter('compact');
+    if (!isNonNegativeInteger(revision)) {
+      throw new MetadataInvalidArgumentError('compact revision must be a non-negative integer', { revision });
+    }
+    if (revision <= this.#compactRevision) throw new MetadataCompactedError(revision, this.#compactRevision);
+    if (revision > this.#revision) throw new MetadataFutureRevisionError(revision, this.#revision);
+    try {
+      this.#backend.atomically(() => {
+        this.#backend.compactEvents(revision);
+        this.#backend.setMeta('compactRevision', revision);
+      });
+    } catch (err) {
+      throw wrap(err, 'compact');
+    }
+    this.#compactRevision = revision;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const lease of this.#leases.values()) {
+      lease.timer?.cancel();
+      lease.timer = null;
+    }
+    for (const w of [...this.#watches]) w.endAfterQueued(new MetadataClosedError('watch'));
+    this.#backend.close();
+  }
+}

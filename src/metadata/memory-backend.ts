@@ -1,0 +1,214 @@
+/**
+ * In-memory storage engine. A MemoryMetadataVolume plays the part of the data directory: a store opened on
+ * it, closed, and opened again finds what was committed, which lets tests of upper layers restart a broker
+ * without a disk. Nothing survives the process.
+ *
+ *   MemoryMetadataVolume
+ *   ├─ kvs     Map key → StoredKv      plus `order`: the keys sorted by UTF-8 bytes (binary search)
+ *   ├─ events  StoredEvent[]           ascending (revision, seq); compaction drops a head
+ *   ├─ leases  Map id → ttl
+ *   └─ meta    revision · compactRevision · nextLeaseId
+ *
+ * Atomicity: each write inside `atomically` records its inverse; a throw replays them backwards.
+ * Values are copied in and out, so no caller can change stored bytes through a Buffer it holds.
+ */
+
+import type { MetaName, PersistedState, StorageBackend, StoredEvent, StoredKv, StoredLease } from './backend.js';
+import { MetadataLockedError } from './errors.js';
+import { compareKeys } from './key-order.js';
+
+function copyKv(kv: StoredKv): StoredKv {
+  return { ...kv, value: Buffer.from(kv.value) };
+}
+
+function copyEvent(e: StoredEvent): StoredEvent {
+  return { ...e, kv: copyKv(e.kv), prev: e.prev === null ? null : copyKv(e.prev) };
+}
+
+/** Where a memory store's state lives between a close and the next open. */
+export class MemoryMetadataVolume {
+  readonly kvs = new Map<string, StoredKv>();
+  readonly order: string[] = [];
+  events: StoredEvent[] = [];
+  readonly leases = new Map<number, number>();
+  readonly meta: Record<MetaName, number> = { revision: 1, compactRevision: 0, nextLeaseId: 1 };
+  inUse = false;
+  readonly name: string;
+
+  constructor(name = 'memory') {
+    this.name = name;
+  }
+
+  /** Index of the first key in `order` that sorts at or after `key`. */
+  lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKeys(this.order[mid]!, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+export class MemoryBackend implements StorageBackend {
+  readonly #volume: MemoryMetadataVolume;
+  #undo: Array<() => void> | null = null;
+  #closed = false;
+
+  constructor(volume: MemoryMetadataVolume) {
+    if (volume.inUse) throw new MetadataLockedError(volume.name);
+    volume.inUse = true;
+    this.#volume = volume;
+  }
+
+  get location(): string {
+    return this.#volume.name;
+  }
+
+  load(): PersistedState {
+    const v = this.#volume;
+    return {
+      revision: v.meta.revision,
+      compactRevision: v.meta.compactRevision,
+      nextLeaseId: v.meta.nextLeaseId,
+      leases: [...v.leases].map(([id, ttl]) => ({ id, ttl })).sort((a, b) => a.id - b.id),
+    };
+  }
+
+  atomically<T>(fn: () => T): T {
+    if (this.#undo !== null) throw new Error('MemoryBackend.atomically is not re-entrant');
+    const undo: Array<() => void> = [];
+    this.#undo = undo;
+    try {
+      return fn();
+    } catch (err) {
+      for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
+      throw err;
+    } finally {
+      this.#undo = null;
+    }
+  }
+
+  #record(inverse: () => void): void {
+    this.#undo?.push(inverse);
+  }
+
+  getKv(key: string): StoredKv | undefined {
+    const kv = this.#volume.kvs.get(key);
+    return kv === undefined ? undefined : copyKv(kv);
+  }
+
+  rangeKvs(prefix: string, startAfter: string | undefined, limit: number | undefined): StoredKv[] {
+    const v = this.#volume;
+    let i = v.lowerBound(prefix);
+    if (startAfter !== undefined && compareKeys(startAfter, prefix) >= 0) {
+      i = v.lowerBound(startAfter);
+      if (v.order[i] === startAfter) i++;
+    }
+    const out: StoredKv[] = [];
+    for (; i < v.order.length && (limit === undefined || out.length < limit); i++) {
+      const key = v.order[i]!;
+      // For well-formed strings, a string prefix is exactly a UTF-8 byte prefix.
+      if (!key.startsWith(prefix)) break;
+      out.push(copyKv(v.kvs.get(key)!));
+    }
+    return out;
+  }
+
+  keysWithLease(lease: number): string[] {
+    return this.#volume.order.filter((k) => this.#volume.kvs.get(k)!.lease === lease);
+  }
+
+  putKv(kv: StoredKv): void {
+    const v = this.#volume;
+    const previous = v.kvs.get(kv.key);
+    v.kvs.set(kv.key, copyKv(kv));
+    if (previous === undefined) {
+      const at = v.lowerBound(kv.key);
+      v.order.splice(at, 0, kv.key);
+      this.#record(() => {
+        v.kvs.delete(kv.key);
+        v.order.splice(v.lowerBound(kv.key), 1);
+      });
+    } else {
+      this.#record(() => v.kvs.set(kv.key, previous));
+    }
+  }
+
+  deleteKv(key: string): void {
+    const v = this.#volume;
+    const previous = v.kvs.get(key);
+    if (previous === undefined) return;
+    v.kvs.delete(key);
+    v.order.splice(v.lowerBound(key), 1);
+    this.#record(() => {
+      v.kvs.set(key, previous);
+      v.order.splice(v.lowerBound(key), 0, key);
+    });
+  }
+
+  appendEvents(events: readonly StoredEvent[]): void {
+    const v = this.#volume;
+    const before = v.events.length;
+    for (const e of events) v.events.push(copyEvent(e));
+    this.#record(() => {
+      v.events.length = before;
+    });
+  }
+
+  readEvents(fromRevision: number): StoredEvent[] {
+    const events = this.#volume.events;
+    let lo = 0;
+    let hi = events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (events[mid]!.revision < fromRevision) lo = mid + 1;
+      else hi = mid;
+    }
+    return events.slice(lo).map(copyEvent);
+  }
+
+  compactEvents(beforeRevision: number): void {
+    const v = this.#volume;
+    const previous = v.events;
+    v.events = previous.filter((e) => e.revision >= beforeRevision);
+    this.#record(() => {
+      v.events = previous;
+    });
+  }
+
+  putLease(lease: StoredLease): void {
+    const v = this.#volume;
+    const previous = v.leases.get(lease.id);
+    v.leases.set(lease.id, lease.ttl);
+    this.#record(() => {
+      if (previous === undefined) v.leases.delete(lease.id);
+      else v.leases.set(lease.id, previous);
+    });
+  }
+
+  deleteLease(id: number): void {
+    const v = this.#volume;
+    const previous = v.leases.get(id);
+    if (previous === undefined) return;
+    v.leases.delete(id);
+    this.#record(() => v.leases.set(id, previous));
+  }
+
+  setMeta(name: MetaName, value: number): void {
+    const v = this.#volume;
+    const previous = v.meta[name];
+    v.meta[name] = value;
+    this.#record(() => {
+      v.meta[name] = previous;
+    });
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#volume.inUse = false;
+  }
+}
