@@ -97,7 +97,7 @@ const PRIMITIVE_TS: Record<string, string> = {
   uuid: 'string',
   string: 'string',
   bytes: 'Buffer',
-  records: 'Buffer',
+  records: 'Records',
 };
 
 const FIXED_WRITE: Record<string, string> = {
@@ -153,6 +153,7 @@ class MessageEmitter {
   usesDeepEqual = false;
   usesZeroUuid = false;
   usesEmptyBuffer = false;
+  usesRecords = false;
   /** Struct types whose default instance the writers compare against. */
   readonly defaultInstances = new Set<string>();
   private readonly flexible: Versions;
@@ -168,6 +169,7 @@ class MessageEmitter {
   private tsType(t: FieldType): string {
     switch (t.kind) {
       case 'primitive':
+        if (t.name === 'records') this.usesRecords = true;
         return PRIMITIVE_TS[t.name]!;
       case 'struct':
         return this.typeName(t.name);
@@ -247,7 +249,7 @@ class MessageEmitter {
     if (t.kind === 'primitive') {
       const fixed = FIXED_WRITE[t.name];
       if (fixed) return [`${indent}w.${fixed}(${expr});`];
-      const base = t.name === 'string' ? 'String' : 'Bytes';
+      const base = t.name === 'string' ? 'String' : t.name === 'records' ? 'Records' : 'Bytes';
       const method = (compact: boolean, nul: boolean): string => {
         const m = `${compact ? 'compact' : ''}${nul ? 'Nullable' : ''}${base}`;
         return m[0]!.toLowerCase() + m.slice(1);
@@ -374,7 +376,7 @@ class MessageEmitter {
     if (t.kind === 'primitive') {
       const fixed = FIXED_WRITE[t.name];
       if (fixed) return [`${indent}${target} = ${r}.${fixed}();`];
-      const base = t.name === 'string' ? 'String' : 'Bytes';
+      const base = t.name === 'string' ? 'String' : t.name === 'records' ? 'Records' : 'Bytes';
       const read = (compact: boolean, nul: boolean): string[] => {
         const m = `${compact ? 'compact' : ''}${nul ? 'Nullable' : ''}${base}`;
         return [`${indent}${target} = ${r}.${m[0]!.toLowerCase() + m.slice(1)}();`];
@@ -583,7 +585,7 @@ function imports(emitters: MessageEmitter[], prefix: string, extra: string[] = [
     ...extra,
     `import { UnsupportedVersionError } from '${prefix}errors.js';`,
     `import type { Reader } from '${prefix}wire/reader.js';`,
-    `import type { Writer } from '${prefix}wire/writer.js';`,
+    `import type { ${any('usesRecords') ? 'Records, ' : ''}Writer } from '${prefix}wire/writer.js';`,
     `import type { ${taggedTypes.join(', ')} } from '${prefix}wire/tagged.js';`,
   ];
   if (tagged.length) out.push(`import { ${tagged.join(', ')} } from '${prefix}wire/tagged.js';`);

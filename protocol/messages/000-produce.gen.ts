@@ -5,7 +5,7 @@
 import type { ApiDescriptor } from '../api.js';
 import { UnsupportedVersionError } from '../errors.js';
 import type { Reader } from '../wire/reader.js';
-import type { Writer } from '../wire/writer.js';
+import type { Records, Writer } from '../wire/writer.js';
 import type { TaggedField, TaggedWrite } from '../wire/tagged.js';
 import { NO_TAGS, writeTagBuffer, deepEqual, nonNull, notInVersion } from '../wire/tagged.js';
 
@@ -70,7 +70,7 @@ export interface ProduceRequestPartitionProduceData {
    * The record data to be produced.
    * (v0+; nullable v0+)
    */
-  records: Buffer | null;
+  records: Records | null;
   /** Tagged fields this codec does not know, written back unchanged. */
   unknownTaggedFields?: TaggedField[];
 }
@@ -132,9 +132,9 @@ function writeProduceRequestTopicProduceData(w: Writer, m: ProduceRequestTopicPr
 function writeProduceRequestPartitionProduceData(w: Writer, m: ProduceRequestPartitionProduceData, v: number): void {
   w.int32(m.index);
   if (v >= 9) {
-    w.compactNullableBytes(m.records);
+    w.compactNullableRecords(m.records);
   } else {
-    w.nullableBytes(m.records);
+    w.nullableRecords(m.records);
   }
   if (v >= 9) {
     writeTagBuffer(w, NO_TAGS, m.unknownTaggedFields);
@@ -215,11 +215,11 @@ function readProduceRequestTopicProduceData(r: Reader, v: number): ProduceReques
 
 function readProduceRequestPartitionProduceData(r: Reader, v: number): ProduceRequestPartitionProduceData {
   const f_index: number = r.int32();
-  let f_records: Buffer | null;
+  let f_records: Records | null;
   if (v >= 9) {
-    f_records = r.compactNullableBytes();
+    f_records = r.compactNullableRecords();
   } else {
-    f_records = r.nullableBytes();
+    f_records = r.nullableRecords();
   }
   let unknownTaggedFields: TaggedField[] | undefined;
   if (v >= 9) {

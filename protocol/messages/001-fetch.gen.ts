@@ -5,7 +5,7 @@
 import type { ApiDescriptor } from '../api.js';
 import { UnsupportedVersionError } from '../errors.js';
 import type { Reader } from '../wire/reader.js';
-import type { Writer } from '../wire/writer.js';
+import type { Records, Writer } from '../wire/writer.js';
 import type { TaggedField, TaggedWrite } from '../wire/tagged.js';
 import { NO_TAGS, writeTagBuffer, deepEqual, nonNull, notInVersion } from '../wire/tagged.js';
 import { ZERO_UUID } from '../wire/uuid.js';
@@ -731,7 +731,7 @@ export interface FetchResponsePartitionData {
    * The record data.
    * (v0+; nullable v0+)
    */
-  records: Buffer | null;
+  records: Records | null;
   /** Tagged fields this codec does not know, written back unchanged. */
   unknownTaggedFields?: TaggedField[];
 }
@@ -946,9 +946,9 @@ function writeFetchResponsePartitionData(w: Writer, m: FetchResponsePartitionDat
     if (m.preferredReadReplica !== -1) notInVersion('FetchResponse.PreferredReadReplica', v);
   }
   if (v >= 12) {
-    w.compactNullableBytes(m.records);
+    w.compactNullableRecords(m.records);
   } else {
-    w.nullableBytes(m.records);
+    w.nullableRecords(m.records);
   }
   if (v >= 12) {
     const tags: TaggedWrite[] = [];
@@ -1160,11 +1160,11 @@ function readFetchResponsePartitionData(r: Reader, v: number): FetchResponsePart
   } else {
     f_preferredReadReplica = -1;
   }
-  let f_records: Buffer | null;
+  let f_records: Records | null;
   if (v >= 12) {
-    f_records = r.compactNullableBytes();
+    f_records = r.compactNullableRecords();
   } else {
-    f_records = r.nullableBytes();
+    f_records = r.nullableRecords();
   }
   let unknownTaggedFields: TaggedField[] | undefined;
   if (v >= 12) {

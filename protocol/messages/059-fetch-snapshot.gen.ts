@@ -5,7 +5,7 @@
 import type { ApiDescriptor } from '../api.js';
 import { UnsupportedVersionError } from '../errors.js';
 import type { Reader } from '../wire/reader.js';
-import type { Writer } from '../wire/writer.js';
+import type { Records, Writer } from '../wire/writer.js';
 import type { TaggedField, TaggedWrite } from '../wire/tagged.js';
 import { NO_TAGS, writeTagBuffer, deepEqual, nonNull, notInVersion } from '../wire/tagged.js';
 import { ZERO_UUID } from '../wire/uuid.js';
@@ -355,7 +355,7 @@ export interface FetchSnapshotResponsePartitionSnapshot {
    * Snapshot data in records format which may not be aligned on an offset boundary
    * (v0+)
    */
-  unalignedRecords: Buffer;
+  unalignedRecords: Records;
   /** Tagged fields this codec does not know, written back unchanged. */
   unknownTaggedFields?: TaggedField[];
 }
@@ -462,7 +462,7 @@ function writeFetchSnapshotResponsePartitionSnapshot(w: Writer, m: FetchSnapshot
   writeFetchSnapshotResponseSnapshotId(w, m.snapshotId, v);
   w.int64(m.size);
   w.int64(m.position);
-  w.compactBytes(m.unalignedRecords);
+  w.compactRecords(m.unalignedRecords);
   const tags: TaggedWrite[] = [];
   if (!deepEqual(m.currentLeader, DEFAULT_FetchSnapshotResponseLeaderIdAndEpoch)) {
     tags.push({ tag: 0, write: (w) => {
@@ -576,7 +576,7 @@ function readFetchSnapshotResponsePartitionSnapshot(r: Reader, v: number): Fetch
   let f_currentLeader: FetchSnapshotResponseLeaderIdAndEpoch = createFetchSnapshotResponseLeaderIdAndEpoch();
   const f_size: bigint = r.int64();
   const f_position: bigint = r.int64();
-  const f_unalignedRecords: Buffer = r.compactBytes();
+  const f_unalignedRecords: Records = r.compactRecords();
   let unknownTaggedFields: TaggedField[] | undefined;
   const count = r.uvarint();
   for (let i = 0; i < count && r.ok; i++) {

@@ -5,7 +5,7 @@
 import type { ApiDescriptor } from '../api.js';
 import { UnsupportedVersionError } from '../errors.js';
 import type { Reader } from '../wire/reader.js';
-import type { Writer } from '../wire/writer.js';
+import type { Records, Writer } from '../wire/writer.js';
 import type { TaggedField, TaggedWrite } from '../wire/tagged.js';
 import { NO_TAGS, writeTagBuffer, nonNull, notInVersion } from '../wire/tagged.js';
 import { ZERO_UUID } from '../wire/uuid.js';
@@ -457,7 +457,7 @@ export interface ShareFetchResponsePartitionData {
    * The record data.
    * (v0+; nullable v0+)
    */
-  records: Buffer | null;
+  records: Records | null;
   /**
    * The acquired records.
    * (v0+)
@@ -577,7 +577,7 @@ function writeShareFetchResponsePartitionData(w: Writer, m: ShareFetchResponsePa
   w.int16(m.acknowledgeErrorCode);
   w.compactNullableString(m.acknowledgeErrorMessage);
   writeShareFetchResponseLeaderIdAndEpoch(w, m.currentLeader, v);
-  w.compactNullableBytes(m.records);
+  w.compactNullableRecords(m.records);
   w.compactArrayLength(m.acquiredRecords.length);
   for (const x of m.acquiredRecords) {
     writeShareFetchResponseAcquiredRecords(w, x, v);
@@ -681,7 +681,7 @@ function readShareFetchResponsePartitionData(r: Reader, v: number): ShareFetchRe
   const f_acknowledgeErrorCode: number = r.int16();
   const f_acknowledgeErrorMessage: string | null = r.compactNullableString();
   const f_currentLeader: ShareFetchResponseLeaderIdAndEpoch = readShareFetchResponseLeaderIdAndEpoch(r, v);
-  const f_records: Buffer | null = r.compactNullableBytes();
+  const f_records: Records | null = r.compactNullableRecords();
   let f_acquiredRecords: ShareFetchResponseAcquiredRecords[];
   {
     const n2 = r.compactArrayLength(18);

@@ -279,6 +279,23 @@ export class Reader {
     return this.raw(n);
   }
 
+  // `records` fields read like bytes.
+  records(): Buffer {
+    return this.bytes();
+  }
+
+  nullableRecords(): Buffer | null {
+    return this.nullableBytes();
+  }
+
+  compactRecords(): Buffer {
+    return this.compactBytes();
+  }
+
+  compactNullableRecords(): Buffer | null {
+    return this.compactNullableBytes();
+  }
+
   /**
    * Array length (int32, -1 = null), validated against the bytes left: each element takes at least
    * `minElementSize` bytes, so a count that cannot fit fails here, before any array is allocated.

@@ -14,6 +14,19 @@ import { uuidToBytes } from './uuid.js';
 
 const ZERO_COPY_THRESHOLD = 1024;
 
+/**
+ * The value of a `records` field: one buffer, or several written back to back (a Fetch response built from
+ * stored batches without joining them). Decoders always produce a single Buffer.
+ */
+export type Records = Buffer | readonly Buffer[];
+
+function recordsLength(r: Records): number {
+  if (Buffer.isBuffer(r)) return r.length;
+  let n = 0;
+  for (const b of r) n += b.length;
+  return n;
+}
+
 export class Writer {
   private buf: Buffer;
   private pos = 0;
@@ -187,6 +200,31 @@ export class Writer {
   compactNullableBytes(b: Buffer | null): void {
     if (b === null) return this.uvarint(0);
     this.compactBytes(b);
+  }
+
+  records(r: Records): void {
+    this.int32(recordsLength(r));
+    this.rawRecords(r);
+  }
+
+  nullableRecords(r: Records | null): void {
+    if (r === null) return this.int32(-1);
+    this.records(r);
+  }
+
+  compactRecords(r: Records): void {
+    this.uvarint(recordsLength(r) + 1);
+    this.rawRecords(r);
+  }
+
+  compactNullableRecords(r: Records | null): void {
+    if (r === null) return this.uvarint(0);
+    this.compactRecords(r);
+  }
+
+  private rawRecords(r: Records): void {
+    if (Buffer.isBuffer(r)) this.raw(r);
+    else for (const b of r) this.raw(b);
   }
 
   arrayLength(n: number): void {
