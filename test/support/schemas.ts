@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 /**
  * The schema set the committed protocol/messages/ was generated from, loaded through the generator's own
  * parser, and the generated module of each message: what the protocol tests iterate over.

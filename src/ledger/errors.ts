@@ -1,0 +1,103 @@
+/**
+ * Errors raised by ledger stores. Each class has a stable `code` to branch on (and to map to a Kafka error
+ * code in the API layer), a `cause` where one exists, and the ledger/entry/file it concerns.
+ *
+ * | code                          | Kafka error the API layer maps it to        |
+ * |-------------------------------|---------------------------------------------|
+ * | LL_ERR_LEDGER_STORAGE         | KAFKA_STORAGE_ERROR (56)                    |
+ * | LL_ERR_LEDGER_CORRUPT         | CORRUPT_MESSAGE (2) / KAFKA_STORAGE_ERROR   |
+ * | LL_ERR_ENTRY_TOO_LARGE        | MESSAGE_TOO_LARGE (10)                      |
+ * | LL_ERR_LEDGER_FENCED          | NOT_LEADER_OR_FOLLOWER (6): ownership moved |
+ * | LL_ERR_LEDGER_SEALED          | internal: the log rolls to a new ledger     |
+ * | LL_ERR_NO_SUCH_LEDGER         | internal                                    |
+ */
+import type { EntryId, LedgerId } from './types.js';
+
+export interface LedgerErrorContext {
+  readonly ledgerId?: LedgerId;
+  readonly entryId?: EntryId;
+  /** File the failure concerns, relative to the store directory. */
+  readonly file?: string;
+  /** Byte position in that file. */
+  readonly position?: number;
+}
+
+export class LedgerError extends Error {
+  readonly code: string;
+  readonly context: LedgerErrorContext;
+  constructor(code: string, message: string, context: LedgerErrorContext = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.context = context;
+    this.name = new.target.name;
+  }
+}
+
+/** The ledger does not exist (never created, or deleted). */
+export class NoSuchLedgerError extends LedgerError {
+  constructor(ledgerId: LedgerId) {
+    super('LL_ERR_NO_SUCH_LEDGER', `ledger ${ledgerId} does not exist`, { ledgerId });
+  }
+}
+
+/** An append to a ledger that its writer sealed. */
+export class LedgerSealedError extends LedgerError {
+  constructor(ledgerId: LedgerId) {
+    super('LL_ERR_LEDGER_SEALED', `ledger ${ledgerId} is sealed`, { ledgerId });
+  }
+}
+
+/** An append through a writer whose ledger was fenced by another party (BookKeeper's LedgerFencedException). */
+export class LedgerFencedError extends LedgerError {
+  constructor(ledgerId: LedgerId) {
+    super('LL_ERR_LEDGER_FENCED', `ledger ${ledgerId} was fenced by another opener`, { ledgerId });
+  }
+}
+
+/**
+ * The file system failed (EIO, ENOSPC, a failed fsync…). The operation had no effect visible to readers.
+ * `errno` is the underlying error's code when it has one (e.g. 'ENOSPC').
+ */
+export class LedgerStorageError extends LedgerError {
+  readonly errno: string | undefined;
+  constructor(message: string, context: LedgerErrorContext, cause: unknown) {
+    const errno = typeof (cause as { code?: unknown })?.code === 'string' ? (cause as { code: string }).code : undefined;
+    super('LL_ERR_LEDGER_STORAGE', `${message}${errno ? ` (${errno})` : ''}`, context, { cause });
+    this.errno = errno;
+  }
+}
+
+/** Stored bytes do not match their checksum or framing: media corruption or a foreign file. */
+export class LedgerCorruptError extends LedgerError {
+  constructor(message: string, context: LedgerErrorContext = {}) {
+    super('LL_ERR_LEDGER_CORRUPT', message, context);
+  }
+}
+
+/** An entry larger than the store's maximum entry size (Kafka's message.max.bytes). */
+export class EntryTooLargeError extends LedgerError {
+  constructor(ledgerId: LedgerId, size: number, max: number) {
+    super('LL_ERR_ENTRY_TOO_LARGE', `entry of ${size} bytes exceeds the maximum of ${max}`, { ledgerId });
+  }
+}
+
+/** Any call after `close()`. */
+export class LedgerStoreClosedError extends LedgerError {
+  constructor() {
+    super('LL_ERR_LEDGER_STORE_CLOSED', 'the ledger store is closed');
+  }
+}
+
+/** The store directory is in use by another live process or another open store in this process. */
+export class LedgerStoreLockedError extends LedgerError {
+  constructor(dir: string, holderPid: number) {
+    super('LL_ERR_LEDGER_STORE_LOCKED', `ledger store ${dir} is locked by process ${holderPid}`, { file: 'LOCK' });
+  }
+}
+
+/** A malformed argument: a negative or reversed entry range, a non-integer id. */
+export class LedgerInvalidArgumentError extends LedgerError {
+  constructor(message: string, context: LedgerErrorContext = {}) {
+    super('LL_ERR_INVALID_ARGUMENT', message, context);
+  }
+}

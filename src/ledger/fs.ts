@@ -1,0 +1,181 @@
+/**
+ * The file-system layer under the local ledger store. Every byte the store reads or writes goes through
+ * `LedgerFs`, so tests can swap in an in-memory file system (memory-fs.ts) that simulates power loss, or a
+ * fault-injecting wrapper (fault-fs.ts) that fails the next fsync, tears a write or fills the disk.
+ *
+ * `nodeLedgerFs` is the real implementation over node:fs file descriptors. It uses the callback API wrapped
+ * in promises (cheaper per call than FileHandle), `writev` for gathered writes and `fdatasync` for flushes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** `r`: read only. `r+`: read and write an existing file. `w+`: create or truncate. `wx+`: create, failing with EEXIST. */
+export type LedgerFsOpenMode = 'r' | 'r+' | 'w+' | 'wx+';
+
+export interface LedgerFile {
+  /** Reads up to `length` bytes at `position` into `buffer[offset…]`; resolves with the count read (0 at end of file). */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /** Writes all `buffers` back to back starting at `position`, or rejects (possibly after writing a prefix). */
+  writev(buffers: readonly Uint8Array[], position: number): Promise<void>;
+  /** fdatasync: the file's data (and the size needed to read it) are durable when this resolves. */
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  size(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A held exclusive lock on a store directory. */
+export interface LedgerFsLock {
+  release(): Promise<void>;
+}
+
+export interface LedgerFs {
+  open(file: string, mode: LedgerFsOpenMode): Promise<LedgerFile>;
+  /** Names (not paths) of the entries of a directory. */
+  readdir(dir: string): Promise<string[]>;
+  /** Size of a file; rejects with ENOENT if absent. */
+  stat(file: string): Promise<{ size: number }>;
+  unlink(file: string): Promise<void>;
+  /** Atomically replaces `to` with `from`. */
+  rename(from: string, to: string): Promise<void>;
+  /** Creates a directory and its parents; no error if it exists. */
+  mkdir(dir: string): Promise<void>;
+  /** Makes the directory's entries (creations, renames, unlinks) durable. */
+  syncDir(dir: string): Promise<void>;
+  /**
+   * Takes an exclusive lock named by `file` for this process; rejects with an error whose `holderPid` says
+   * who holds it. A lock left by a process that no longer runs is taken over.
+   */
+  lock(file: string): Promise<LedgerFsLock>;
+}
+
+/** Thrown by `LedgerFs.lock` when another holder has the lock. */
+export class LockHeldError extends Error {
+  readonly code = 'EBUSY';
+  constructor(readonly holderPid: number) {
+    super(`lock held by process ${holderPid}`);
+  }
+}
+
+function cb<T>(executor: (done: (err: NodeJS.ErrnoException | null, value?: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    executor((err, value) => (err ? reject(err) : resolve(value as T)));
+  });
+}
+
+class NodeLedgerFile implements LedgerFile {
+  constructor(private readonly fd: number) {}
+
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+    return cb<number>((done) => fs.read(this.fd, buffer, offset, length, position, done));
+  }
+
+  async writev(buffers: readonly Uint8Array[], position: number): Promise<void> {
+    let bufs = buffers as Uint8Array[];
+    let pos = position;
+    let remaining = 0;
+    for (const b of bufs) remaining += b.byteLength;
+    // writev on a regular file normally writes everything; loop on a short write (e.g. a signal) until done
+    // or until the kernel reports the error (ENOSPC, EIO) on the next call.
+    while (remaining > 0) {
+      const n = await cb<number>((done) => fs.writev(this.fd, bufs, pos, done));
+      remaining -= n;
+      pos += n;
+      if (remaining > 0) bufs = dropPrefix(bufs, n);
+    }
+  }
+
+  datasync(): Promise<void> {
+    return cb<void>((done) => fs.fdatasync(this.fd, done));
+  }
+
+  truncate(length: number): Promise<void> {
+    return cb<void>((done) => fs.ftruncate(this.fd, length, done));
+  }
+
+  async size(): Promise<number> {
+    const st = await cb<fs.Stats>((done) => fs.fstat(this.fd, done));
+    return st.size;
+  }
+
+  close(): Promise<void> {
+    return cb<void>((done) => fs.close(this.fd, done));
+  }
+}
+
+/** The buffers that remain after skipping the first `n` bytes. */
+export function dropPrefix(buffers: readonly Uint8Array[], n: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let skip = n;
+  for (const b of buffers) {
+    if (skip >= b.byteLength) {
+      skip -= b.byteLength;
+      continue;
+    }
+    out.push(skip > 0 ? b.subarray(skip) : b);
+    skip = 0;
+  }
+  return out;
+}
+
+/** Lock files held by this process, so a second store in the same process is refused too. */
+const heldLocks = new Set<string>();
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export const nodeLedgerFs: LedgerFs = {
+  async open(file, mode) {
+    const fd = await cb<number>((done) => fs.open(file, mode, 0o644, done));
+    return new NodeLedgerFile(fd);
+  },
+  readdir: (dir) => fs.promises.readdir(dir),
+  stat: (file) => fs.promises.stat(file),
+  unlink: (file) => fs.promises.unlink(file),
+  rename: (from, to) => fs.promises.rename(from, to),
+  async mkdir(dir) {
+    await fs.promises.mkdir(dir, { recursive: true });
+  },
+  async syncDir(dir) {
+    const fd = await cb<number>((done) => fs.open(dir, 'r', done));
+    try {
+      await cb<void>((done) => fs.fsync(fd, done));
+    } finally {
+      await cb<void>((done) => fs.close(fd, done));
+    }
+  },
+  async lock(file) {
+    const key = path.resolve(file);
+    if (heldLocks.has(key)) throw new LockHeldError(process.pid);
+    heldLocks.add(key);
+    // The lock file holds the owner's pid. A crashed owner leaves it behind; a pid that no longer runs
+    // (or is our own but not registered above: a previous incarnation of this process's store) is stale.
+    try {
+      try {
+        await fs.promises.writeFile(key, `${process.pid}\n`, { flag: 'wx' });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const holder = Number.parseInt(await fs.promises.readFile(key, 'utf8').catch(() => ''), 10);
+        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && pidAlive(holder)) {
+          throw new LockHeldError(holder);
+        }
+        await fs.promises.writeFile(key, `${process.pid}\n`);
+      }
+    } catch (err) {
+      heldLocks.delete(key);
+      throw err;
+    }
+    return {
+      async release() {
+        heldLocks.delete(key);
+        await fs.promises.unlink(key).catch(() => undefined);
+      },
+    };
+  },
+};

@@ -1,0 +1,113 @@
+/**
+ * The topic configs a partition log obeys, under Kafka's names where Kafka has one.
+ *
+ * | property                      | Kafka config                | default      | meaning                                   |
+ * |-------------------------------|-----------------------------|--------------|-------------------------------------------|
+ * | segmentBytes                  | segment.bytes               | 1 GiB        | roll before a ledger would exceed this    |
+ * | segmentMs                     | segment.ms                  | 7 days       | roll a non-empty ledger this long after   |
+ * |                               |                             |              | its first append                          |
+ * | segmentEntries                | ledgerline.segment.entries  | 50 000       | roll after this many batches (Pulsar's    |
+ * |                               |                             |              | managedLedgerMaxEntriesPerLedger)         |
+ * | retentionMs                   | retention.ms                | 7 days       | delete sealed ledgers whose newest batch  |
+ * |                               |                             |              | is older; -1 keeps them forever           |
+ * | retentionBytes                | retention.bytes             | -1           | delete the oldest sealed ledgers while    |
+ * |                               |                             |              | the partition is larger; -1 = no limit    |
+ * | messageTimestampType          | message.timestamp.type      | CreateTime   | LogAppendTime: the log stamps each batch  |
+ * | maxMessageBytes               | max.message.bytes           | 1048588      | largest batch accepted (MESSAGE_TOO_LARGE)|
+ *
+ * The ledger store's own entry limit (its maxEntryBytes) must not be below max.message.bytes.
+ *
+ * The entry limit also bounds what a takeover reads: the new owner rebuilds the index of the previous owner's
+ * open ledger from its entries, at most `segmentEntries` batches and `segmentBytes` bytes.
+ */
+import { LogInvalidArgumentError } from './errors.js';
+
+export type MessageTimestampType = 'CreateTime' | 'LogAppendTime';
+
+export interface PartitionLogConfig {
+  readonly segmentBytes: number;
+  readonly segmentMs: number;
+  readonly segmentEntries: number;
+  readonly retentionMs: number;
+  readonly retentionBytes: number;
+  readonly messageTimestampType: MessageTimestampType;
+  readonly maxMessageBytes: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const DEFAULT_LOG_CONFIG: PartitionLogConfig = Object.freeze({
+  segmentBytes: 1024 * 1024 * 1024,
+  segmentMs: 7 * DAY_MS,
+  segmentEntries: 50_000,
+  retentionMs: 7 * DAY_MS,
+  retentionBytes: -1,
+  messageTimestampType: 'CreateTime',
+  maxMessageBytes: 1048588,
+});
+
+/** Kafka config name → property, for configs given as Kafka's string map (CreateTopics, AlterConfigs). */
+export const LOG_CONFIG_NAMES = {
+  'segment.bytes': 'segmentBytes',
+  'segment.ms': 'segmentMs',
+  'ledgerline.segment.entries': 'segmentEntries',
+  'retention.ms': 'retentionMs',
+  'retention.bytes': 'retentionBytes',
+  'message.timestamp.type': 'messageTimestampType',
+  'max.message.bytes': 'maxMessageBytes',
+} as const satisfies Record<string, keyof PartitionLogConfig>;
+
+function integer(name: string, value: number, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new LogInvalidArgumentError(`${name} must be an integer >= ${min}, got ${value}`);
+  }
+  return value;
+}
+
+/** Defaults completed and every value checked against Kafka's validators (ranges as in LogConfig). */
+export function resolveLogConfig(overrides: Partial<PartitionLogConfig> = {}): PartitionLogConfig {
+  const c = { ...DEFAULT_LOG_CONFIG, ...stripUndefined(overrides) };
+  // segment.bytes: Kafka's minimum is the v0 record overhead (14); a batch v2 header is 61 bytes.
+  integer('segment.bytes', c.segmentBytes, 14);
+  integer('segment.ms', c.segmentMs, 1);
+  integer('ledgerline.segment.entries', c.segmentEntries, 1);
+  integer('retention.ms', c.retentionMs, -1);
+  integer('retention.bytes', c.retentionBytes, -1);
+  integer('max.message.bytes', c.maxMessageBytes, 0);
+  if (c.messageTimestampType !== 'CreateTime' && c.messageTimestampType !== 'LogAppendTime') {
+    throw new LogInvalidArgumentError(
+      `message.timestamp.type must be CreateTime or LogAppendTime, got ${String(c.messageTimestampType)}`,
+    );
+  }
+  return Object.freeze(c);
+}
+
+/**
+ * Reads the configs this module knows from Kafka-named strings (`{'retention.ms': '86400000'}`); other names
+ * are ignored (they belong to other layers). Throws LogInvalidArgumentError for a malformed value.
+ */
+export function logConfigFromKafkaConfigs(
+  configs: Readonly<Record<string, string | null | undefined>>,
+): Partial<PartitionLogConfig> {
+  const out: Record<string, number | string> = {};
+  for (const [name, prop] of Object.entries(LOG_CONFIG_NAMES)) {
+    const raw = configs[name];
+    if (raw === undefined || raw === null) continue;
+    if (prop === 'messageTimestampType') {
+      out[prop] = raw;
+      continue;
+    }
+    const n = Number(raw.trim());
+    if (raw.trim() === '' || !Number.isSafeInteger(n)) {
+      throw new LogInvalidArgumentError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+    }
+    out[prop] = n;
+  }
+  return out as Partial<PartitionLogConfig>;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}

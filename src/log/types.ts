@@ -1,0 +1,131 @@
+/**
+ * The partition log's public types: what the broker's Produce, Fetch, ListOffsets, DeleteRecords and
+ * OffsetsForLeaderEpoch handlers pass to a PartitionLog and get back. Offsets and timestamps are JavaScript
+ * numbers (exact below 2^53); the codec's int64 fields convert at the API layer.
+ */
+import type { LedgerStore } from '../ledger/types.js';
+import type { Clock } from '../metadata/clock.js';
+import type { MetadataStore } from '../metadata/types.js';
+import type { PartitionLogConfig } from './config.js';
+
+/** What a structured logger (pino) offers; the log only warns. */
+export interface LogLogger {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+export interface PartitionLogOptions {
+  readonly topic: string;
+  readonly partition: number;
+  readonly ledgers: LedgerStore;
+  readonly metadata: MetadataStore;
+  /** Topic configs (Kafka names in config.ts); defaults are Kafka's. */
+  readonly config?: Partial<PartitionLogConfig>;
+  /** Wall-clock time (ms since the epoch) and timers: LogAppendTime, segment.ms, retention.ms. */
+  readonly clock?: Clock;
+  /** Name of the owner written into the chain head for operators (e.g. "broker-1"). */
+  readonly owner?: string;
+  /**
+   * The partition leader epoch to take over with, when the cluster layer assigns epochs itself; it must be
+   * above the chain's current epoch (else open fails with LogFencedError: a newer owner exists). Default:
+   * the chain's epoch + 1 (0 for a new partition).
+   */
+  readonly leaderEpoch?: number;
+  /** Persist each sealed ledger's index in an index ledger (index-snapshot.ts). Default true. */
+  readonly indexSnapshots?: boolean;
+  /**
+   * Apply retention every this many ms (Kafka's log.retention.check.interval.ms, default 300 000). 0: only when
+   * `enforceRetention()` is called.
+   */
+  readonly retentionCheckIntervalMs?: number;
+  /** Ledgers indexed concurrently while opening. Default 8. */
+  readonly openConcurrency?: number;
+  /** Failures of background work nobody awaits (retention ticks, index snapshots, deleting ledgers). */
+  readonly onBackgroundError?: (err: Error) => void;
+  readonly logger?: LogLogger;
+}
+
+export interface AppendOptions {
+  /**
+   * Append at this offset instead of the log end offset (mirrored topics, compaction output). It must be at
+   * least the log end offset: offsets stay increasing, and the offsets skipped form a gap.
+   */
+  readonly baseOffset?: number;
+  /** Write this partitionLeaderEpoch instead of the log's epoch (batches copied with their epoch). */
+  readonly partitionLeaderEpoch?: number;
+}
+
+export interface AppendResult {
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  /** The time the log stamped into the batch for LogAppendTime topics, else -1 (Produce's logAppendTimeMs). */
+  readonly logAppendTime: number;
+  readonly logStartOffset: number;
+}
+
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
+
+export interface ReadOptions {
+  /** Byte budget (Fetch's partition_max_bytes). Default 1 MiB. */
+  readonly maxBytes?: number;
+  /** read_committed stops at the last stable offset, read_uncommitted at the high watermark (the default). */
+  readonly isolation?: IsolationLevel;
+  /**
+   * Return the first batch even when it alone exceeds maxBytes (KIP-74). Default true; a Fetch handler
+   * passes false for partitions after the first one that returned data.
+   */
+  readonly minOneBatch?: boolean;
+}
+
+export interface ReadResult {
+  /** Whole stored batches, as appended, in offset order. The first may begin before the requested offset. */
+  readonly records: Buffer[];
+  readonly sizeInBytes: number;
+  readonly highWatermark: number;
+  readonly lastStableOffset: number;
+  readonly logStartOffset: number;
+  /** Offset after the last batch returned; the requested offset when none was. */
+  readonly nextOffset: number;
+}
+
+/** Kafka's FileRecords.TimestampAndOffset. leaderEpoch is -1 when unknown. */
+export interface TimestampAndOffset {
+  readonly timestamp: number;
+  readonly offset: number;
+  readonly leaderEpoch: number;
+}
+
+/** ListOffsets' special timestamps (ListOffsetsRequest). */
+export const ListOffsetsTimestamp = {
+  LATEST: -1,
+  EARLIEST: -2,
+  MAX_TIMESTAMP: -3,
+  EARLIEST_LOCAL: -4,
+  LATEST_TIERED: -5,
+} as const;
+
+export interface EpochEndOffset {
+  readonly leaderEpoch: number;
+  readonly endOffset: number;
+}
+
+export interface RetentionResult {
+  /** Data ledgers deleted. */
+  readonly deletedLedgers: number;
+  readonly deletedBytes: number;
+  readonly logStartOffset: number;
+}
+
+export type PartitionLogState = 'open' | 'closing' | 'closed' | 'fenced' | 'deleted' | 'failed';
+
+export interface PartitionLogStats {
+  readonly ledgers: number;
+  readonly batches: number;
+  readonly sizeInBytes: number;
+  readonly indexMemoryBytes: number;
+  /** Milliseconds open() spent, and how many ledgers came from snapshots vs from their data. */
+  readonly openMs: number;
+  readonly ledgersFromSnapshots: number;
+  readonly ledgersFromData: number;
+  /** Rolls so far, by trigger: segment.bytes, segment.ms, ledgerline.segment.entries, failure, requested. */
+  readonly rolls: Readonly<Record<string, number>>;
+}
