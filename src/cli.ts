@@ -1,26 +1,119 @@
 #!/usr/bin/env node
 /**
- * `ledgerline` command line. Until the broker lands, `ledgerline start` prints the version and exits.
+ * The `ledgerline` command.
+ *
+ *   ledgerline start [--config server.properties] [--set key=value]...   run a broker
+ *   ledgerline version                                                   print the version
+ *
+ * Configuration uses Kafka's names (listeners, log.dirs, num.partitions, ...); see src/config.ts for the
+ * sources and their order. SIGTERM or SIGINT shuts the broker down gracefully.
  */
 import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './observability/logger.js';
+import { Broker } from './server/broker.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+/** package.json of the installation, found upwards from this file (src/ when run from source, dist/src/ when built). */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      return (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { version: string }).version;
+    } catch {
+      if (dir.pathname === '/') return 'unknown';
+    }
+  }
+}
 
-function main(argv: string[]): number {
-  const [command] = argv;
+const pkg = { version: packageVersion() };
+
+const USAGE = `usage:
+  ledgerline start [--config server.properties] [--set key=value]...
+  ledgerline version`;
+
+async function start(args: string[]): Promise<number> {
+  let file: string | undefined;
+  const overrides: [string, string][] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--config' || a === '-c') file = args[++i];
+    else if (a.startsWith('--config=')) file = a.slice('--config='.length);
+    else if (a === '--set' || a.startsWith('--set=')) {
+      const kv = a === '--set' ? args[++i] : a.slice('--set='.length);
+      const eq = kv?.indexOf('=') ?? -1;
+      if (!kv || eq <= 0) {
+        console.error(`ledgerline: --set needs key=value, got ${JSON.stringify(kv)}`);
+        return 2;
+      }
+      overrides.push([kv.slice(0, eq), kv.slice(eq + 1)]);
+    } else {
+      console.error(`ledgerline: unknown option ${JSON.stringify(a)}\n${USAGE}`);
+      return 2;
+    }
+  }
+  let config;
+  try {
+    config = loadConfig({ file, env: process.env, overrides });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`ledgerline: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  const log = createLogger();
+  const broker = new Broker(config, log);
+  let stopping: Promise<void> | null = null;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    log.info({ signal }, 'shutting down');
+    stopping = broker.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  try {
+    await broker.start();
+  } catch (err) {
+    log.fatal({ err }, 'failed to start');
+    await broker.stop().catch(() => undefined);
+    return 1;
+  }
+  const where = broker.bound.map((b) => `${b.name}://${b.host}:${b.boundPort}`).join(', ');
+  if (process.stdout.isTTY) console.log(`Ledgerline ${pkg.version} listening on ${where}; data in ${config.dataDir}`);
+  return -1; // keep running
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
   switch (command) {
-    case undefined:
     case 'version':
     case '--version':
       console.log(`ledgerline ${pkg.version}`);
       return 0;
     case 'start':
-      console.log(`ledgerline ${pkg.version}: the broker is not implemented yet; nothing to start.`);
-      return 0;
+      return start(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+      console.log(USAGE);
+      return command === undefined ? 2 : 0;
     default:
-      console.error(`ledgerline: unknown command ${JSON.stringify(command)}. Commands: start, version`);
+      console.error(`ledgerline: unknown command ${JSON.stringify(command)}\n${USAGE}`);
       return 2;
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,234 @@
+// Fetch v4-17 (v0-3 removed by Kafka 4) · v4: isolation level, last stable offset, aborted transactions
+// · v5: logStartOffset · v7: fetch sessions (KIP-227) · v9: currentLeaderEpoch (KIP-320) · v11: rackId
+// · v12+: flexible, lastFetchedEpoch, diverging epoch · v13: topic ids (KIP-516) · v15: replicaState
+// · v16: nodeEndpoints · v17: replicaDirectoryId.
+//
+// Returns stored batches as they are (no decompression, no re-encoding). Long-polls up to maxWaitMs for
+// minBytes, waking on appends rather than polling. At least one batch is returned for the first partition
+// with data even when it exceeds the byte limits (KIP-74).
+import { ErrorCode } from '../../protocol/error-codes.js';
+import {
+  FetchApi,
+  createFetchResponse,
+  createFetchResponseFetchableTopicResponse,
+  createFetchResponsePartitionData,
+  type FetchRequest,
+  type FetchResponseFetchableTopicResponse,
+  type FetchResponsePartitionData,
+} from '../../protocol/messages/001-fetch.gen.js';
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
+import { partitionKey, type FetchPartition, type FetchRequestPartitionView } from '../cluster/fetch-sessions.js';
+import { LogError } from '../log/errors.js';
+import type { IsolationLevel, ReadResult } from '../log/partition-log.js';
+import type { Broker } from '../server/broker.js';
+import { defineHandler, type RequestContext } from './handler.js';
+
+const READ_COMMITTED = 1;
+
+interface PartitionRead {
+  fetch: FetchPartition;
+  key: string;
+  errorCode: number;
+  result: ReadResult | null;
+}
+
+/** Kafka's leader epoch check (KIP-320): an old epoch is fenced, a newer one is unknown to this leader. */
+function leaderEpochError(broker: Broker, f: FetchPartition): number {
+  if (f.currentLeaderEpoch < 0) return ErrorCode.NONE;
+  const epoch = broker.partitions.leaderEpoch(f.topic, f.partition);
+  if (f.currentLeaderEpoch < epoch) return ErrorCode.FENCED_LEADER_EPOCH;
+  if (f.currentLeaderEpoch > epoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
+  return ErrorCode.NONE;
+}
+
+function resolveRequest(req: FetchRequest, ctx: RequestContext): { requested: FetchRequestPartitionView[]; forgotten: string[]; unknownTopicIds: Map<string, number[]> } {
+  const { broker } = ctx;
+  const byId = ctx.apiVersion >= 13;
+  const requested: FetchRequestPartitionView[] = [];
+  const unknownTopicIds = new Map<string, number[]>();
+  for (const t of req.topics) {
+    const topic = byId ? broker.topics.getById(t.topicId) : broker.topics.get(t.topic);
+    if (byId && !topic) {
+      unknownTopicIds.set(t.topicId, t.partitions.map((p) => p.partition));
+      continue;
+    }
+    const name = topic?.name ?? t.topic;
+    const topicId = topic?.topicId ?? ZERO_UUID;
+    for (const p of t.partitions) {
+      requested.push({
+        key: partitionKey(byId ? topicId : name, p.partition),
+        fetch: {
+          topic: name,
+          topicId,
+          partition: p.partition,
+          fetchOffset: p.fetchOffset,
+          partitionMaxBytes: p.partitionMaxBytes,
+          currentLeaderEpoch: ctx.apiVersion >= 9 ? p.currentLeaderEpoch : -1,
+          logStartOffset: p.logStartOffset,
+        },
+      });
+    }
+  }
+  const forgotten: string[] = [];
+  for (const t of req.forgottenTopicsData) for (const p of t.partitions) forgotten.push(partitionKey(byId ? t.topicId : t.topic, p));
+  return { requested, forgotten, unknownTopicIds };
+}
+
+async function readAll(broker: Broker, parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel): Promise<PartitionRead[]> {
+  let budget = maxBytes;
+  let gotData = false;
+  const out: PartitionRead[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const f = parts[i]!;
+    const key = keys[i]!;
+    const part = broker.partitions.get(f.topic, f.partition);
+    if (!part) {
+      out.push({ fetch: f, key, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, result: null });
+      continue;
+    }
+    const epochError = leaderEpochError(broker, f);
+    if (epochError !== ErrorCode.NONE) {
+      out.push({ fetch: f, key, errorCode: epochError, result: null });
+      continue;
+    }
+    const limit = Math.min(f.partitionMaxBytes, budget);
+    if (limit <= 0 && gotData) {
+      out.push({ fetch: f, key, errorCode: ErrorCode.NONE, result: emptyRead(part.log) });
+      continue;
+    }
+    try {
+      const result = await part.log.read(Number(f.fetchOffset), { maxBytes: Math.max(limit, 0), isolation, minOneBatch: !gotData });
+      budget -= result.sizeInBytes;
+      if (result.sizeInBytes > 0) gotData = true;
+      out.push({ fetch: f, key, errorCode: ErrorCode.NONE, result });
+    } catch (e) {
+      if (!(e instanceof LogError)) throw e;
+      out.push({ fetch: f, key, errorCode: e.kafkaErrorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : e.kafkaErrorCode, result: null });
+    }
+  }
+  return out;
+}
+
+function emptyRead(log: { highWatermark: number; lastStableOffset: number; logStartOffset: number }): ReadResult {
+  return { records: [], sizeInBytes: 0, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: log.logStartOffset, nextOffset: 0 };
+}
+
+function totalBytes(reads: PartitionRead[]): number {
+  let n = 0;
+  for (const r of reads) n += r.result?.sizeInBytes ?? 0;
+  return n;
+}
+
+/**
+ * Where each partition's next data would start: after what the last read returned, for partitions that
+ * are caught up (nothing readable past it). A partition whose read stopped at its byte limit is left out:
+ * waiting cannot give this fetch more of it (Kafka's DelayedFetch counts bytes up to the same limits), and
+ * waiting on data that is already there would wake at once, over and over.
+ */
+function waitPositions(reads: PartitionRead[]): { fetch: FetchPartition; offset: number }[] {
+  const out: { fetch: FetchPartition; offset: number }[] = [];
+  for (const r of reads) {
+    if (r.errorCode !== ErrorCode.NONE || !r.result) continue;
+    const offset = r.result.records.length > 0 ? r.result.nextOffset : Number(r.fetch.fetchOffset);
+    if (offset >= r.result.highWatermark) out.push({ fetch: r.fetch, offset });
+  }
+  return out;
+}
+
+/** Waits until one of the partitions gets data past its position, the deadline passes or the client goes. */
+async function waitForAny(broker: Broker, positions: { fetch: FetchPartition; offset: number }[], deadline: number, signal: AbortSignal): Promise<void> {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0 || signal.aborted) return;
+  const done = new AbortController();
+  const onAbort = (): void => done.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const waits: Promise<unknown>[] = [new Promise<void>((r) => (timer = setTimeout(r, remaining)))];
+    for (const { fetch: f, offset } of positions) {
+      const part = broker.partitions.get(f.topic, f.partition);
+      if (part) waits.push(part.log.waitForData(offset, done.signal));
+    }
+    await Promise.race(waits);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+    done.abort();
+  }
+}
+
+export const fetch = defineHandler({
+  api: FetchApi,
+  versions: { min: 4, max: 17 },
+  async handle(req, ctx) {
+    const { broker } = ctx;
+    const v = ctx.apiVersion;
+    const isolation: IsolationLevel = req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
+    const { requested, forgotten, unknownTopicIds } = resolveRequest(req, ctx);
+    const session = v >= 7 ? broker.fetchSessions.begin(req.sessionId, req.sessionEpoch, requested, forgotten) : { errorCode: ErrorCode.NONE, sessionId: 0, partitions: requested.map((r) => r.fetch), incremental: false };
+    if (session.errorCode !== ErrorCode.NONE) return createFetchResponse({ errorCode: session.errorCode, sessionId: 0, responses: [] });
+
+    const parts = session.partitions;
+    const keys = parts.map((f) => partitionKey(v >= 13 ? f.topicId : f.topic, f.partition));
+    const deadline = Date.now() + Math.max(0, req.maxWaitMs);
+    let reads = await readAll(broker, parts, keys, req.maxBytes, isolation);
+    while (totalBytes(reads) < req.minBytes && !reads.some((r) => r.errorCode !== ErrorCode.NONE) && Date.now() < deadline && !ctx.signal.aborted) {
+      await waitForAny(broker, waitPositions(reads), deadline, ctx.signal);
+      reads = await readAll(broker, parts, keys, req.maxBytes, isolation);
+    }
+
+    const include = v >= 7
+      ? broker.fetchSessions.complete(
+          session.sessionId,
+          session.incremental,
+          reads.map((r) => ({
+            key: r.key,
+            hasRecords: (r.result?.sizeInBytes ?? 0) > 0,
+            errorCode: r.errorCode,
+            highWatermark: BigInt(r.result?.highWatermark ?? -1),
+            lastStableOffset: BigInt(r.result?.lastStableOffset ?? -1),
+            logStartOffset: BigInt(r.result?.logStartOffset ?? -1),
+          })),
+        )
+      : reads.map(() => true);
+
+    const topics = new Map<string, FetchResponseFetchableTopicResponse>();
+    const topicEntry = (name: string, topicId: string): FetchResponseFetchableTopicResponse => {
+      const k = v >= 13 ? topicId : name;
+      let t = topics.get(k);
+      if (!t) topics.set(k, (t = createFetchResponseFetchableTopicResponse({ topic: v >= 13 ? '' : name, topicId: v >= 13 ? topicId : ZERO_UUID })));
+      return t;
+    };
+    reads.forEach((r, i) => {
+      if (!include[i]) return;
+      const res = r.result;
+      const pd: FetchResponsePartitionData = createFetchResponsePartitionData({
+        partitionIndex: r.fetch.partition,
+        errorCode: r.errorCode,
+        highWatermark: BigInt(res?.highWatermark ?? -1),
+        lastStableOffset: BigInt(res?.lastStableOffset ?? -1),
+        logStartOffset: BigInt(res?.logStartOffset ?? -1),
+        abortedTransactions: isolation === 'read_committed' ? [] : null,
+        preferredReadReplica: -1,
+        records: res && res.records.length > 0 ? res.records : null,
+      });
+      if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE || r.errorCode === ErrorCode.NONE) {
+        const part = broker.partitions.get(r.fetch.topic, r.fetch.partition);
+        if (part && !res) {
+          pd.highWatermark = BigInt(part.log.highWatermark);
+          pd.lastStableOffset = BigInt(part.log.lastStableOffset);
+          pd.logStartOffset = BigInt(part.log.logStartOffset);
+        }
+      }
+      if (v >= 12 && (r.errorCode === ErrorCode.FENCED_LEADER_EPOCH || r.errorCode === ErrorCode.UNKNOWN_LEADER_EPOCH)) {
+        pd.currentLeader = { leaderId: broker.nodeId, leaderEpoch: broker.partitions.leaderEpoch(r.fetch.topic, r.fetch.partition) };
+      }
+      topicEntry(r.fetch.topic, r.fetch.topicId).partitions.push(pd);
+    });
+    for (const [topicId, partitions] of unknownTopicIds) {
+      const t = topicEntry('', topicId);
+      for (const p of partitions) t.partitions.push(createFetchResponsePartitionData({ partitionIndex: p, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null }));
+    }
+    return createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: session.sessionId, responses: [...topics.values()] });
+  },
+});

@@ -1,0 +1,68 @@
+// ListOffsets v1-9 (v0 removed by Kafka 4) · v2: isolation level · v4: leader epochs (KIP-320) · v6+:
+// flexible · v7: max timestamp (-3, KIP-734) · v8: earliest local (-4, KIP-405) · v9: latest tiered (-5).
+import { ErrorCode } from '../../protocol/error-codes.js';
+import {
+  ListOffsetsApi,
+  createListOffsetsResponse,
+  createListOffsetsResponseListOffsetsPartitionResponse,
+  createListOffsetsResponseListOffsetsTopicResponse,
+} from '../../protocol/messages/002-list-offsets.gen.js';
+import { LogError } from '../log/errors.js';
+import { ListOffsetsTimestamp } from '../log/partition-log.js';
+import { defineHandler } from './handler.js';
+
+const READ_COMMITTED = 1;
+
+/** The lowest version that may ask for each special timestamp. */
+const MIN_VERSION_FOR: Record<number, number> = {
+  [ListOffsetsTimestamp.MAX_TIMESTAMP]: 7,
+  [ListOffsetsTimestamp.EARLIEST_LOCAL]: 8,
+  [ListOffsetsTimestamp.LATEST_TIERED]: 9,
+};
+
+export const listOffsets = defineHandler({
+  api: ListOffsetsApi,
+  versions: { min: 1, max: 9 },
+  async handle(req, ctx) {
+    const { broker } = ctx;
+    const v = ctx.apiVersion;
+    const isolation = v >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
+    const topics = [];
+    for (const t of req.topics) {
+      const seen = new Map<number, number>();
+      for (const p of t.partitions) seen.set(p.partitionIndex, (seen.get(p.partitionIndex) ?? 0) + 1);
+      const partitions = [];
+      for (const p of t.partitions) {
+        const out = createListOffsetsResponseListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
+        partitions.push(out);
+        const part = broker.partitions.get(t.name, p.partitionIndex);
+        const ts = Number(p.timestamp);
+        if (seen.get(p.partitionIndex)! > 1) {
+          out.errorCode = ErrorCode.INVALID_REQUEST; // Kafka: a partition listed twice
+        } else if (!part) {
+          out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        } else if (v >= 4 && p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== part.log.leaderEpoch) {
+          out.errorCode = p.currentLeaderEpoch < part.log.leaderEpoch ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
+        } else if (ts < 0 && (MIN_VERSION_FOR[ts] ?? 0) > v) {
+          out.errorCode = ErrorCode.UNSUPPORTED_VERSION;
+        } else if (ts < ListOffsetsTimestamp.LATEST_TIERED) {
+          out.errorCode = ErrorCode.INVALID_REQUEST;
+        } else {
+          try {
+            const found = await part.log.listOffsets(ts, { isolation });
+            if (found) {
+              out.timestamp = BigInt(found.timestamp);
+              out.offset = BigInt(found.offset);
+              if (v >= 4) out.leaderEpoch = found.leaderEpoch;
+            }
+          } catch (e) {
+            if (!(e instanceof LogError)) throw e;
+            out.errorCode = e.kafkaErrorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : e.kafkaErrorCode;
+          }
+        }
+      }
+      topics.push(createListOffsetsResponseListOffsetsTopicResponse({ name: t.name, partitions }));
+    }
+    return createListOffsetsResponse({ topics });
+  },
+});

@@ -1,0 +1,93 @@
+// Metadata v0-12 · v1: null topics = all, controllerId, isInternal · v2: clusterId · v4: allowAutoTopicCreation
+// · v5: offlineReplicas · v7: leaderEpoch · v8: authorized operations (KIP-430) · v9+: flexible
+// · v10: topic ids (KIP-516) · v11: cluster operations moved to DescribeCluster.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import {
+  MetadataApi,
+  createMetadataResponse,
+  createMetadataResponseBroker,
+  createMetadataResponsePartition,
+  createMetadataResponseTopic,
+  type MetadataResponseTopic,
+} from '../../protocol/messages/003-metadata.gen.js';
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
+import type { TopicRecord } from '../cluster/topics.js';
+import { topicNameError } from '../cluster/topic-names.js';
+import type { Broker } from '../server/broker.js';
+import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './authorized-operations.js';
+import { defineHandler, type RequestContext } from './handler.js';
+
+export function describeTopic(broker: Broker, t: TopicRecord, includeOps: boolean): MetadataResponseTopic {
+  const node = broker.nodeId;
+  const partitions = [];
+  for (let p = 0; p < t.partitions; p++) {
+    partitions.push(
+      createMetadataResponsePartition({
+        partitionIndex: p,
+        leaderId: node,
+        leaderEpoch: broker.partitions.leaderEpoch(t.name, p),
+        replicaNodes: [node],
+        isrNodes: [node],
+      }),
+    );
+  }
+  return createMetadataResponseTopic({
+    name: t.name,
+    topicId: t.topicId,
+    isInternal: t.internal,
+    partitions,
+    topicAuthorizedOperations: includeOps ? TOPIC_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+  });
+}
+
+function errorTopic(name: string | null, topicId: string, errorCode: number): MetadataResponseTopic {
+  return createMetadataResponseTopic({ name, topicId, errorCode, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
+}
+
+/** The broker list clients see: this node at the advertised address of the listener they came in on. */
+export function advertisedSelf(ctx: RequestContext): { host: string; port: number } {
+  const adv = ctx.broker.advertised;
+  const l = adv.find((a) => a.name === ctx.connection.listenerName) ?? adv[0]!;
+  return { host: l.host, port: l.port };
+}
+
+export const metadata = defineHandler({
+  api: MetadataApi,
+  versions: { min: 0, max: 12 },
+  async handle(req, ctx) {
+    const { broker } = ctx;
+    const v = ctx.apiVersion;
+    const includeOps = v >= 8 && req.includeTopicAuthorizedOperations;
+    // v0: an empty list means every topic; v1+: null means every topic.
+    const all = req.topics === null || (v === 0 && req.topics.length === 0);
+    const autoCreate = broker.config.autoCreateTopics && (v < 4 || req.allowAutoTopicCreation);
+    const topics: MetadataResponseTopic[] = [];
+    if (all) {
+      for (const t of broker.topics.list()) topics.push(describeTopic(broker, t, includeOps));
+    } else {
+      for (const rt of req.topics!) {
+        if (rt.name === null) {
+          const t = broker.topics.getById(rt.topicId);
+          topics.push(t ? describeTopic(broker, t, includeOps) : errorTopic(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
+          continue;
+        }
+        let t = broker.topics.get(rt.name);
+        if (!t && topicNameError(rt.name) !== null) {
+          topics.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION));
+          continue;
+        }
+        if (!t && autoCreate) t = await broker.autoCreateTopic(rt.name);
+        topics.push(t ? describeTopic(broker, t, includeOps) : errorTopic(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+      }
+    }
+    const self = advertisedSelf(ctx);
+    return createMetadataResponse({
+      brokers: [createMetadataResponseBroker({ nodeId: broker.nodeId, host: self.host, port: self.port, rack: null })],
+      clusterId: broker.clusterId,
+      controllerId: broker.nodeId,
+      topics,
+      clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+    });
+  },
+});
+

@@ -1,0 +1,77 @@
+// CreateTopics v2-7 (v0-1 removed by Kafka 4, KIP-896) · v1: validateOnly, errorMessage · v4: -1 partitions /
+// replication factor mean the broker defaults (KIP-464) · v5+: flexible, the created topic's configs,
+// partitions and replication factor in the response · v7: topic id.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import {
+  CreateTopicsApi,
+  createCreateTopicsResponse,
+  createCreateTopicsResponseCreatableTopicConfigs,
+  createCreateTopicsResponseCreatableTopicResult,
+  type CreateTopicsResponseCreatableTopicResult,
+} from '../../protocol/messages/019-create-topics.gen.js';
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
+import { KafkaError } from '../cluster/topics.js';
+import { defineHandler } from './handler.js';
+
+export const createTopics = defineHandler({
+  api: CreateTopicsApi,
+  versions: { min: 2, max: 7 },
+  async handle(req, ctx) {
+    const { topics } = ctx.broker;
+    const v = ctx.apiVersion;
+    const seen = new Map<string, number>();
+    for (const t of req.topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
+    const results: CreateTopicsResponseCreatableTopicResult[] = [];
+    for (const t of req.topics) {
+      const result = createCreateTopicsResponseCreatableTopicResult({ name: t.name, topicId: ZERO_UUID, numPartitions: -1, replicationFactor: -1, configs: null });
+      results.push(result);
+      if (seen.get(t.name)! > 1) {
+        // Kafka: a topic named twice in one request fails every occurrence.
+        result.errorCode = ErrorCode.INVALID_REQUEST;
+        result.errorMessage = `Duplicate topic name.`;
+        continue;
+      }
+      try {
+        if (t.assignments.length > 0) {
+          if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
+            throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
+          }
+          for (const a of t.assignments) {
+            if (a.brokerIds.some((b) => b !== ctx.broker.nodeId)) {
+              throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unable to replicate the partition ${a.partitionIndex}: broker ids ${a.brokerIds.join(',')} are not all registered.`);
+            }
+          }
+        }
+        const configs: Record<string, string | null> = {};
+        for (const c of t.configs) configs[c.name] = c.value;
+        const created = await topics.create(t.name, {
+          partitions: t.assignments.length > 0 ? t.assignments.length : t.numPartitions,
+          replicationFactor: t.assignments.length > 0 ? t.assignments[0]!.brokerIds.length : t.replicationFactor,
+          configs,
+          validateOnly: req.validateOnly,
+        });
+        if (!req.validateOnly || v >= 5) {
+          result.topicId = req.validateOnly ? ZERO_UUID : created.topicId;
+          result.numPartitions = created.partitions;
+          result.replicationFactor = 1;
+          if (v >= 5) {
+            result.configs = topics.resolveAll(created).map((c) =>
+              createCreateTopicsResponseCreatableTopicConfigs({
+                name: c.def.name,
+                value: c.def.sensitive ? null : c.value,
+                readOnly: c.def.readOnly ?? false,
+                configSource: c.source,
+                isSensitive: c.def.sensitive ?? false,
+              }),
+            );
+          }
+        }
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        result.errorCode = e.errorCode;
+        result.errorMessage = e.message;
+      }
+    }
+    return createCreateTopicsResponse({ topics: results });
+  },
+});

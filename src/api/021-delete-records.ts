@@ -1,0 +1,51 @@
+// DeleteRecords v0-2 · v1: same as v0 · v2+: flexible. Moves a partition's log start offset; offset -1
+// means the high watermark. Ledgers wholly below the new start are deleted.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import {
+  DeleteRecordsApi,
+  createDeleteRecordsResponse,
+  createDeleteRecordsResponseDeleteRecordsPartitionResult,
+  createDeleteRecordsResponseDeleteRecordsTopicResult,
+} from '../../protocol/messages/021-delete-records.gen.js';
+import { LogError } from '../log/errors.js';
+import { defineHandler } from './handler.js';
+
+const HIGH_WATERMARK = -1n;
+
+export const deleteRecords = defineHandler({
+  api: DeleteRecordsApi,
+  versions: { min: 0, max: 2 },
+  async handle(req, ctx) {
+    const { broker } = ctx;
+    const topics = await Promise.all(
+      req.topics.map(async (t) =>
+        createDeleteRecordsResponseDeleteRecordsTopicResult({
+          name: t.name,
+          partitions: await Promise.all(
+            t.partitions.map(async (p) => {
+              const out = createDeleteRecordsResponseDeleteRecordsPartitionResult({ partitionIndex: p.partitionIndex, lowWatermark: -1n });
+              const part = broker.partitions.get(t.name, p.partitionIndex);
+              if (!part) {
+                out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+                return out;
+              }
+              if (p.offset < 0n && p.offset !== HIGH_WATERMARK) {
+                out.errorCode = ErrorCode.OFFSET_OUT_OF_RANGE;
+                return out;
+              }
+              const offset = p.offset === HIGH_WATERMARK ? part.log.highWatermark : Number(p.offset);
+              try {
+                out.lowWatermark = BigInt((await part.log.deleteRecords(offset)).lowWatermark);
+              } catch (e) {
+                if (!(e instanceof LogError)) throw e;
+                out.errorCode = e.kafkaErrorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : e.kafkaErrorCode;
+              }
+              return out;
+            }),
+          ),
+        }),
+      ),
+    );
+    return createDeleteRecordsResponse({ topics });
+  },
+});

@@ -1,0 +1,41 @@
+// OffsetForLeaderEpoch v2-4 (v0-1 removed by Kafka 4) · v2: currentLeaderEpoch (KIP-320) · v3: replicaId
+// · v4+: flexible. Consumers use it to detect log truncation after a leader change.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import {
+  OffsetForLeaderEpochApi,
+  createOffsetForLeaderEpochResponse,
+  createOffsetForLeaderEpochResponseEpochEndOffset,
+  createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult,
+} from '../../protocol/messages/023-offset-for-leader-epoch.gen.js';
+import { defineHandler } from './handler.js';
+
+export const offsetForLeaderEpoch = defineHandler({
+  api: OffsetForLeaderEpochApi,
+  versions: { min: 2, max: 4 },
+  handle(req, ctx) {
+    const { broker } = ctx;
+    const topics = req.topics.map((t) =>
+      createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult({
+        topic: t.topic,
+        partitions: t.partitions.map((p) => {
+          const out = createOffsetForLeaderEpochResponseEpochEndOffset({ partition: p.partition, leaderEpoch: -1, endOffset: -1n });
+          const part = broker.partitions.get(t.topic, p.partition);
+          if (!part) {
+            out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+            return out;
+          }
+          const current = part.log.leaderEpoch;
+          if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== current) {
+            out.errorCode = p.currentLeaderEpoch < current ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
+            return out;
+          }
+          const r = part.log.endOffsetForEpoch(p.leaderEpoch);
+          out.leaderEpoch = r.leaderEpoch;
+          out.endOffset = BigInt(r.endOffset);
+          return out;
+        }),
+      }),
+    );
+    return createOffsetForLeaderEpochResponse({ topics });
+  },
+});

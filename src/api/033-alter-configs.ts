@@ -1,0 +1,44 @@
+// AlterConfigs v0-2 · v1: same as v0 · v2+: flexible. Replaces a topic's whole set of overrides.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { AlterConfigsApi, createAlterConfigsResponse, createAlterConfigsResponseAlterConfigsResourceResponse } from '../../protocol/messages/033-alter-configs.gen.js';
+import { KafkaError } from '../cluster/topics.js';
+import { brokerResourceError, ResourceType } from './configs.js';
+import { defineHandler } from './handler.js';
+
+export const alterConfigs = defineHandler({
+  api: AlterConfigsApi,
+  versions: { min: 0, max: 2 },
+  async handle(req, ctx) {
+    const { broker } = ctx;
+    const responses = [];
+    for (const res of req.resources) {
+      const out = createAlterConfigsResponseAlterConfigsResourceResponse({ resourceType: res.resourceType, resourceName: res.resourceName });
+      responses.push(out);
+      try {
+        const configs: Record<string, string> = {};
+        for (const c of res.configs) {
+          if (c.name in configs) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
+          if (c.value === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
+          configs[c.name] = c.value;
+        }
+        if (res.resourceType === ResourceType.TOPIC) {
+          if (!broker.topics.get(res.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
+          await broker.topics.setConfigs(res.resourceName, configs, req.validateOnly);
+        } else if (res.resourceType === ResourceType.BROKER) {
+          const err = brokerResourceError(broker, res.resourceName);
+          if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
+          if (Object.keys(configs).length > 0) {
+            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${Object.keys(configs).join(',')}`);
+          }
+        } else {
+          throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
+        }
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        out.errorCode = e.errorCode;
+        out.errorMessage = e.message;
+      }
+    }
+    return createAlterConfigsResponse({ responses });
+  },
+});

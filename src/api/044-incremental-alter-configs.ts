@@ -1,0 +1,82 @@
+// IncrementalAlterConfigs v0-1 (KIP-339) · v1+: flexible. Operations SET, DELETE, APPEND and SUBTRACT
+// (the last two for LIST configs only) applied to a topic's overrides.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import {
+  IncrementalAlterConfigsApi,
+  createIncrementalAlterConfigsResponse,
+  createIncrementalAlterConfigsResponseAlterConfigsResourceResponse,
+} from '../../protocol/messages/044-incremental-alter-configs.gen.js';
+import { TOPIC_CONFIG_BY_NAME } from '../cluster/config-defs.js';
+import { KafkaError } from '../cluster/topics.js';
+import { brokerResourceError, ResourceType } from './configs.js';
+import { defineHandler } from './handler.js';
+
+const SET = 0;
+const DELETE = 1;
+const APPEND = 2;
+const SUBTRACT = 3;
+
+export const incrementalAlterConfigs = defineHandler({
+  api: IncrementalAlterConfigsApi,
+  versions: { min: 0, max: 1 },
+  async handle(req, ctx) {
+    const { broker } = ctx;
+    const responses = [];
+    for (const res of req.resources) {
+      const out = createIncrementalAlterConfigsResponseAlterConfigsResourceResponse({ resourceType: res.resourceType, resourceName: res.resourceName });
+      responses.push(out);
+      try {
+        const names = new Set<string>();
+        for (const c of res.configs) {
+          if (names.has(c.name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
+          names.add(c.name);
+        }
+        if (res.resourceType === ResourceType.TOPIC) {
+          const t = broker.topics.get(res.resourceName);
+          if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
+          const next: Record<string, string> = { ...t.configs };
+          for (const c of res.configs) {
+            const def = TOPIC_CONFIG_BY_NAME.get(c.name);
+            if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${c.name}`);
+            switch (c.configOperation) {
+              case SET:
+                if (c.value === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
+                next[c.name] = c.value;
+                break;
+              case DELETE:
+                delete next[c.name];
+                break;
+              case APPEND:
+              case SUBTRACT: {
+                if (def.type !== 'LIST') {
+                  throw new KafkaError(ErrorCode.INVALID_CONFIG, `Config value append is not allowed for config key: ${c.name}`);
+                }
+                const current = (next[c.name] ?? broker.topics.configValue(t, c.name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+                const items = (c.value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+                const merged = c.configOperation === APPEND ? [...current, ...items.filter((i) => !current.includes(i))] : current.filter((i) => !items.includes(i));
+                next[c.name] = merged.join(',');
+                break;
+              }
+              default:
+                throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown config operation ${c.configOperation}`);
+            }
+          }
+          await broker.topics.setConfigs(t.name, next, req.validateOnly);
+        } else if (res.resourceType === ResourceType.BROKER) {
+          const err = brokerResourceError(broker, res.resourceName);
+          if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
+          if (res.configs.length > 0) {
+            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${res.configs.map((c) => c.name).join(',')}`);
+          }
+        } else {
+          throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
+        }
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        out.errorCode = e.errorCode;
+        out.errorMessage = e.message;
+      }
+    }
+    return createIncrementalAlterConfigsResponse({ responses });
+  },
+});

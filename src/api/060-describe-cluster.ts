@@ -1,0 +1,30 @@
+// DescribeCluster v0-1 (KIP-700) · v0+: flexible · v1: endpointType (brokers or controllers, KIP-919).
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { DescribeClusterApi, createDescribeClusterResponse, createDescribeClusterResponseDescribeClusterBroker } from '../../protocol/messages/060-describe-cluster.gen.js';
+import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './authorized-operations.js';
+import { advertisedSelf } from './003-metadata.js';
+import { defineHandler } from './handler.js';
+
+const ENDPOINT_BROKERS = 1;
+
+export const describeCluster = defineHandler({
+  api: DescribeClusterApi,
+  versions: { min: 0, max: 1 },
+  handle(req, ctx) {
+    const res = createDescribeClusterResponse({
+      endpointType: req.endpointType,
+      clusterId: ctx.broker.clusterId,
+      controllerId: ctx.broker.nodeId,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+    });
+    if (req.endpointType !== ENDPOINT_BROKERS) {
+      // Kafka: brokers do not describe controller endpoints (UNSUPPORTED_ENDPOINT_TYPE).
+      res.errorCode = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE;
+      res.errorMessage = 'The broker does not support DescribeCluster for the controller endpoint type';
+      return res;
+    }
+    const self = advertisedSelf(ctx);
+    res.brokers = [createDescribeClusterResponseDescribeClusterBroker({ brokerId: ctx.broker.nodeId, host: self.host, port: self.port, rack: null })];
+    return res;
+  },
+});

@@ -1,0 +1,45 @@
+/**
+ * Shared by DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: Kafka's config resource types and
+ * how a broker's own configs are described.
+ */
+import type { Broker } from '../server/broker.js';
+import { BROKER_CONFIGS, ConfigSource, ConfigType, type ConfigDef } from '../cluster/config-defs.js';
+
+/** Kafka's ConfigResource.Type codes. */
+export const ResourceType = {
+  UNKNOWN: 0,
+  TOPIC: 2,
+  BROKER: 4,
+  CLIENT_METRICS: 16,
+  BROKER_LOGGER: 8,
+  GROUP: 32,
+} as const;
+
+export interface DescribedConfig {
+  def: ConfigDef;
+  value: string | null;
+  source: number;
+  synonyms: { name: string; value: string | null; source: number }[];
+}
+
+/** Every broker config, with where its value comes from. */
+export function describeBrokerConfigs(broker: Broker): DescribedConfig[] {
+  return BROKER_CONFIGS.map((def) => {
+    const explicit = broker.config.explicit.has(def.name);
+    const value = broker.config.values.get(def.name) ?? null;
+    const synonyms = [];
+    if (explicit) synonyms.push({ name: def.name, value, source: ConfigSource.STATIC_BROKER_CONFIG });
+    if (def.default !== null) synonyms.push({ name: def.name, value: def.default, source: ConfigSource.DEFAULT_CONFIG });
+    return { def, value: def.sensitive ? null : value, source: explicit ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG, synonyms };
+  });
+}
+
+export function configTypeCode(def: ConfigDef): number {
+  return ConfigType[def.type];
+}
+
+/** The error Kafka gives when a broker resource names another broker. */
+export function brokerResourceError(broker: Broker, resourceName: string): string | null {
+  if (resourceName === '' || resourceName === String(broker.nodeId)) return null;
+  return `Unexpected broker id, expected ${broker.nodeId} or empty string, but received ${resourceName}`;
+}

@@ -1,0 +1,52 @@
+/**
+ * What an API handler is: one file per API key under src/api/ (`000-produce.ts`, ...) exports a handler
+ * that names its API, the versions it serves, and a function from request to response. Kafka errors are
+ * data: a handler sets `errorCode` fields and returns. A thrown error means the request cannot be
+ * answered at all, and the connection is closed (as Kafka closes it on a request it cannot parse).
+ */
+import type { ApiDescriptor, VersionRange } from '../../protocol/api.js';
+import type { RequestHeader } from '../../protocol/headers.js';
+import type { Broker } from '../server/broker.js';
+
+/** Returned by a handler that must not answer (Produce with acks=0). */
+export const NO_RESPONSE: unique symbol = Symbol('no response');
+
+export interface ConnectionInfo {
+  readonly id: number;
+  readonly remoteAddress: string;
+  readonly listenerName: string;
+  /** KIP-511: set from ApiVersions v3+. */
+  clientSoftwareName: string | null;
+  clientSoftwareVersion: string | null;
+}
+
+export interface RequestContext {
+  readonly broker: Broker;
+  readonly header: RequestHeader;
+  readonly apiVersion: number;
+  readonly connection: ConnectionInfo;
+  /** Aborted when the connection closes, so long waits (Fetch, JoinGroup) end early. */
+  readonly signal: AbortSignal;
+}
+
+export type HandlerResult<Res> = Res | typeof NO_RESPONSE;
+
+export interface Handler<Req = any, Res = any> {
+  readonly api: ApiDescriptor<Req, Res>;
+  /** Versions this broker parses and answers. */
+  readonly versions: VersionRange;
+  /**
+   * Lowest version advertised in ApiVersions when it is below `versions.min`: librdkafka ≤ 2.11 only
+   * enables features when v0 is in the advertised range (KAFKA-18659, KAFKA-18270). Requests in
+   * [advertisedMin, versions.min) are refused as Kafka 4 refuses them.
+   */
+  readonly advertisedMin?: number;
+  handle(request: Req, ctx: RequestContext): HandlerResult<Res> | Promise<HandlerResult<Res>>;
+}
+
+export function defineHandler<Req, Res>(h: Handler<Req, Res>): Handler<Req, Res> {
+  if (h.versions.min < h.api.validVersions.min || h.versions.max > h.api.validVersions.max) {
+    throw new Error(`${h.api.name}: versions ${h.versions.min}-${h.versions.max} outside the schema's ${h.api.validVersions.min}-${h.api.validVersions.max}`);
+  }
+  return h;
+}

@@ -1,0 +1,195 @@
+/**
+ * Configuration definitions with Kafka's names, types and defaults: the broker configs Ledgerline reads
+ * and the topic-level configs (Kafka's `TopicConfig`/`LogConfig`), each topic config tied to the broker
+ * config that supplies its default (Kafka's "synonyms"). DescribeConfigs, CreateTopics and the
+ * Alter*Configs APIs validate and describe against these tables.
+ *
+ * Reference: Kafka 4.x `ServerLogConfigs`, `ServerConfigs`, `SocketServerConfigs`, `TopicConfig`,
+ * `LogConfig.configDef`.
+ */
+
+/** Kafka's `ConfigDef.Type`, numbered as DescribeConfigs v3+ reports it (`DescribeConfigsResponse.ConfigType`). */
+export const ConfigType = {
+  UNKNOWN: 0,
+  BOOLEAN: 1,
+  STRING: 2,
+  INT: 3,
+  SHORT: 4,
+  LONG: 5,
+  DOUBLE: 6,
+  LIST: 7,
+  CLASS: 8,
+  PASSWORD: 9,
+} as const;
+export type ConfigTypeName = keyof typeof ConfigType;
+
+/** Kafka's `DescribeConfigsResponse.ConfigSource`. */
+export const ConfigSource = {
+  UNKNOWN: 0,
+  DYNAMIC_TOPIC_CONFIG: 1,
+  DYNAMIC_BROKER_CONFIG: 2,
+  DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
+  STATIC_BROKER_CONFIG: 4,
+  DEFAULT_CONFIG: 5,
+  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
+} as const;
+
+export const LONG_MAX = '9223372036854775807';
+
+export interface ConfigDef {
+  readonly name: string;
+  readonly type: ConfigTypeName;
+  /** Default as Kafka prints it; null for "no default" (e.g. advertised.listeners). */
+  readonly default: string | null;
+  readonly doc: string;
+  /** Allowed values (case-sensitive, as Kafka's ValidString/ValidList). */
+  readonly oneOf?: readonly string[];
+  /** Inclusive numeric bounds (Kafka's Range validator). */
+  readonly min?: number;
+  readonly max?: number;
+  readonly sensitive?: boolean;
+  readonly readOnly?: boolean;
+}
+
+export interface TopicConfigDef extends ConfigDef {
+  /** The broker config whose value is the topic default (Kafka's synonym), if any. */
+  readonly brokerSynonym?: string;
+}
+
+const COMPRESSION = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
+
+/** Broker configs Ledgerline understands. Names and defaults are Kafka's. */
+export const BROKER_CONFIGS: readonly ConfigDef[] = [
+  { name: 'node.id', type: 'INT', default: '1', doc: 'The node id of this broker.', readOnly: true },
+  { name: 'broker.id', type: 'INT', default: '-1', doc: 'Alias of node.id (Kafka kept it for ZooKeeper-era configs).', readOnly: true },
+  { name: 'listeners', type: 'LIST', default: 'PLAINTEXT://127.0.0.1:9092', doc: 'Comma-separated URIs to listen on.', readOnly: true },
+  { name: 'advertised.listeners', type: 'LIST', default: null, doc: 'Listeners published to clients in Metadata, if different from listeners.', readOnly: true },
+  { name: 'log.dirs', type: 'LIST', default: './data', doc: 'The directory where Ledgerline keeps its ledgers and metadata.', readOnly: true },
+  { name: 'log.dir', type: 'STRING', default: '/tmp/kafka-logs', doc: 'Used when log.dirs is not set.', readOnly: true },
+  { name: 'num.partitions', type: 'INT', default: '1', doc: 'Default number of partitions of an auto-created or CreateTopics(-1) topic.', min: 1 },
+  { name: 'default.replication.factor', type: 'INT', default: '1', doc: 'Default replication factor. Ledgerline accepts 1 while it runs a single node.', min: 1 },
+  { name: 'auto.create.topics.enable', type: 'BOOLEAN', default: 'true', doc: 'Create a topic when Metadata or Produce names one that does not exist.', readOnly: true },
+  { name: 'delete.topic.enable', type: 'BOOLEAN', default: 'true', doc: 'Allow DeleteTopics.', readOnly: true },
+  { name: 'message.max.bytes', type: 'INT', default: '1048588', doc: 'Largest record batch size allowed (topic default for max.message.bytes).', min: 0 },
+  { name: 'socket.request.max.bytes', type: 'INT', default: '104857600', doc: 'Largest request a connection may send.', min: 1, readOnly: true },
+  { name: 'connections.max.idle.ms', type: 'LONG', default: '600000', doc: 'Close connections idle this long.', readOnly: true },
+  { name: 'log.retention.ms', type: 'LONG', default: null, doc: 'Topic default retention.ms; when null, log.retention.minutes/hours apply.' },
+  { name: 'log.retention.minutes', type: 'INT', default: null, doc: 'Used when log.retention.ms is not set.' },
+  { name: 'log.retention.hours', type: 'INT', default: '168', doc: 'Used when log.retention.ms and log.retention.minutes are not set.' },
+  { name: 'log.retention.bytes', type: 'LONG', default: '-1', doc: 'Topic default retention.bytes.' },
+  { name: 'log.retention.check.interval.ms', type: 'LONG', default: '300000', doc: 'How often retention runs.', min: 1 },
+  { name: 'log.segment.bytes', type: 'INT', default: '1073741824', doc: 'Topic default segment.bytes (ledger rollover size).', min: 1024 * 1024 },
+  { name: 'log.roll.ms', type: 'LONG', default: null, doc: 'Topic default segment.ms; when null, log.roll.hours applies.' },
+  { name: 'log.roll.hours', type: 'INT', default: '168', doc: 'Used when log.roll.ms is not set.', min: 1 },
+  { name: 'log.roll.jitter.ms', type: 'LONG', default: null, doc: 'Topic default segment.jitter.ms.' },
+  { name: 'log.flush.interval.messages', type: 'LONG', default: LONG_MAX, doc: 'Topic default flush.messages. Ledgerline fsyncs before acknowledging unless flush.messages is raised above 1 on a topic.', min: 1 },
+  { name: 'log.flush.interval.ms', type: 'LONG', default: null, doc: 'Topic default flush.ms.' },
+  { name: 'log.cleanup.policy', type: 'LIST', default: 'delete', doc: 'Topic default cleanup.policy.', oneOf: ['delete', 'compact'] },
+  { name: 'log.message.timestamp.type', type: 'STRING', default: 'CreateTime', doc: 'Topic default message.timestamp.type.', oneOf: ['CreateTime', 'LogAppendTime'] },
+  { name: 'log.message.timestamp.before.max.ms', type: 'LONG', default: LONG_MAX, doc: 'Topic default message.timestamp.before.max.ms.', min: 0 },
+  { name: 'log.message.timestamp.after.max.ms', type: 'LONG', default: '3600000', doc: 'Topic default message.timestamp.after.max.ms.', min: 0 },
+  { name: 'log.cleaner.delete.retention.ms', type: 'LONG', default: '86400000', doc: 'Topic default delete.retention.ms.', min: 0 },
+  { name: 'log.cleaner.min.compaction.lag.ms', type: 'LONG', default: '0', doc: 'Topic default min.compaction.lag.ms.', min: 0 },
+  { name: 'log.cleaner.max.compaction.lag.ms', type: 'LONG', default: LONG_MAX, doc: 'Topic default max.compaction.lag.ms.', min: 1 },
+  { name: 'log.cleaner.min.cleanable.ratio', type: 'DOUBLE', default: '0.5', doc: 'Topic default min.cleanable.dirty.ratio.', min: 0, max: 1 },
+  { name: 'log.index.interval.bytes', type: 'INT', default: '4096', doc: 'Topic default index.interval.bytes.', min: 0 },
+  { name: 'log.index.size.max.bytes', type: 'INT', default: '10485760', doc: 'Topic default segment.index.bytes.', min: 4 },
+  { name: 'log.segment.delete.delay.ms', type: 'LONG', default: '60000', doc: 'Topic default file.delete.delay.ms.', min: 0 },
+  { name: 'log.preallocate', type: 'BOOLEAN', default: 'false', doc: 'Topic default preallocate.' },
+  { name: 'log.local.retention.ms', type: 'LONG', default: '-2', doc: 'Topic default local.retention.ms.' },
+  { name: 'log.local.retention.bytes', type: 'LONG', default: '-2', doc: 'Topic default local.retention.bytes.' },
+  { name: 'compression.type', type: 'STRING', default: 'producer', doc: 'Topic default compression.type.', oneOf: COMPRESSION },
+  { name: 'compression.gzip.level', type: 'INT', default: '-1', doc: 'Topic default compression.gzip.level.' },
+  { name: 'compression.lz4.level', type: 'INT', default: '9', doc: 'Topic default compression.lz4.level.', min: 1, max: 17 },
+  { name: 'compression.zstd.level', type: 'INT', default: '3', doc: 'Topic default compression.zstd.level.', min: -131072, max: 22 },
+  { name: 'min.insync.replicas', type: 'INT', default: '1', doc: 'Topic default min.insync.replicas.', min: 1 },
+  { name: 'unclean.leader.election.enable', type: 'BOOLEAN', default: 'false', doc: 'Topic default unclean.leader.election.enable.' },
+  { name: 'offsets.topic.num.partitions', type: 'INT', default: '50', doc: 'Partitions of __consumer_offsets.', min: 1, readOnly: true },
+  { name: 'offsets.retention.minutes', type: 'INT', default: '10080', doc: 'Committed offsets of empty groups expire after this.', min: 1 },
+  { name: 'offsets.retention.check.interval.ms', type: 'LONG', default: '600000', doc: 'How often expired offsets are removed.', min: 1 },
+  { name: 'group.initial.rebalance.delay.ms', type: 'INT', default: '3000', doc: 'Delay before the first rebalance of a new classic group.' },
+  { name: 'group.min.session.timeout.ms', type: 'INT', default: '6000', doc: 'Smallest session timeout a classic member may ask for.' },
+  { name: 'group.max.session.timeout.ms', type: 'INT', default: '1800000', doc: 'Largest session timeout a classic member may ask for.' },
+  { name: 'group.max.size', type: 'INT', default: '2147483647', doc: 'Most members a classic group may have.', min: 1 },
+  { name: 'transactional.id.expiration.ms', type: 'INT', default: '604800000', doc: 'Transactional ids unused this long expire.', min: 1 },
+  { name: 'producer.id.expiration.ms', type: 'INT', default: '86400000', doc: 'Idempotent producer state unused this long expires.', min: 1 },
+  { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
+];
+
+/** Topic configs (Kafka's TopicConfig), in Kafka's DescribeConfigs order (alphabetical). */
+export const TOPIC_CONFIGS: readonly TopicConfigDef[] = [
+  { name: 'cleanup.policy', type: 'LIST', default: 'delete', brokerSynonym: 'log.cleanup.policy', oneOf: ['delete', 'compact'], doc: 'Retention policy: delete old ledgers, or compact by key.' },
+  { name: 'compression.gzip.level', type: 'INT', default: '-1', brokerSynonym: 'compression.gzip.level', doc: 'Gzip level when compression.type is gzip.' },
+  { name: 'compression.lz4.level', type: 'INT', default: '9', brokerSynonym: 'compression.lz4.level', min: 1, max: 17, doc: 'LZ4 level when compression.type is lz4.' },
+  { name: 'compression.type', type: 'STRING', default: 'producer', brokerSynonym: 'compression.type', oneOf: COMPRESSION, doc: 'Final compression of the topic; producer keeps what the producer sent.' },
+  { name: 'compression.zstd.level', type: 'INT', default: '3', brokerSynonym: 'compression.zstd.level', min: -131072, max: 22, doc: 'Zstd level when compression.type is zstd.' },
+  { name: 'delete.retention.ms', type: 'LONG', default: '86400000', brokerSynonym: 'log.cleaner.delete.retention.ms', min: 0, doc: 'How long tombstones are kept on compacted topics.' },
+  { name: 'file.delete.delay.ms', type: 'LONG', default: '60000', brokerSynonym: 'log.segment.delete.delay.ms', min: 0, doc: 'Delay before a deleted ledger is removed from disk.' },
+  { name: 'flush.messages', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.flush.interval.messages', min: 1, doc: 'Fsync after this many batches. Ledgerline treats the Kafka default as 1 (durable before acknowledged).' },
+  { name: 'flush.ms', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.flush.interval.ms', min: 0, doc: 'Fsync at least this often.' },
+  { name: 'follower.replication.throttled.replicas', type: 'LIST', default: '', brokerSynonym: 'follower.replication.throttled.replicas', doc: 'Accepted for compatibility.' },
+  { name: 'index.interval.bytes', type: 'INT', default: '4096', brokerSynonym: 'log.index.interval.bytes', min: 0, doc: 'Accepted for compatibility; the offset index covers every batch.' },
+  { name: 'leader.replication.throttled.replicas', type: 'LIST', default: '', brokerSynonym: 'leader.replication.throttled.replicas', doc: 'Accepted for compatibility.' },
+  { name: 'local.retention.bytes', type: 'LONG', default: '-2', brokerSynonym: 'log.local.retention.bytes', min: -2, doc: 'Tiered-storage local retention.' },
+  { name: 'local.retention.ms', type: 'LONG', default: '-2', brokerSynonym: 'log.local.retention.ms', min: -2, doc: 'Tiered-storage local retention.' },
+  { name: 'max.compaction.lag.ms', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.cleaner.max.compaction.lag.ms', min: 1, doc: 'Longest a record may stay uncompacted.' },
+  { name: 'max.message.bytes', type: 'INT', default: '1048588', brokerSynonym: 'message.max.bytes', min: 0, doc: 'Largest record batch size allowed.' },
+  { name: 'message.timestamp.after.max.ms', type: 'LONG', default: '3600000', brokerSynonym: 'log.message.timestamp.after.max.ms', min: 0, doc: 'How far ahead of the broker clock a CreateTime timestamp may be.' },
+  { name: 'message.timestamp.before.max.ms', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.message.timestamp.before.max.ms', min: 0, doc: 'How far behind the broker clock a CreateTime timestamp may be.' },
+  { name: 'message.timestamp.type', type: 'STRING', default: 'CreateTime', brokerSynonym: 'log.message.timestamp.type', oneOf: ['CreateTime', 'LogAppendTime'], doc: 'CreateTime keeps producer timestamps; LogAppendTime stamps batches on append.' },
+  { name: 'min.cleanable.dirty.ratio', type: 'DOUBLE', default: '0.5', brokerSynonym: 'log.cleaner.min.cleanable.ratio', min: 0, max: 1, doc: 'Compaction trigger.' },
+  { name: 'min.compaction.lag.ms', type: 'LONG', default: '0', brokerSynonym: 'log.cleaner.min.compaction.lag.ms', min: 0, doc: 'Shortest a record stays uncompacted.' },
+  { name: 'min.insync.replicas', type: 'INT', default: '1', brokerSynonym: 'min.insync.replicas', min: 1, doc: 'Replicas that must acknowledge an acks=all produce.' },
+  { name: 'preallocate', type: 'BOOLEAN', default: 'false', brokerSynonym: 'log.preallocate', doc: 'Accepted for compatibility.' },
+  { name: 'remote.log.copy.disable', type: 'BOOLEAN', default: 'false', doc: 'Tiered storage: stop copying to remote storage.' },
+  { name: 'remote.log.delete.on.disable', type: 'BOOLEAN', default: 'false', doc: 'Tiered storage: delete remote data when disabled.' },
+  { name: 'remote.storage.enable', type: 'BOOLEAN', default: 'false', doc: 'Tiered storage.' },
+  { name: 'retention.bytes', type: 'LONG', default: '-1', brokerSynonym: 'log.retention.bytes', doc: 'Largest size of a partition before old ledgers are deleted; -1 = no limit.' },
+  { name: 'retention.ms', type: 'LONG', default: '604800000', brokerSynonym: 'log.retention.ms', min: -1, doc: 'How long data is kept; -1 = forever.' },
+  { name: 'segment.bytes', type: 'INT', default: '1073741824', brokerSynonym: 'log.segment.bytes', min: 14, doc: 'Ledger size at which the partition rolls to a new ledger.' },
+  { name: 'segment.index.bytes', type: 'INT', default: '10485760', brokerSynonym: 'log.index.size.max.bytes', min: 4, doc: 'Accepted for compatibility.' },
+  { name: 'segment.jitter.ms', type: 'LONG', default: '0', brokerSynonym: 'log.roll.jitter.ms', min: 0, doc: 'Random jitter subtracted from segment.ms.' },
+  { name: 'segment.ms', type: 'LONG', default: '604800000', brokerSynonym: 'log.roll.ms', min: 1, doc: 'Ledger age at which the partition rolls to a new ledger.' },
+  { name: 'unclean.leader.election.enable', type: 'BOOLEAN', default: 'false', brokerSynonym: 'unclean.leader.election.enable', doc: 'Accepted for compatibility.' },
+];
+
+export const TOPIC_CONFIG_BY_NAME: ReadonlyMap<string, TopicConfigDef> = new Map(TOPIC_CONFIGS.map((d) => [d.name, d]));
+export const BROKER_CONFIG_BY_NAME: ReadonlyMap<string, ConfigDef> = new Map(BROKER_CONFIGS.map((d) => [d.name, d]));
+
+/** Why a value is not valid for a config, or null when it is (Kafka's ConfigDef parse + validator). */
+export function validateConfigValue(def: ConfigDef, value: string | null): string | null {
+  if (value === null) return def.default === null ? null : `Null value not supported for ${def.name}`;
+  const v = value.trim();
+  switch (def.type) {
+    case 'BOOLEAN':
+      if (!/^(true|false)$/i.test(v)) return `Invalid value ${value} for configuration ${def.name}: Expected value to be either true or false`;
+      return null;
+    case 'INT':
+    case 'SHORT':
+    case 'LONG': {
+      if (!/^-?\d+$/.test(v)) return `Invalid value ${value} for configuration ${def.name}: Not a number of type ${def.type}`;
+      const n = BigInt(v);
+      const [lo, hi] = def.type === 'INT' ? [-(2n ** 31n), 2n ** 31n - 1n] : def.type === 'SHORT' ? [-32768n, 32767n] : [-(2n ** 63n), 2n ** 63n - 1n];
+      if (n < lo || n > hi) return `Invalid value ${value} for configuration ${def.name}: Not a number of type ${def.type}`;
+      if (def.min !== undefined && n < BigInt(def.min)) return `Invalid value ${value} for configuration ${def.name}: Value must be at least ${def.min}`;
+      if (def.max !== undefined && n > BigInt(def.max)) return `Invalid value ${value} for configuration ${def.name}: Value must be no more than ${def.max}`;
+      return null;
+    }
+    case 'DOUBLE': {
+      const n = Number(v);
+      if (v === '' || !Number.isFinite(n)) return `Invalid value ${value} for configuration ${def.name}: Not a number of type DOUBLE`;
+      if (def.min !== undefined && n < def.min) return `Invalid value ${value} for configuration ${def.name}: Value must be at least ${def.min}`;
+      if (def.max !== undefined && n > def.max) return `Invalid value ${value} for configuration ${def.name}: Value must be no more than ${def.max}`;
+      return null;
+    }
+    case 'LIST':
+      if (def.oneOf) {
+        const items = v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+        for (const item of items) if (!def.oneOf.includes(item)) return `Invalid value ${item} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
+      }
+      return null;
+    default:
+      if (def.oneOf && !def.oneOf.includes(v)) return `Invalid value ${value} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
+      return null;
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * The topic registry: names, ids, partition counts and per-topic config overrides, kept in the metadata
+ * store under `/topics/<name>` and `/topic-ids/<id>` (see src/metadata/layout.ts), and cached in memory
+ * for the request path. Changes are serialized through one queue per broker and written with
+ * compare-and-set so that a concurrent writer (another broker, later) cannot be silently overwritten.
+ *
+ * Kafka's rules followed: name validation and '.'/'_' collisions (INVALID_TOPIC_EXCEPTION),
+ * TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (≤ 0 or decreasing), INVALID_REPLICATION_FACTOR,
+ * INVALID_CONFIG for unknown names or bad values, and the config resolution order
+ * topic override → broker config → Kafka default.
+ */
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { randomUuid } from '../../protocol/wire/uuid.js';
+import { brokerDefaultFor, type BrokerConfig } from '../config.js';
+import { topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
+import type { MetadataStore } from '../metadata/types.js';
+import { ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
+import { hasCollisionChars, isInternalTopic, topicNameError, unifyCollisionChars } from './topic-names.js';
+
+/** A Kafka error to put in a response: code and message. */
+export class KafkaError extends Error {
+  constructor(
+    readonly errorCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface TopicRecord {
+  readonly name: string;
+  /** KIP-516 topic id, Kafka's base64url form. */
+  readonly topicId: string;
+  readonly partitions: number;
+  /** Topic-level overrides only (DYNAMIC_TOPIC_CONFIG). */
+  readonly configs: Readonly<Record<string, string>>;
+  readonly internal: boolean;
+  readonly createdAtMs: number;
+}
+
+export interface ResolvedConfig {
+  readonly def: TopicConfigDef;
+  readonly value: string | null;
+  readonly source: number;
+  /** Kafka's synonyms, most specific first: topic override, static broker config, default. */
+  readonly synonyms: { name: string; value: string | null; source: number }[];
+}
+
+/** Told about topic changes so the partition layer can open, grow or delete partition logs. */
+export interface TopicListener {
+  topicCreated?(topic: TopicRecord): Promise<void> | void;
+  partitionsAdded?(topic: TopicRecord, from: number): Promise<void> | void;
+  topicDeleted?(topic: TopicRecord): Promise<void> | void;
+  configsChanged?(topic: TopicRecord): Promise<void> | void;
+}
+
+export interface CreateTopicOptions {
+  partitions: number;
+  replicationFactor: number;
+  configs: Record<string, string | null>;
+  validateOnly?: boolean;
+  /** Internal topics may be created only by the broker itself. */
+  allowInternal?: boolean;
+}
+
+const enc = (o: unknown): Buffer => Buffer.from(JSON.stringify(o));
+
+export class TopicManager {
+  private readonly byName = new Map<string, TopicRecord>();
+  private readonly byId = new Map<string, TopicRecord>();
+  /** unified name ('.' → '_') → existing topic name, for Kafka's collision check. */
+  private readonly unified = new Map<string, string>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly listeners: TopicListener[] = [];
+
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly config: BrokerConfig,
+  ) {}
+
+  addListener(l: TopicListener): void {
+    this.listeners.push(l);
+  }
+
+  async load(): Promise<void> {
+    const { kvs } = await this.store.list(TOPICS_PREFIX);
+    for (const kv of kvs) this.remember(JSON.parse(Buffer.from(kv.value).toString('utf8')) as TopicRecord);
+  }
+
+  get(name: string): TopicRecord | undefined {
+    return this.byName.get(name);
+  }
+
+  getById(topicId: string): TopicRecord | undefined {
+    return this.byId.get(topicId);
+  }
+
+  list(): TopicRecord[] {
+    return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Runs `fn` after every earlier change has finished. */
+  private serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private remember(t: TopicRecord): void {
+    this.byName.set(t.name, t);
+    this.byId.set(t.topicId, t);
+    if (hasCollisionChars(t.name)) this.unified.set(unifyCollisionChars(t.name), t.name);
+  }
+
+  private forget(t: TopicRecord): void {
+    this.byName.delete(t.name);
+    this.byId.delete(t.topicId);
+    if (this.unified.get(unifyCollisionChars(t.name)) === t.name) this.unified.delete(unifyCollisionChars(t.name));
+  }
+
+  /** Validates a set of topic config overrides; throws KafkaError(INVALID_CONFIG). */
+  validateConfigs(configs: Record<string, string | null>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(configs)) {
+      const def = TOPIC_CONFIG_BY_NAME.get(name);
+      if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${name}`);
+      if (value === null) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${name}`);
+      const err = validateConfigValue(def, value);
+      if (err) throw new KafkaError(ErrorCode.INVALID_CONFIG, err);
+      out[name] = value.trim();
+    }
+    return out;
+  }
+
+  /** Checks a CreateTopics request without changing anything; returns the record it would create. */
+  private checkCreate(name: string, opts: CreateTopicOptions): TopicRecord {
+    const nameErr = topicNameError(name);
+    if (nameErr) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameErr);
+    if (isInternalTopic(name) && !opts.allowInternal) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Creation of internal topic ${name} is prohibited.`);
+    }
+    if (this.byName.has(name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+    if (hasCollisionChars(name)) {
+      const other = this.unified.get(unifyCollisionChars(name));
+      if (other !== undefined) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
+    }
+    const partitions = opts.partitions === -1 ? this.config.numPartitions : opts.partitions;
+    if (!Number.isInteger(partitions) || partitions <= 0) {
+      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions was set to an invalid non-positive value.`);
+    }
+    const rf = opts.replicationFactor === -1 ? this.config.defaultReplicationFactor : opts.replicationFactor;
+    if (rf <= 0) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
+    if (rf > 1) {
+      throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only 1 broker(s) are registered.`);
+    }
+    const configs = this.validateConfigs(opts.configs);
+    return { name, topicId: randomUuid(), partitions, configs, internal: isInternalTopic(name), createdAtMs: Date.now() };
+  }
+
+  /** Creates a topic (durably) or, with validateOnly, only checks that it could be. Throws KafkaError. */
+  create(name: string, opts: CreateTopicOptions): Promise<TopicRecord> {
+    return this.serialize(async () => {
+      const t = this.checkCreate(name, opts);
+      if (opts.validateOnly) return t;
+      const res = await this.store.txn({
+        compare: [
+          { key: topicKey(name), target: 'version', op: '==', value: 0 },
+          { key: topicIdKey(t.topicId), target: 'version', op: '==', value: 0 },
+        ],
+        success: [
+          { type: 'put', key: topicKey(name), value: enc(t) },
+          { type: 'put', key: topicIdKey(t.topicId), value: Buffer.from(name) },
+        ],
+        failure: [],
+      });
+      if (!res.succeeded) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+      this.remember(t);
+      for (const l of this.listeners) await l.topicCreated?.(t);
+      return t;
+    });
+  }
+
+  /** Deletes a topic and tells listeners (which delete its partitions' ledgers). Throws KafkaError. */
+  delete(name: string): Promise<TopicRecord> {
+    return this.serialize(async () => {
+      const t = this.byName.get(name);
+      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      if (t.internal) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Topic ${name} is an internal topic and cannot be deleted.`);
+      await this.store.txn({
+        compare: [],
+        success: [
+          { type: 'delete', key: topicKey(name) },
+          { type: 'delete', key: topicIdKey(t.topicId) },
+        ],
+        failure: [],
+      });
+      this.forget(t);
+      for (const l of this.listeners) await l.topicDeleted?.(t);
+      return t;
+    });
+  }
+
+  /** Raises a topic's partition count (CreatePartitions). Throws KafkaError. */
+  addPartitions(name: string, count: number, validateOnly: boolean): Promise<TopicRecord> {
+    return this.serialize(async () => {
+      const t = this.byName.get(name);
+      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      if (count < t.partitions) {
+        throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${t.partitions} partition(s); ${count} would not be an increase.`);
+      }
+      if (count === t.partitions) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${t.partitions} partition(s).`);
+      const next: TopicRecord = { ...t, partitions: count };
+      if (validateOnly) return next;
+      await this.put(t, next);
+      for (const l of this.listeners) await l.partitionsAdded?.(next, t.partitions);
+      return next;
+    });
+  }
+
+  /** Replaces a topic's config overrides (AlterConfigs) or applies incremental changes. Throws KafkaError. */
+  setConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<TopicRecord> {
+    return this.serialize(async () => {
+      const t = this.byName.get(name);
+      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      const next: TopicRecord = { ...t, configs: this.validateConfigs(configs) };
+      if (validateOnly) return next;
+      await this.put(t, next);
+      for (const l of this.listeners) await l.configsChanged?.(next);
+      return next;
+    });
+  }
+
+  private async put(prev: TopicRecord, next: TopicRecord): Promise<void> {
+    const kv = await this.store.get(topicKey(prev.name));
+    if (!kv) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+    const res = await this.store.compareAndSet(topicKey(prev.name), { modRevision: kv.modRevision }, enc(next));
+    if (!res.succeeded) throw new KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS, `Topic ${prev.name} changed concurrently; retry.`);
+    this.byName.set(next.name, next);
+    this.byId.set(next.topicId, next);
+  }
+
+  /** One config of a topic, resolved: override, else the broker's value, else Kafka's default. */
+  resolve(t: TopicRecord, def: TopicConfigDef): ResolvedConfig {
+    const synonyms: ResolvedConfig['synonyms'] = [];
+    const override = t.configs[def.name];
+    if (override !== undefined) synonyms.push({ name: def.name, value: override, source: ConfigSource.DYNAMIC_TOPIC_CONFIG });
+    if (def.brokerSynonym && this.config.explicit.has(def.brokerSynonym)) {
+      synonyms.push({ name: def.brokerSynonym, value: this.config.values.get(def.brokerSynonym) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
+    }
+    const brokerDefault = def.brokerSynonym ? brokerDefaultFor(this.config, def.brokerSynonym) : null;
+    if (def.brokerSynonym) synonyms.push({ name: def.brokerSynonym, value: brokerDefault ?? def.default, source: ConfigSource.DEFAULT_CONFIG });
+    const top = synonyms[0];
+    return {
+      def,
+      value: top ? top.value : def.default,
+      source: top ? top.source : ConfigSource.DEFAULT_CONFIG,
+      synonyms,
+    };
+  }
+
+  /** Every topic config of a topic, resolved, in Kafka's order. */
+  resolveAll(t: TopicRecord): ResolvedConfig[] {
+    return TOPIC_CONFIGS.map((d) => this.resolve(t, d));
+  }
+
+  /** The effective value of one topic config. */
+  configValue(t: TopicRecord, name: string): string | null {
+    const def = TOPIC_CONFIG_BY_NAME.get(name);
+    if (!def) throw new Error(`unknown topic config ${name}`);
+    return this.resolve(t, def).value;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Broker configuration, with Kafka's names. Sources, later ones winning:
+ *   1. Kafka's defaults (src/cluster/config-defs.ts);
+ *   2. a properties file (`--config server.properties`, Java properties syntax);
+ *   3. environment variables `LEDGERLINE_<NAME>`, named as Apache Kafka's container image names them:
+ *      upper case, `.` → `_`, `_` → `__`, `-` → `___` (LEDGERLINE_LOG_DIRS=/data → log.dirs=/data);
+ *   4. `--set key=value` on the command line.
+ */
+import { readFileSync } from 'node:fs';
+import { BROKER_CONFIG_BY_NAME, BROKER_CONFIGS, validateConfigValue } from './cluster/config-defs.js';
+
+export class ConfigError extends Error {
+  readonly code = 'LL_ERR_CONFIG';
+}
+
+export interface Listener {
+  name: string;
+  host: string;
+  port: number;
+}
+
+export interface BrokerConfig {
+  /** Every config as a string, after all sources, defaults included (null: no value). */
+  readonly values: ReadonlyMap<string, string | null>;
+  /** Names set explicitly by the operator (file, environment or --set): STATIC_BROKER_CONFIG. */
+  readonly explicit: ReadonlySet<string>;
+  readonly nodeId: number;
+  readonly listeners: Listener[];
+  readonly advertisedListeners: Listener[];
+  readonly dataDir: string;
+  readonly numPartitions: number;
+  readonly defaultReplicationFactor: number;
+  readonly autoCreateTopics: boolean;
+  readonly deleteTopicEnable: boolean;
+  readonly messageMaxBytes: number;
+  readonly socketRequestMaxBytes: number;
+  readonly connectionsMaxIdleMs: number;
+  readonly logRetentionCheckIntervalMs: number;
+  readonly maxFetchSessions: number;
+}
+
+/** Parses Java properties text: `key=value` or `key: value`, `#`/`!` comments, `\` line continuations. */
+export function parseProperties(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    let line = lines[i]!.trimStart();
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
+    while (/(^|[^\\])(\\\\)*\\$/.test(line) && i + 1 < lines.length) line = line.slice(0, -1) + lines[++i]!.trimStart();
+    const m = /^((?:\\.|[^=:\s\\])+)\s*[=:\s]\s*(.*)$/.exec(line);
+    const key = (m ? m[1]! : line).replace(/\\(.)/g, '$1');
+    const value = m ? m[2]!.replace(/\\(.)/g, '$1') : '';
+    out.set(key, value);
+  }
+  return out;
+}
+
+/** `LEDGERLINE_LOG_DIRS` → `log.dirs`, as Kafka's container image maps KAFKA_* variables. */
+export function envToConfigName(variable: string): string | null {
+  if (!variable.startsWith('LEDGERLINE_')) return null;
+  return variable
+    .slice('LEDGERLINE_'.length)
+    .toLowerCase()
+    .replace(/___/g, '\u0001')
+    .replace(/__/g, '\u0002')
+    .replace(/_/g, '.')
+    .replace(/\u0001/g, '-')
+    .replace(/\u0002/g, '_');
+}
+
+export function parseListeners(value: string, what: string): Listener[] {
+  const out: Listener[] = [];
+  for (const item of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9_]+):\/\/(\[[^\]]*\]|[^:]*):(\d+)$/.exec(item);
+    if (!m) throw new ConfigError(`${what}: ${JSON.stringify(item)} is not NAME://host:port`);
+    const port = Number(m[3]);
+    if (port > 65535) throw new ConfigError(`${what}: port ${port} out of range`);
+    out.push({ name: m[1]!.toUpperCase(), host: m[2]!.replace(/^\[|\]$/g, ''), port });
+  }
+  if (out.length === 0) throw new ConfigError(`${what} is empty`);
+  return out;
+}
+
+export interface ConfigSources {
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  overrides?: ReadonlyArray<[string, string]>;
+}
+
+export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
+  const values = new Map<string, string | null>(BROKER_CONFIGS.map((d) => [d.name, d.default]));
+  const explicit = new Set<string>();
+  const set = (k: string, v: string): void => {
+    values.set(k, v);
+    explicit.add(k);
+  };
+  if (sources.file) {
+    let text: string;
+    try {
+      text = readFileSync(sources.file, 'utf8');
+    } catch (e) {
+      throw new ConfigError(`cannot read config file ${sources.file}: ${(e as Error).message}`);
+    }
+    for (const [k, v] of parseProperties(text)) set(k, v);
+  }
+  for (const [variable, v] of Object.entries(sources.env ?? {})) {
+    const k = envToConfigName(variable);
+    if (k && v !== undefined) set(k, v);
+  }
+  for (const [k, v] of sources.overrides ?? []) set(k, v);
+
+  for (const k of explicit) {
+    const def = BROKER_CONFIG_BY_NAME.get(k);
+    if (!def) continue; // Kafka accepts (and logs) unknown configs.
+    const err = validateConfigValue(def, values.get(k) ?? null);
+    if (err) throw new ConfigError(err);
+  }
+
+  const str = (k: string): string | null => values.get(k) ?? null;
+  const int = (k: string): number => Number(str(k));
+  const bool = (k: string): boolean => str(k)?.toLowerCase() === 'true';
+
+  // node.id wins; broker.id is its ZooKeeper-era alias.
+  let nodeId = int('node.id');
+  if (!explicit.has('node.id') && explicit.has('broker.id') && int('broker.id') >= 0) nodeId = int('broker.id');
+  const listeners = parseListeners(str('listeners')!, 'listeners');
+  const advertised = str('advertised.listeners');
+  const advertisedListeners = advertised ? parseListeners(advertised, 'advertised.listeners') : listeners.map((l) => ({ ...l }));
+  const logDirs = explicit.has('log.dirs') || !explicit.has('log.dir') ? str('log.dirs')! : str('log.dir')!;
+  const dataDirs = logDirs.split(',').map((s) => s.trim()).filter(Boolean);
+  if (dataDirs.length !== 1) throw new ConfigError(`log.dirs must name exactly one directory (got ${JSON.stringify(logDirs)})`);
+
+  return {
+    values,
+    explicit,
+    nodeId,
+    listeners,
+    advertisedListeners,
+    dataDir: dataDirs[0]!,
+    numPartitions: int('num.partitions'),
+    defaultReplicationFactor: int('default.replication.factor'),
+    autoCreateTopics: bool('auto.create.topics.enable'),
+    deleteTopicEnable: bool('delete.topic.enable'),
+    messageMaxBytes: int('message.max.bytes'),
+    socketRequestMaxBytes: int('socket.request.max.bytes'),
+    connectionsMaxIdleMs: int('connections.max.idle.ms'),
+    logRetentionCheckIntervalMs: int('log.retention.check.interval.ms'),
+    maxFetchSessions: int('max.incremental.fetch.session.cache.slots'),
+  };
+}
+
+/**
+ * The broker-level value that supplies a topic config's default, resolving Kafka's fallbacks
+ * (log.retention.ms → minutes → hours; log.roll.ms → hours; log.flush.interval.ms → flush.messages'
+ * scheduler default).
+ */
+export function brokerDefaultFor(config: BrokerConfig, brokerName: string): string | null {
+  const v = config.values.get(brokerName) ?? null;
+  if (v !== null) return v;
+  switch (brokerName) {
+    case 'log.retention.ms': {
+      const minutes = config.values.get('log.retention.minutes');
+      if (minutes) return String(Number(minutes) * 60_000);
+      return String(Number(config.values.get('log.retention.hours') ?? '168') * 3_600_000);
+    }
+    case 'log.roll.ms':
+      return String(Number(config.values.get('log.roll.hours') ?? '168') * 3_600_000);
+    case 'log.roll.jitter.ms':
+      return '0';
+    case 'log.flush.interval.ms':
+      return '9223372036854775807';
+    default:
+      return null;
+  }
+}

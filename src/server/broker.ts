@@ -1,0 +1,157 @@
+/**
+ * The broker process: opens the stores in the data directory, loads the topic registry, registers the
+ * API handlers and listens. One Broker per process; tests start it as a child process (src/cli.ts).
+ *
+ *   data dir/
+ *     metadata/   the embedded metadata store (SQLite): topics, ledger chains, ids
+ *     ledgers/    the embedded ledger store: partition data
+ *
+ * Shutdown (SIGTERM/SIGINT): stop accepting, close connections once their in-flight requests are
+ * answered (bounded wait), seal open ledgers' pending appends (fsync), close the stores.
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import type { RequestHeader } from '../../protocol/headers.js';
+import { randomUuid } from '../../protocol/wire/uuid.js';
+import { handlers as allHandlers } from '../api/index.js';
+import type { Handler } from '../api/handler.js';
+import { apiVersionsFallback } from '../api/018-api-versions.js';
+import type { BrokerConfig, Listener } from '../config.js';
+import { KafkaError, TopicManager, type TopicRecord } from '../cluster/topics.js';
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { CLUSTER_KEY } from '../metadata/layout.js';
+import { openSqliteMetadataStore } from '../metadata/index.js';
+import type { MetadataStore } from '../metadata/types.js';
+import type { Logger } from '../observability/logger.js';
+import { Connection } from './connection.js';
+import { PartitionManager } from '../cluster/partitions.js';
+import { ProducerIdAllocator } from '../cluster/producer-state.js';
+import { FetchSessionCache } from '../cluster/fetch-sessions.js';
+
+export interface BoundListener extends Listener {
+  /** The port actually bound (differs from `port` when it was 0). */
+  boundPort: number;
+}
+
+export class Broker {
+  readonly handlers = new Map<number, Handler>();
+  readonly connections = new Set<Connection>();
+  clusterId = '';
+  metadata!: MetadataStore;
+  topics!: TopicManager;
+  partitions!: PartitionManager;
+  producerIds!: ProducerIdAllocator;
+  fetchSessions!: FetchSessionCache;
+  readonly bound: BoundListener[] = [];
+  private readonly servers: Server[] = [];
+  private stopping = false;
+
+  constructor(
+    readonly config: BrokerConfig,
+    readonly log: Logger,
+  ) {
+    for (const h of allHandlers) this.handlers.set(h.api.apiKey, h);
+  }
+
+  get nodeId(): number {
+    return this.config.nodeId;
+  }
+
+  /** Kafka's producer.id.expiration.ms: idempotent-producer state unused this long is dropped. */
+  get producerExpirationMs(): number {
+    return Number(this.config.values.get('producer.id.expiration.ms') ?? '86400000');
+  }
+
+  /**
+   * Creates a topic named by Metadata with the broker defaults (auto.create.topics.enable). Returns
+   * undefined when it cannot be created; a concurrent creation of the same name returns that topic.
+   */
+  async autoCreateTopic(name: string): Promise<TopicRecord | undefined> {
+    try {
+      return await this.topics.create(name, { partitions: -1, replicationFactor: -1, configs: {} });
+    } catch (err) {
+      if (err instanceof KafkaError && err.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return this.topics.get(name);
+      this.log.warn({ err, topic: name }, 'auto-creating a topic failed');
+      return undefined;
+    }
+  }
+
+  /** The listener addresses clients are told to use, with bound ports filled in for port 0. */
+  get advertised(): Listener[] {
+    return this.config.advertisedListeners.map((a, i) => {
+      const bound = this.bound.find((b) => b.name === a.name) ?? this.bound[i];
+      const port = a.port === 0 && bound ? bound.boundPort : a.port;
+      return { ...a, host: a.host === '' || a.host === '0.0.0.0' ? '127.0.0.1' : a.host, port };
+    });
+  }
+
+  async start(): Promise<void> {
+    const dataDir = this.config.dataDir;
+    mkdirSync(dataDir, { recursive: true });
+    this.metadata = await openSqliteMetadataStore(join(dataDir, 'metadata'));
+    this.clusterId = await this.loadClusterId();
+    this.topics = new TopicManager(this.metadata, this.config);
+    await this.topics.load();
+    this.partitions = await PartitionManager.open(this, join(dataDir, 'ledgers'));
+    this.producerIds = new ProducerIdAllocator(this.metadata);
+    this.fetchSessions = new FetchSessionCache(this.config.maxFetchSessions);
+    await this.partitions.loadAll();
+    for (const l of this.config.listeners) await this.listen(l);
+    this.log.info(
+      { listeners: this.bound.map((b) => `${b.name}://${b.host}:${b.boundPort}`), dataDir, clusterId: this.clusterId, nodeId: this.nodeId },
+      'Ledgerline started',
+    );
+  }
+
+  private async loadClusterId(): Promise<string> {
+    const kv = await this.metadata.get(CLUSTER_KEY);
+    if (kv) return (JSON.parse(Buffer.from(kv.value).toString('utf8')) as { clusterId: string }).clusterId;
+    const clusterId = randomUuid();
+    const res = await this.metadata.compareAndSet(CLUSTER_KEY, { version: 0 }, Buffer.from(JSON.stringify({ clusterId, formatVersion: 1 })));
+    if (!res.succeeded) return this.loadClusterId();
+    return clusterId;
+  }
+
+  private listen(l: Listener): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const server = createServer({ noDelay: true }, (socket: Socket) => this.accept(socket, l.name));
+      server.once('error', reject);
+      server.listen({ host: l.host === '' ? undefined : l.host, port: l.port }, () => {
+        server.off('error', reject);
+        const addr = server.address();
+        const boundPort = typeof addr === 'object' && addr ? addr.port : l.port;
+        this.bound.push({ ...l, boundPort });
+        this.servers.push(server);
+        resolve();
+      });
+    });
+  }
+
+  private accept(socket: Socket, listenerName: string): void {
+    if (this.stopping) {
+      socket.destroy();
+      return;
+    }
+    this.connections.add(new Connection(socket, this, listenerName));
+  }
+
+  connectionClosed(c: Connection): void {
+    this.connections.delete(c);
+  }
+
+  apiVersionsFallback(header: RequestHeader): Buffer[] {
+    return apiVersionsFallback(this.handlers.values(), header);
+  }
+
+  /** Graceful shutdown; safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    await Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    for (const c of this.connections) c.close();
+    await this.partitions?.close();
+    await this.metadata?.close();
+    this.log.info('Ledgerline stopped');
+  }
+}

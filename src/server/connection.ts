@@ -1,0 +1,225 @@
+/**
+ * One client connection: frames in, responses out, in request order.
+ *
+ *   socket ──► FrameDecoder ──► header ──► handler (async) ──► slot[seq] ──► written in seq order
+ *
+ * Requests of a connection are handed to their handlers in arrival order and may run concurrently (a
+ * pipelining producer shares group commits that way), but responses leave in request order: a handler
+ * that finishes early waits in its slot until every earlier response is written. Produce with acks=0
+ * takes a slot that is skipped.
+ *
+ * Backpressure is pull-based: while too many requests are in flight or the socket holds too many
+ * unwritten response bytes, the socket is paused, so a client that never reads its responses stops being
+ * read from instead of growing the broker's memory; reading resumes on drain.
+ *
+ * Kafka's rules for requests it cannot serve: an unknown API key, a version outside the served range or a
+ * body that does not parse closes the connection; ApiVersions with a version it does not know is answered
+ * in v0 with UNSUPPORTED_VERSION and the supported ranges (KIP-511).
+ */
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { CodecError } from '../../protocol/errors.js';
+import { encodeResponseFrame, readRequestHeader } from '../../protocol/headers.js';
+import { Reader } from '../../protocol/wire/reader.js';
+import { NO_RESPONSE, type ConnectionInfo, type RequestContext } from '../api/handler.js';
+import type { Broker } from './broker.js';
+import { FrameDecoder, FrameTooLargeError } from './frame-decoder.js';
+
+/** Requests a connection may have in flight before it stops reading. */
+const MAX_IN_FLIGHT = 100;
+/** Unwritten response bytes a connection may hold before it stops reading. */
+const MAX_QUEUED_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+type Slot = Buffer[] | typeof NO_RESPONSE | undefined;
+
+let nextConnectionId = 1;
+
+export class Connection {
+  readonly info: ConnectionInfo;
+  private readonly decoder: FrameDecoder;
+  private readonly abort = new AbortController();
+  private readonly slots = new Map<number, Slot>();
+  private nextSeq = 0;
+  private nextToWrite = 0;
+  private inFlight = 0;
+  private paused = false;
+  private closed = false;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly broker: Broker,
+    listenerName: string,
+  ) {
+    this.info = {
+      id: nextConnectionId++,
+      remoteAddress: `${socket.remoteAddress}:${socket.remotePort}`,
+      listenerName,
+      clientSoftwareName: null,
+      clientSoftwareVersion: null,
+    };
+    this.log = broker.log.child({ conn: this.info.id, remote: this.info.remoteAddress });
+    this.decoder = new FrameDecoder(broker.config.socketRequestMaxBytes);
+    socket.setNoDelay(true);
+    socket.setTimeout(broker.config.connectionsMaxIdleMs, () => {
+      this.log.debug('closing idle connection');
+      this.close();
+    });
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.maybeResume());
+    socket.on('error', (err) => this.log.debug({ err }, 'socket error'));
+    socket.on('close', () => this.onClose());
+  }
+
+  /** True once the socket is gone. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.socket.destroy();
+    this.onClose();
+  }
+
+  private onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    this.slots.clear();
+    this.broker.connectionClosed(this);
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (e) {
+      if (e instanceof FrameTooLargeError) this.log.warn({ size: e.size, max: e.max }, 'closing connection: request size out of bounds');
+      else this.log.error({ err: e }, 'closing connection: framing failed');
+      this.close();
+      return;
+    }
+    for (const frame of frames) {
+      if (this.closed) return;
+      this.onFrame(frame);
+    }
+    this.maybePause();
+  }
+
+  private onFrame(frame: Buffer): void {
+    const r = new Reader(frame);
+    const { header, api, versionKnown } = readRequestHeader(r);
+    if (!r.ok) {
+      this.log.warn('closing connection: request header does not parse');
+      this.close();
+      return;
+    }
+    const handler = this.broker.handlers.get(header.requestApiKey);
+    const version = header.requestApiVersion;
+    const served = handler !== undefined && version >= handler.versions.min && version <= handler.versions.max;
+    if (!served) {
+      if (api !== undefined && api.apiKey === 18 && handler !== undefined) {
+        this.respond(this.nextSeq++, this.broker.apiVersionsFallback(header));
+        return;
+      }
+      this.log.info(
+        { apiKey: header.requestApiKey, apiVersion: version, clientId: header.clientId, known: api !== undefined && versionKnown },
+        'closing connection: unsupported API key or version',
+      );
+      this.close();
+      return;
+    }
+    let request: unknown;
+    try {
+      request = handler.api.request.decode(r, version);
+      r.complete();
+    } catch (e) {
+      this.log.warn({ err: e instanceof CodecError ? e.message : e, apiKey: header.requestApiKey, apiVersion: version }, 'closing connection: request body does not parse');
+      this.close();
+      return;
+    }
+
+    const seq = this.nextSeq++;
+    this.slots.set(seq, undefined);
+    this.inFlight++;
+    const ctx: RequestContext = { broker: this.broker, header, apiVersion: version, connection: this.info, signal: this.abort.signal };
+    let result;
+    try {
+      result = handler.handle(request, ctx);
+    } catch (e) {
+      this.failed(e, header.requestApiKey, version);
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (res) => this.finish(seq, handler.api, version, header.correlationId, res),
+        (e: unknown) => this.failed(e, header.requestApiKey, version),
+      );
+    } else {
+      this.finish(seq, handler.api, version, header.correlationId, result);
+    }
+  }
+
+  private finish(seq: number, api: { apiKey: number }, version: number, correlationId: number, res: unknown): void {
+    this.inFlight--;
+    if (this.closed) return;
+    if (res === NO_RESPONSE) {
+      this.respond(seq, NO_RESPONSE);
+      return;
+    }
+    let chunks: Buffer[];
+    try {
+      chunks = encodeResponseFrame(this.broker.handlers.get(api.apiKey)!.api, version, correlationId, res);
+    } catch (e) {
+      this.failed(e, api.apiKey, version);
+      return;
+    }
+    this.respond(seq, chunks);
+  }
+
+  private failed(e: unknown, apiKey: number, apiVersion: number): void {
+    this.inFlight--;
+    if (this.closed) return;
+    this.log.error({ err: e, apiKey, apiVersion }, 'closing connection: handler failed');
+    this.close();
+  }
+
+  /** Stores a finished response in its slot and writes every response that is now next in order. */
+  private respond(seq: number, slot: Exclude<Slot, undefined>): void {
+    this.slots.set(seq, slot);
+    for (;;) {
+      const next = this.slots.get(this.nextToWrite);
+      if (next === undefined) break;
+      this.slots.delete(this.nextToWrite);
+      this.nextToWrite++;
+      if (next === NO_RESPONSE) continue;
+      if (next.length === 1) this.socket.write(next[0]!);
+      else {
+        this.socket.cork();
+        for (const c of next) this.socket.write(c);
+        this.socket.uncork();
+      }
+    }
+    this.maybePause();
+    this.maybeResume();
+  }
+
+  private overBudget(): boolean {
+    return this.inFlight >= MAX_IN_FLIGHT || this.socket.writableLength > MAX_QUEUED_RESPONSE_BYTES;
+  }
+
+  private maybePause(): void {
+    if (!this.paused && !this.closed && this.overBudget()) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  private maybeResume(): void {
+    if (this.paused && !this.closed && !this.overBudget()) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+}

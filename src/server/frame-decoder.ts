@@ -1,0 +1,93 @@
+/**
+ * Splits a TCP byte stream into Kafka frames (`int32 size | size bytes`).
+ *
+ * Chunks are queued as they arrive and joined once per frame, when the whole frame is there: a frame
+ * that sits inside one chunk is returned as a slice of it (no copy); one that spans chunks is copied
+ * once into a buffer of exactly its size. A size above `maxFrameBytes` (Kafka's socket.request.max.bytes)
+ * or below zero is reported before anything is allocated for it, so a lying length prefix costs nothing.
+ */
+export class FrameTooLargeError extends Error {
+  readonly code = 'LL_ERR_FRAME_SIZE';
+  constructor(readonly size: number, readonly max: number) {
+    super(size < 0 ? `invalid frame size ${size}` : `frame of ${size} bytes exceeds socket.request.max.bytes ${max}`);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export class FrameDecoder {
+  private readonly chunks: Buffer[] = [];
+  /** Bytes queued in `chunks`, from `offset` in the first one. */
+  private queued = 0;
+  /** Read position inside chunks[0]. */
+  private offset = 0;
+  /** Size of the frame being assembled, or -1 while its prefix has not arrived. */
+  private need = -1;
+
+  constructor(private readonly maxFrameBytes: number) {}
+
+  /** Bytes buffered but not yet returned as frames. */
+  get buffered(): number {
+    return this.queued;
+  }
+
+  /** Adds a chunk; returns the frames it completes (frame bodies without the size prefix). */
+  push(chunk: Buffer): Buffer[] {
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.queued += chunk.length;
+    }
+    const frames: Buffer[] = [];
+    for (;;) {
+      if (this.need < 0) {
+        if (this.queued < 4) break;
+        const size = this.readSize();
+        if (size < 0 || size > this.maxFrameBytes) throw new FrameTooLargeError(size, this.maxFrameBytes);
+        this.need = size;
+      }
+      if (this.queued < this.need) break;
+      frames.push(this.take(this.need));
+      this.need = -1;
+    }
+    return frames;
+  }
+
+  private readSize(): number {
+    const first = this.chunks[0]!;
+    if (first.length - this.offset < 4) return this.take(4).readInt32BE(0);
+    const size = first.readInt32BE(this.offset);
+    this.skip(4);
+    return size;
+  }
+
+  private skip(n: number): void {
+    this.offset += n;
+    this.queued -= n;
+    while (this.chunks.length > 0 && this.offset >= this.chunks[0]!.length) {
+      this.offset -= this.chunks[0]!.length;
+      this.chunks.shift();
+    }
+  }
+
+  /** Removes and returns the next `n` queued bytes: a slice when they sit in one chunk, else one copy. */
+  private take(n: number): Buffer {
+    // An empty frame may end exactly where the queued chunks do.
+    if (n === 0) return EMPTY;
+    const first = this.chunks[0]!;
+    if (first.length - this.offset >= n) {
+      const out = first.subarray(this.offset, this.offset + n);
+      this.skip(n);
+      return out;
+    }
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const c = this.chunks[0]!;
+      const k = Math.min(n - filled, c.length - this.offset);
+      c.copy(out, filled, this.offset, this.offset + k);
+      filled += k;
+      this.skip(k);
+    }
+    return out;
+  }
+}

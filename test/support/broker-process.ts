@@ -1,0 +1,131 @@
+/**
+ * A real Ledgerline broker as a child process, for integration tests: started from the TypeScript sources
+ * on 127.0.0.1 with an ephemeral port and a temporary data directory, ready once it logs where it
+ * listens. Killing it (SIGKILL) and starting it again on the same data directory is how tests check
+ * durability.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface BrokerProcessOptions {
+  /** Extra `--set key=value` configs. */
+  configs?: Record<string, string>;
+  dataDir?: string;
+  startTimeoutMs?: number;
+}
+
+export class BrokerProcess {
+  private child: ChildProcess | null = null;
+  port = 0;
+  readonly logs: string[] = [];
+
+  private constructor(
+    readonly dataDir: string,
+    private readonly configs: Record<string, string>,
+    private readonly ownsDataDir: boolean,
+  ) {}
+
+  static async start(options: BrokerProcessOptions = {}): Promise<BrokerProcess> {
+    const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ledgerline-test-'));
+    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined);
+    await b.spawn(options.startTimeoutMs ?? 30_000);
+    return b;
+  }
+
+  get bootstrap(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** True while the child process runs. */
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The broker's resident set size in KiB (VmRSS of /proc/<pid>/status; Linux only). */
+  rssKiB(): number {
+    const pid = this.child?.pid;
+    if (pid === undefined) throw new Error('broker is not running');
+    const m = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (!m) throw new Error(`no VmRSS in /proc/${pid}/status`);
+    return Number(m[1]);
+  }
+
+  private spawn(timeoutMs: number): Promise<void> {
+    const args = ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'start', '--set', `listeners=PLAINTEXT://127.0.0.1:${this.port}`, '--set', `log.dirs=${this.dataDir}`];
+    for (const [k, v] of Object.entries(this.configs)) args.push('--set', `${k}=${v}`);
+    const child = spawn(process.execPath, args, {
+      cwd: REPO,
+      env: { ...process.env, LEDGERLINE_LOG_FORMAT: 'json', LEDGERLINE_LOG_LEVEL: process.env.LEDGERLINE_LOG_LEVEL ?? 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`broker did not start within ${timeoutMs} ms:\n${this.logs.slice(-20).join('\n')}`));
+      }, timeoutMs);
+      const lines = createInterface({ input: child.stdout! });
+      lines.on('line', (line) => {
+        this.logs.push(line);
+        if (this.logs.length > 2000) this.logs.splice(0, 1000);
+        if (!line.includes('"Ledgerline started"')) return;
+        const parsed = JSON.parse(line) as { listeners: string[] };
+        this.port = Number(/:(\d+)$/.exec(parsed.listeners[0]!)![1]);
+        clearTimeout(timer);
+        resolve();
+      });
+      createInterface({ input: child.stderr! }).on('line', (line) => this.logs.push(`stderr: ${line}`));
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`broker exited during start (code ${code}, signal ${signal}):\n${this.logs.slice(-20).join('\n')}`));
+      });
+    });
+  }
+
+  /** Sends a signal and waits for the process to exit. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill(signal);
+    const code = await exited;
+    this.child = null;
+    return code;
+  }
+
+  /** Starts the broker again on the same data directory and port. */
+  async restart(timeoutMs = 30_000): Promise<void> {
+    await this.kill('SIGKILL');
+    await this.spawn(timeoutMs);
+  }
+
+  /**
+   * Graceful stop (SIGTERM), escalating to SIGKILL when the broker has not exited within `graceMs`;
+   * removes the data directory when this object created it. Resolves with the exit code of the SIGTERM
+   * (null when it had to be killed).
+   */
+  async stop(graceMs = 10_000): Promise<number | null> {
+    const child = this.child;
+    let code: number | null = null;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      code = await exited;
+      clearTimeout(timer);
+      this.child = null;
+    }
+    if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
+    return code;
+  }
+}
