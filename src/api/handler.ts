@@ -25,7 +25,7 @@ export interface RequestContext {
   readonly header: RequestHeader;
   readonly apiVersion: number;
   readonly connection: ConnectionInfo;
-  /** Aborted when the connection closes, so long waits (Fetch, JoinGroup) end early. */
+  /** Aborted when the connection closes or the broker shuts down, so long waits (Fetch, JoinGroup) end early. */
   readonly signal: AbortSignal;
 }
 

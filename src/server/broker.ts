@@ -29,6 +29,9 @@ import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 
+/** How long shutdown waits for in-flight requests before closing connections anyway. */
+const SHUTDOWN_DRAIN_MS = 10_000;
+
 export interface BoundListener extends Listener {
   /** The port actually bound (differs from `port` when it was 0). */
   boundPort: number;
@@ -148,8 +151,11 @@ export class Broker {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    await Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    // Stop reading, let requests already read finish (their appends become durable and are answered).
+    await Promise.all([...this.connections].map((c) => c.drain(SHUTDOWN_DRAIN_MS)));
     for (const c of this.connections) c.close();
+    await closed;
     await this.partitions?.close();
     await this.metadata?.close();
     this.log.info('Ledgerline stopped');

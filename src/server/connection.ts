@@ -44,6 +44,9 @@ export class Connection {
   private inFlight = 0;
   private paused = false;
   private closed = false;
+  /** Set by drain(): reading stays paused whatever the budget says. */
+  private draining = false;
+  private drained: (() => void) | null = null;
   private readonly log: Logger;
 
   constructor(
@@ -74,6 +77,25 @@ export class Connection {
   /** True once the socket is gone. */
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /**
+   * Graceful shutdown: stops reading new requests and resolves once every request already read has been
+   * answered (or `timeoutMs` passed, or the peer went away).
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    if (this.closed) return;
+    this.draining = true;
+    this.socket.pause();
+    // Long waits (Fetch long-polls, JoinGroup) end now and answer with what they have.
+    this.abort.abort();
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed && (this.inFlight > 0 || this.slots.size > 0 || this.socket.writableLength > 0) && Date.now() < deadline) {
+      await new Promise<void>((r) => {
+        this.drained = r;
+        setTimeout(r, Math.min(50, Math.max(0, deadline - Date.now()))).unref();
+      });
+    }
   }
 
   close(): void {
@@ -217,7 +239,12 @@ export class Connection {
   }
 
   private maybeResume(): void {
-    if (this.paused && !this.closed && !this.overBudget()) {
+    if (this.drained && this.inFlight === 0 && this.slots.size === 0) {
+      const d = this.drained;
+      this.drained = null;
+      d();
+    }
+    if (this.paused && !this.closed && !this.draining && !this.overBudget()) {
       this.paused = false;
       this.socket.resume();
     }
