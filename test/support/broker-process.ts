@@ -18,6 +18,8 @@ export interface BrokerProcessOptions {
   configs?: Record<string, string>;
   dataDir?: string;
   startTimeoutMs?: number;
+  /** Name the data directory with LEDGERLINE_LOG_DIRS instead of `--set log.dirs=`. */
+  dataDirFromEnv?: boolean;
 }
 
 export class BrokerProcess {
@@ -29,11 +31,12 @@ export class BrokerProcess {
     readonly dataDir: string,
     private readonly configs: Record<string, string>,
     private readonly ownsDataDir: boolean,
+    private readonly dataDirFromEnv: boolean,
   ) {}
 
   static async start(options: BrokerProcessOptions = {}): Promise<BrokerProcess> {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ledgerline-test-'));
-    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined);
+    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined, options.dataDirFromEnv ?? false);
     await b.spawn(options.startTimeoutMs ?? 30_000);
     return b;
   }
@@ -61,11 +64,14 @@ export class BrokerProcess {
   }
 
   private spawn(timeoutMs: number): Promise<void> {
-    const args = ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'start', '--set', `listeners=PLAINTEXT://127.0.0.1:${this.port}`, '--set', `log.dirs=${this.dataDir}`];
+    const args = ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'start', '--set', `listeners=PLAINTEXT://127.0.0.1:${this.port}`];
+    if (!this.dataDirFromEnv) args.push('--set', `log.dirs=${this.dataDir}`);
     for (const [k, v] of Object.entries(this.configs)) args.push('--set', `${k}=${v}`);
+    const env: NodeJS.ProcessEnv = { ...process.env, LEDGERLINE_LOG_FORMAT: 'json', LEDGERLINE_LOG_LEVEL: process.env.LEDGERLINE_LOG_LEVEL ?? 'info' };
+    if (this.dataDirFromEnv) env.LEDGERLINE_LOG_DIRS = this.dataDir;
     const child = spawn(process.execPath, args, {
       cwd: REPO,
-      env: { ...process.env, LEDGERLINE_LOG_FORMAT: 'json', LEDGERLINE_LOG_LEVEL: process.env.LEDGERLINE_LOG_LEVEL ?? 'info' },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

@@ -1,0 +1,137 @@
+/**
+ * Errors raised by the client. Each class has a stable `code` to branch on, a `cause` where one exists, and
+ * the context a log reader needs: which broker, which request.
+ *
+ * | code                              | meaning                                                          |
+ * |-----------------------------------|------------------------------------------------------------------|
+ * | LL_ERR_CLIENT_CONNECT             | the TCP/TLS connection could not be opened (refused, timed out)  |
+ * | LL_ERR_CLIENT_DISCONNECTED        | the connection closed while the request was in flight or queued  |
+ * | LL_ERR_CLIENT_REQUEST_TIMEOUT     | no response within the request's timeout                         |
+ * | LL_ERR_CLIENT_PROTOCOL            | the broker broke the protocol: bad frame, unknown correlation id |
+ * | LL_ERR_CLIENT_UNSUPPORTED_VERSION | the broker and this codec share no version of an API             |
+ * | LL_ERR_CLIENT_METADATA            | a topic or partition has no known leader / does not exist        |
+ * | LL_ERR_CLIENT_CLOSED              | the connection or cluster was closed by its owner                |
+ * | LL_ERR_KAFKA                      | the broker answered with a Kafka error code the caller must see  |
+ *
+ * Per-partition Kafka errors in Produce/Fetch/ListOffsets answers are returned as data (`errorCode`), the
+ * way Kafka's own clients see them; `KafkaResponseError` is thrown only where a helper has no result to
+ * return (a failed ApiVersions handshake, a top-level Fetch error) or when a caller asks for it
+ * (`throwIfError`).
+ */
+import { errorByCode } from '../../protocol/error-codes.js';
+
+/** Where a failure happened. Every field is optional; errors fill in what they know. */
+export interface ClientErrorContext {
+  /** `host:port` of the broker. */
+  readonly broker?: string;
+  readonly nodeId?: number;
+  readonly apiKey?: number;
+  readonly apiName?: string;
+  readonly apiVersion?: number;
+  readonly correlationId?: number;
+  readonly clientId?: string | null;
+  readonly topic?: string;
+  readonly partition?: number;
+}
+
+export class ClientError extends Error {
+  readonly code: string;
+  readonly context: ClientErrorContext;
+  constructor(code: string, message: string, context: ClientErrorContext = {}, options?: { cause?: unknown }) {
+    super(withContext(message, context), options);
+    this.code = code;
+    this.context = context;
+    this.name = new.target.name;
+  }
+}
+
+function withContext(message: string, c: ClientErrorContext): string {
+  const parts: string[] = [];
+  if (c.broker !== undefined) parts.push(`broker ${c.broker}${c.nodeId !== undefined ? ` (node ${c.nodeId})` : ''}`);
+  if (c.apiName !== undefined) parts.push(`${c.apiName} v${c.apiVersion ?? '?'}`);
+  if (c.correlationId !== undefined) parts.push(`correlation id ${c.correlationId}`);
+  if (c.topic !== undefined) parts.push(`${c.topic}${c.partition !== undefined ? `-${c.partition}` : ''}`);
+  return parts.length > 0 ? `${message} [${parts.join(', ')}]` : message;
+}
+
+/** The connection could not be established. */
+export class ConnectError extends ClientError {
+  constructor(message: string, context: ClientErrorContext, cause?: unknown) {
+    super('LL_ERR_CLIENT_CONNECT', message, context, { cause });
+  }
+}
+
+/** The connection closed (by the peer, by an error, or by `close()`) before the request was answered. */
+export class ConnectionClosedError extends ClientError {
+  constructor(message: string, context: ClientErrorContext, cause?: unknown) {
+    super('LL_ERR_CLIENT_DISCONNECTED', message, context, { cause });
+  }
+}
+
+/** No response arrived within the request's timeout (Kafka's `request.timeout.ms`). */
+export class RequestTimeoutError extends ClientError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, context: ClientErrorContext) {
+    super('LL_ERR_CLIENT_REQUEST_TIMEOUT', `no response within ${timeoutMs} ms`, context);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The broker sent something that is not a valid answer: a frame too large or negative, an unexpected correlation id, bytes that do not decode. */
+export class ProtocolViolationError extends ClientError {
+  constructor(message: string, context: ClientErrorContext, cause?: unknown) {
+    super('LL_ERR_CLIENT_PROTOCOL', message, context, { cause });
+  }
+}
+
+/** The broker's version range of an API and this codec's do not overlap, or the broker lacks the API. */
+export class UnsupportedApiVersionError extends ClientError {
+  constructor(message: string, context: ClientErrorContext) {
+    super('LL_ERR_CLIENT_UNSUPPORTED_VERSION', message, context);
+  }
+}
+
+/** The cluster view cannot route a request: unknown topic, partition or leader. */
+export class MetadataError extends ClientError {
+  /** The Kafka error the metadata carried for the topic or partition, when it carried one. */
+  readonly errorCode: number;
+  constructor(message: string, context: ClientErrorContext, errorCode = 0) {
+    super('LL_ERR_CLIENT_METADATA', message, context);
+    this.errorCode = errorCode;
+  }
+}
+
+/** The connection or cluster was closed by its owner; nothing more can be sent. */
+export class ClientClosedError extends ClientError {
+  constructor(what: string, context: ClientErrorContext = {}) {
+    super('LL_ERR_CLIENT_CLOSED', `${what} is closed`, context);
+  }
+}
+
+/** A Kafka error code in a response, raised as an exception. */
+export class KafkaResponseError extends ClientError {
+  readonly errorCode: number;
+  /** Kafka's name for the code, e.g. `NOT_LEADER_OR_FOLLOWER`. */
+  readonly errorName: string;
+  /** Whether Kafka's clients retry on this error (its exception extends RetriableException). */
+  readonly retriable: boolean;
+  /** The broker's error message, when the response carries one. */
+  readonly brokerMessage: string | null;
+  constructor(errorCode: number, context: ClientErrorContext, brokerMessage: string | null = null) {
+    const info = errorByCode(errorCode);
+    super(
+      'LL_ERR_KAFKA',
+      `${info.name} (${errorCode}): ${brokerMessage ?? info.message ?? 'no message'}`,
+      context,
+    );
+    this.errorCode = errorCode;
+    this.errorName = info.name;
+    this.retriable = info.retriable;
+    this.brokerMessage = brokerMessage;
+  }
+}
+
+/** Throws a KafkaResponseError when `errorCode` is not NONE (0). */
+export function throwIfError(errorCode: number, context: ClientErrorContext = {}, brokerMessage: string | null = null): void {
+  if (errorCode !== 0) throw new KafkaResponseError(errorCode, context, brokerMessage);
+}

@@ -1,0 +1,116 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FrameDecoder, FrameTooLargeError } from '../../../src/server/frame-decoder.js';
+
+function framed(body: Buffer): Buffer {
+  const out = Buffer.alloc(4 + body.length);
+  out.writeInt32BE(body.length, 0);
+  body.copy(out, 4);
+  return out;
+}
+
+function body(n: number, seed: number): Buffer {
+  const b = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) b[i] = (i * 31 + seed) & 0xff;
+  return b;
+}
+
+describe('FrameDecoder', () => {
+  it('returns a frame that lies inside one chunk as a view of that chunk, without copying', () => {
+    const chunk = Buffer.concat([framed(body(10, 1)), framed(body(20, 2)), framed(body(0, 3))]);
+    const frames = new FrameDecoder(1024).push(chunk);
+    expect(frames.map((f) => f.length)).toEqual([10, 20, 0]);
+    expect(frames[0]!.buffer).toBe(chunk.buffer);
+    expect(frames[0]!.byteOffset).toBe(chunk.byteOffset + 4);
+    expect(frames[1]!.byteOffset).toBe(chunk.byteOffset + 18);
+    expect(frames[1]!.equals(body(20, 2))).toBe(true);
+  });
+
+  it('joins a frame that spans chunks once, when its last byte arrives', () => {
+    const d = new FrameDecoder(1 << 20);
+    const whole = framed(body(1000, 7));
+    const parts = [whole.subarray(0, 2), whole.subarray(2, 300), whole.subarray(300, 999), whole.subarray(999)];
+    expect(d.push(parts[0]!)).toEqual([]);
+    expect(d.push(parts[1]!)).toEqual([]);
+    expect(d.push(parts[2]!)).toEqual([]);
+    expect(d.buffered).toBe(999 - 4); // the size prefix has been consumed
+    const [frame] = d.push(parts[3]!);
+    expect(frame!.equals(body(1000, 7))).toBe(true);
+    // One copy into a buffer of exactly the frame's size, not a view of any chunk.
+    expect(frame!.byteLength).toBe(1000);
+    for (const p of parts) expect(frame!.buffer === p.buffer).toBe(false);
+    expect(d.buffered).toBe(0);
+  });
+
+  it('assembles a size prefix split across chunks', () => {
+    const d = new FrameDecoder(1024);
+    const whole = framed(body(5, 9));
+    expect(d.push(whole.subarray(0, 1))).toEqual([]);
+    expect(d.push(whole.subarray(1, 3))).toEqual([]);
+    expect(d.push(whole.subarray(3, 6))).toEqual([]);
+    expect(d.push(whole.subarray(6))).toEqual([body(5, 9)]);
+  });
+
+  it('returns an empty frame that ends exactly where the chunk ends', () => {
+    const d = new FrameDecoder(1024);
+    expect(d.push(Buffer.concat([framed(body(3, 1)), framed(Buffer.alloc(0))]))).toEqual([body(3, 1), Buffer.alloc(0)]);
+    expect(d.push(framed(Buffer.alloc(0)))).toEqual([Buffer.alloc(0)]);
+    expect(d.buffered).toBe(0);
+  });
+
+  it('keeps the tail of a chunk for the next frame', () => {
+    const d = new FrameDecoder(1024);
+    const a = framed(body(8, 1));
+    const b = framed(body(12, 2));
+    const stream = Buffer.concat([a, b]);
+    expect(d.push(stream.subarray(0, a.length + 7))).toEqual([body(8, 1)]);
+    expect(d.push(stream.subarray(a.length + 7))).toEqual([body(12, 2)]);
+  });
+
+  it('accepts a frame of exactly the limit and refuses one byte more before allocating', () => {
+    const ok = new FrameDecoder(64);
+    expect(ok.push(framed(body(64, 4)))).toHaveLength(1);
+    const d = new FrameDecoder(64);
+    const prefix = Buffer.alloc(4);
+    prefix.writeInt32BE(65, 0);
+    expect(() => d.push(prefix)).toThrow(FrameTooLargeError);
+    try {
+      new FrameDecoder(64).push(prefix);
+    } catch (e) {
+      expect(e).toMatchObject({ code: 'LL_ERR_FRAME_SIZE', size: 65, max: 64 });
+    }
+  });
+
+  it('refuses a 2 GiB size prefix and negative sizes', () => {
+    for (const size of [0x7fffffff, -1, -0x80000000]) {
+      const prefix = Buffer.alloc(4);
+      prefix.writeInt32BE(size, 0);
+      expect(() => new FrameDecoder(100 * 1024 * 1024).push(prefix)).toThrow(size < 0 ? /invalid frame size/ : /exceeds socket.request.max.bytes/);
+    }
+  });
+
+  it('cuts any stream the same way whatever the chunking', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 97 }), { minLength: 1, maxLength: 40 }),
+        (sizes, cuts) => {
+          const bodies = sizes.map((n, i) => body(n, i));
+          const stream = Buffer.concat(bodies.map(framed));
+          const d = new FrameDecoder(1024);
+          const out: Buffer[] = [];
+          let pos = 0;
+          let i = 0;
+          while (pos < stream.length) {
+            const n = cuts[i++ % cuts.length]!;
+            out.push(...d.push(stream.subarray(pos, pos + n)));
+            pos += n;
+          }
+          expect(out.map((b) => b.toString('hex'))).toEqual(bodies.map((b) => b.toString('hex')));
+          expect(d.buffered).toBe(0);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
