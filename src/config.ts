@@ -56,8 +56,11 @@ export function parseProperties(text: string): Map<string, string> {
 }
 
 /** `LEDGERLINE_LOG_DIRS` → `log.dirs`, as Kafka's container image maps KAFKA_* variables. */
+/** Variables that configure the process rather than the broker. */
+const PROCESS_VARIABLES = new Set(['LEDGERLINE_LOG_LEVEL', 'LEDGERLINE_LOG_FORMAT']);
+
 export function envToConfigName(variable: string): string | null {
-  if (!variable.startsWith('LEDGERLINE_')) return null;
+  if (!variable.startsWith('LEDGERLINE_') || PROCESS_VARIABLES.has(variable)) return null;
   return variable
     .slice('LEDGERLINE_'.length)
     .toLowerCase()
@@ -147,29 +150,4 @@ export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
     logRetentionCheckIntervalMs: int('log.retention.check.interval.ms'),
     maxFetchSessions: int('max.incremental.fetch.session.cache.slots'),
   };
-}
-
-/**
- * The broker-level value that supplies a topic config's default, resolving Kafka's fallbacks
- * (log.retention.ms → minutes → hours; log.roll.ms → hours; log.flush.interval.ms → flush.messages'
- * scheduler default).
- */
-export function brokerDefaultFor(config: BrokerConfig, brokerName: string): string | null {
-  const v = config.values.get(brokerName) ?? null;
-  if (v !== null) return v;
-  switch (brokerName) {
-    case 'log.retention.ms': {
-      const minutes = config.values.get('log.retention.minutes');
-      if (minutes) return String(Number(minutes) * 60_000);
-      return String(Number(config.values.get('log.retention.hours') ?? '168') * 3_600_000);
-    }
-    case 'log.roll.ms':
-      return String(Number(config.values.get('log.roll.hours') ?? '168') * 3_600_000);
-    case 'log.roll.jitter.ms':
-      return '0';
-    case 'log.flush.interval.ms':
-      return '9223372036854775807';
-    default:
-      return null;
-  }
 }

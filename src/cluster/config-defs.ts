@@ -51,9 +51,18 @@ export interface ConfigDef {
   readonly readOnly?: boolean;
 }
 
+/** A broker config that supplies a topic config's default; `factor` converts its unit (hours → ms). */
+export interface BrokerSynonym {
+  readonly name: string;
+  readonly factor?: number;
+}
+
 export interface TopicConfigDef extends ConfigDef {
-  /** The broker config whose value is the topic default (Kafka's synonym), if any. */
-  readonly brokerSynonym?: string;
+  /**
+   * The broker configs that supply the topic default, most specific first (Kafka's
+   * ServerTopicConfigSynonyms: retention.ms ← log.retention.ms, log.retention.minutes, log.retention.hours).
+   */
+  readonly brokerSynonyms?: readonly BrokerSynonym[];
 }
 
 const COMPRESSION = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
@@ -78,12 +87,15 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'log.retention.hours', type: 'INT', default: '168', doc: 'Used when log.retention.ms and log.retention.minutes are not set.' },
   { name: 'log.retention.bytes', type: 'LONG', default: '-1', doc: 'Topic default retention.bytes.' },
   { name: 'log.retention.check.interval.ms', type: 'LONG', default: '300000', doc: 'How often retention runs.', min: 1 },
+  { name: 'ledgerline.log.segment.entries', type: 'INT', default: '50000', doc: 'Topic default ledgerline.segment.entries.', min: 1 },
   { name: 'log.segment.bytes', type: 'INT', default: '1073741824', doc: 'Topic default segment.bytes (ledger rollover size).', min: 1024 * 1024 },
   { name: 'log.roll.ms', type: 'LONG', default: null, doc: 'Topic default segment.ms; when null, log.roll.hours applies.' },
   { name: 'log.roll.hours', type: 'INT', default: '168', doc: 'Used when log.roll.ms is not set.', min: 1 },
-  { name: 'log.roll.jitter.ms', type: 'LONG', default: null, doc: 'Topic default segment.jitter.ms.' },
+  { name: 'log.roll.jitter.ms', type: 'LONG', default: null, doc: 'Topic default segment.jitter.ms; when null, log.roll.jitter.hours applies.' },
+  { name: 'log.roll.jitter.hours', type: 'INT', default: '0', doc: 'Used when log.roll.jitter.ms is not set.', min: 0 },
   { name: 'log.flush.interval.messages', type: 'LONG', default: LONG_MAX, doc: 'Topic default flush.messages. Ledgerline fsyncs before acknowledging unless flush.messages is raised above 1 on a topic.', min: 1 },
-  { name: 'log.flush.interval.ms', type: 'LONG', default: null, doc: 'Topic default flush.ms.' },
+  { name: 'log.flush.interval.ms', type: 'LONG', default: null, doc: 'Topic default flush.ms; when null, log.flush.scheduler.interval.ms applies.' },
+  { name: 'log.flush.scheduler.interval.ms', type: 'LONG', default: LONG_MAX, doc: 'Used when log.flush.interval.ms is not set.' },
   { name: 'log.cleanup.policy', type: 'LIST', default: 'delete', doc: 'Topic default cleanup.policy.', oneOf: ['delete', 'compact'] },
   { name: 'log.message.timestamp.type', type: 'STRING', default: 'CreateTime', doc: 'Topic default message.timestamp.type.', oneOf: ['CreateTime', 'LogAppendTime'] },
   { name: 'log.message.timestamp.before.max.ms', type: 'LONG', default: LONG_MAX, doc: 'Topic default message.timestamp.before.max.ms.', min: 0 },
@@ -118,39 +130,40 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
 
 /** Topic configs (Kafka's TopicConfig), in Kafka's DescribeConfigs order (alphabetical). */
 export const TOPIC_CONFIGS: readonly TopicConfigDef[] = [
-  { name: 'cleanup.policy', type: 'LIST', default: 'delete', brokerSynonym: 'log.cleanup.policy', oneOf: ['delete', 'compact'], doc: 'Retention policy: delete old ledgers, or compact by key.' },
-  { name: 'compression.gzip.level', type: 'INT', default: '-1', brokerSynonym: 'compression.gzip.level', doc: 'Gzip level when compression.type is gzip.' },
-  { name: 'compression.lz4.level', type: 'INT', default: '9', brokerSynonym: 'compression.lz4.level', min: 1, max: 17, doc: 'LZ4 level when compression.type is lz4.' },
-  { name: 'compression.type', type: 'STRING', default: 'producer', brokerSynonym: 'compression.type', oneOf: COMPRESSION, doc: 'Final compression of the topic; producer keeps what the producer sent.' },
-  { name: 'compression.zstd.level', type: 'INT', default: '3', brokerSynonym: 'compression.zstd.level', min: -131072, max: 22, doc: 'Zstd level when compression.type is zstd.' },
-  { name: 'delete.retention.ms', type: 'LONG', default: '86400000', brokerSynonym: 'log.cleaner.delete.retention.ms', min: 0, doc: 'How long tombstones are kept on compacted topics.' },
-  { name: 'file.delete.delay.ms', type: 'LONG', default: '60000', brokerSynonym: 'log.segment.delete.delay.ms', min: 0, doc: 'Delay before a deleted ledger is removed from disk.' },
-  { name: 'flush.messages', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.flush.interval.messages', min: 1, doc: 'Fsync after this many batches. Ledgerline treats the Kafka default as 1 (durable before acknowledged).' },
-  { name: 'flush.ms', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.flush.interval.ms', min: 0, doc: 'Fsync at least this often.' },
-  { name: 'follower.replication.throttled.replicas', type: 'LIST', default: '', brokerSynonym: 'follower.replication.throttled.replicas', doc: 'Accepted for compatibility.' },
-  { name: 'index.interval.bytes', type: 'INT', default: '4096', brokerSynonym: 'log.index.interval.bytes', min: 0, doc: 'Accepted for compatibility; the offset index covers every batch.' },
-  { name: 'leader.replication.throttled.replicas', type: 'LIST', default: '', brokerSynonym: 'leader.replication.throttled.replicas', doc: 'Accepted for compatibility.' },
-  { name: 'local.retention.bytes', type: 'LONG', default: '-2', brokerSynonym: 'log.local.retention.bytes', min: -2, doc: 'Tiered-storage local retention.' },
-  { name: 'local.retention.ms', type: 'LONG', default: '-2', brokerSynonym: 'log.local.retention.ms', min: -2, doc: 'Tiered-storage local retention.' },
-  { name: 'max.compaction.lag.ms', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.cleaner.max.compaction.lag.ms', min: 1, doc: 'Longest a record may stay uncompacted.' },
-  { name: 'max.message.bytes', type: 'INT', default: '1048588', brokerSynonym: 'message.max.bytes', min: 0, doc: 'Largest record batch size allowed.' },
-  { name: 'message.timestamp.after.max.ms', type: 'LONG', default: '3600000', brokerSynonym: 'log.message.timestamp.after.max.ms', min: 0, doc: 'How far ahead of the broker clock a CreateTime timestamp may be.' },
-  { name: 'message.timestamp.before.max.ms', type: 'LONG', default: LONG_MAX, brokerSynonym: 'log.message.timestamp.before.max.ms', min: 0, doc: 'How far behind the broker clock a CreateTime timestamp may be.' },
-  { name: 'message.timestamp.type', type: 'STRING', default: 'CreateTime', brokerSynonym: 'log.message.timestamp.type', oneOf: ['CreateTime', 'LogAppendTime'], doc: 'CreateTime keeps producer timestamps; LogAppendTime stamps batches on append.' },
-  { name: 'min.cleanable.dirty.ratio', type: 'DOUBLE', default: '0.5', brokerSynonym: 'log.cleaner.min.cleanable.ratio', min: 0, max: 1, doc: 'Compaction trigger.' },
-  { name: 'min.compaction.lag.ms', type: 'LONG', default: '0', brokerSynonym: 'log.cleaner.min.compaction.lag.ms', min: 0, doc: 'Shortest a record stays uncompacted.' },
-  { name: 'min.insync.replicas', type: 'INT', default: '1', brokerSynonym: 'min.insync.replicas', min: 1, doc: 'Replicas that must acknowledge an acks=all produce.' },
-  { name: 'preallocate', type: 'BOOLEAN', default: 'false', brokerSynonym: 'log.preallocate', doc: 'Accepted for compatibility.' },
+  { name: 'cleanup.policy', type: 'LIST', default: 'delete', brokerSynonyms: [{ name: 'log.cleanup.policy' }], oneOf: ['delete', 'compact'], doc: 'Retention policy: delete old ledgers, or compact by key.' },
+  { name: 'compression.gzip.level', type: 'INT', default: '-1', brokerSynonyms: [{ name: 'compression.gzip.level' }], doc: 'Gzip level when compression.type is gzip.' },
+  { name: 'compression.lz4.level', type: 'INT', default: '9', brokerSynonyms: [{ name: 'compression.lz4.level' }], min: 1, max: 17, doc: 'LZ4 level when compression.type is lz4.' },
+  { name: 'compression.type', type: 'STRING', default: 'producer', brokerSynonyms: [{ name: 'compression.type' }], oneOf: COMPRESSION, doc: 'Final compression of the topic; producer keeps what the producer sent.' },
+  { name: 'compression.zstd.level', type: 'INT', default: '3', brokerSynonyms: [{ name: 'compression.zstd.level' }], min: -131072, max: 22, doc: 'Zstd level when compression.type is zstd.' },
+  { name: 'delete.retention.ms', type: 'LONG', default: '86400000', brokerSynonyms: [{ name: 'log.cleaner.delete.retention.ms' }], min: 0, doc: 'How long tombstones are kept on compacted topics.' },
+  { name: 'file.delete.delay.ms', type: 'LONG', default: '60000', brokerSynonyms: [{ name: 'log.segment.delete.delay.ms' }], min: 0, doc: 'Delay before a deleted ledger is removed from disk.' },
+  { name: 'flush.messages', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.flush.interval.messages' }], min: 1, doc: 'Fsync after this many batches. Ledgerline treats the Kafka default as 1 (durable before acknowledged).' },
+  { name: 'flush.ms', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.flush.interval.ms' }, { name: 'log.flush.scheduler.interval.ms' }], min: 0, doc: 'Fsync at least this often.' },
+  { name: 'follower.replication.throttled.replicas', type: 'LIST', default: '', brokerSynonyms: [{ name: 'follower.replication.throttled.replicas' }], doc: 'Accepted for compatibility.' },
+  { name: 'index.interval.bytes', type: 'INT', default: '4096', brokerSynonyms: [{ name: 'log.index.interval.bytes' }], min: 0, doc: 'Accepted for compatibility; the offset index covers every batch.' },
+  { name: 'leader.replication.throttled.replicas', type: 'LIST', default: '', brokerSynonyms: [{ name: 'leader.replication.throttled.replicas' }], doc: 'Accepted for compatibility.' },
+  { name: 'ledgerline.segment.entries', type: 'INT', default: '50000', brokerSynonyms: [{ name: 'ledgerline.log.segment.entries' }], min: 1, doc: 'Ledgerline: batches after which the partition rolls to a new ledger (bounds what a takeover re-reads).' },
+  { name: 'local.retention.bytes', type: 'LONG', default: '-2', brokerSynonyms: [{ name: 'log.local.retention.bytes' }], min: -2, doc: 'Tiered-storage local retention.' },
+  { name: 'local.retention.ms', type: 'LONG', default: '-2', brokerSynonyms: [{ name: 'log.local.retention.ms' }], min: -2, doc: 'Tiered-storage local retention.' },
+  { name: 'max.compaction.lag.ms', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.cleaner.max.compaction.lag.ms' }], min: 1, doc: 'Longest a record may stay uncompacted.' },
+  { name: 'max.message.bytes', type: 'INT', default: '1048588', brokerSynonyms: [{ name: 'message.max.bytes' }], min: 0, doc: 'Largest record batch size allowed.' },
+  { name: 'message.timestamp.after.max.ms', type: 'LONG', default: '3600000', brokerSynonyms: [{ name: 'log.message.timestamp.after.max.ms' }], min: 0, doc: 'How far ahead of the broker clock a CreateTime timestamp may be.' },
+  { name: 'message.timestamp.before.max.ms', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.message.timestamp.before.max.ms' }], min: 0, doc: 'How far behind the broker clock a CreateTime timestamp may be.' },
+  { name: 'message.timestamp.type', type: 'STRING', default: 'CreateTime', brokerSynonyms: [{ name: 'log.message.timestamp.type' }], oneOf: ['CreateTime', 'LogAppendTime'], doc: 'CreateTime keeps producer timestamps; LogAppendTime stamps batches on append.' },
+  { name: 'min.cleanable.dirty.ratio', type: 'DOUBLE', default: '0.5', brokerSynonyms: [{ name: 'log.cleaner.min.cleanable.ratio' }], min: 0, max: 1, doc: 'Compaction trigger.' },
+  { name: 'min.compaction.lag.ms', type: 'LONG', default: '0', brokerSynonyms: [{ name: 'log.cleaner.min.compaction.lag.ms' }], min: 0, doc: 'Shortest a record stays uncompacted.' },
+  { name: 'min.insync.replicas', type: 'INT', default: '1', brokerSynonyms: [{ name: 'min.insync.replicas' }], min: 1, doc: 'Replicas that must acknowledge an acks=all produce.' },
+  { name: 'preallocate', type: 'BOOLEAN', default: 'false', brokerSynonyms: [{ name: 'log.preallocate' }], doc: 'Accepted for compatibility.' },
   { name: 'remote.log.copy.disable', type: 'BOOLEAN', default: 'false', doc: 'Tiered storage: stop copying to remote storage.' },
   { name: 'remote.log.delete.on.disable', type: 'BOOLEAN', default: 'false', doc: 'Tiered storage: delete remote data when disabled.' },
   { name: 'remote.storage.enable', type: 'BOOLEAN', default: 'false', doc: 'Tiered storage.' },
-  { name: 'retention.bytes', type: 'LONG', default: '-1', brokerSynonym: 'log.retention.bytes', doc: 'Largest size of a partition before old ledgers are deleted; -1 = no limit.' },
-  { name: 'retention.ms', type: 'LONG', default: '604800000', brokerSynonym: 'log.retention.ms', min: -1, doc: 'How long data is kept; -1 = forever.' },
-  { name: 'segment.bytes', type: 'INT', default: '1073741824', brokerSynonym: 'log.segment.bytes', min: 14, doc: 'Ledger size at which the partition rolls to a new ledger.' },
-  { name: 'segment.index.bytes', type: 'INT', default: '10485760', brokerSynonym: 'log.index.size.max.bytes', min: 4, doc: 'Accepted for compatibility.' },
-  { name: 'segment.jitter.ms', type: 'LONG', default: '0', brokerSynonym: 'log.roll.jitter.ms', min: 0, doc: 'Random jitter subtracted from segment.ms.' },
-  { name: 'segment.ms', type: 'LONG', default: '604800000', brokerSynonym: 'log.roll.ms', min: 1, doc: 'Ledger age at which the partition rolls to a new ledger.' },
-  { name: 'unclean.leader.election.enable', type: 'BOOLEAN', default: 'false', brokerSynonym: 'unclean.leader.election.enable', doc: 'Accepted for compatibility.' },
+  { name: 'retention.bytes', type: 'LONG', default: '-1', brokerSynonyms: [{ name: 'log.retention.bytes' }], doc: 'Largest size of a partition before old ledgers are deleted; -1 = no limit.' },
+  { name: 'retention.ms', type: 'LONG', default: '604800000', brokerSynonyms: [{ name: 'log.retention.ms' }, { name: 'log.retention.minutes', factor: 60_000 }, { name: 'log.retention.hours', factor: 3_600_000 }], min: -1, doc: 'How long data is kept; -1 = forever.' },
+  { name: 'segment.bytes', type: 'INT', default: '1073741824', brokerSynonyms: [{ name: 'log.segment.bytes' }], min: 14, doc: 'Ledger size at which the partition rolls to a new ledger.' },
+  { name: 'segment.index.bytes', type: 'INT', default: '10485760', brokerSynonyms: [{ name: 'log.index.size.max.bytes' }], min: 4, doc: 'Accepted for compatibility.' },
+  { name: 'segment.jitter.ms', type: 'LONG', default: '0', brokerSynonyms: [{ name: 'log.roll.jitter.ms' }, { name: 'log.roll.jitter.hours', factor: 3_600_000 }], min: 0, doc: 'Random jitter subtracted from segment.ms.' },
+  { name: 'segment.ms', type: 'LONG', default: '604800000', brokerSynonyms: [{ name: 'log.roll.ms' }, { name: 'log.roll.hours', factor: 3_600_000 }], min: 1, doc: 'Ledger age at which the partition rolls to a new ledger.' },
+  { name: 'unclean.leader.election.enable', type: 'BOOLEAN', default: 'false', brokerSynonyms: [{ name: 'unclean.leader.election.enable' }], doc: 'Accepted for compatibility.' },
 ];
 
 export const TOPIC_CONFIG_BY_NAME: ReadonlyMap<string, TopicConfigDef> = new Map(TOPIC_CONFIGS.map((d) => [d.name, d]));

@@ -78,9 +78,9 @@ export class PartitionManager {
   logConfig(t: TopicRecord): Partial<PartitionLogConfig> {
     const topics = this.broker.topics;
     const values: Record<string, string | null> = {};
-    for (const name of ['segment.bytes', 'segment.ms', 'retention.ms', 'retention.bytes', 'message.timestamp.type', 'max.message.bytes']) values[name] = topics.configValue(t, name);
-    const extra = t.configs['ledgerline.segment.entries'];
-    if (extra !== undefined) values['ledgerline.segment.entries'] = extra;
+    for (const name of ['segment.bytes', 'segment.ms', 'ledgerline.segment.entries', 'retention.ms', 'retention.bytes', 'message.timestamp.type', 'max.message.bytes']) {
+      values[name] = topics.configValue(t, name);
+    }
     return logConfigFromKafkaConfigs(values);
   }
 

@@ -11,10 +11,10 @@
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { randomUuid } from '../../protocol/wire/uuid.js';
-import { brokerDefaultFor, type BrokerConfig } from '../config.js';
+import type { BrokerConfig } from '../config.js';
 import { topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
 import type { MetadataStore } from '../metadata/types.js';
-import { ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
+import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
 import { hasCollisionChars, isInternalTopic, topicNameError, unifyCollisionChars } from './topic-names.js';
 
 /** A Kafka error to put in a response: code and message. */
@@ -239,23 +239,36 @@ export class TopicManager {
     this.byId.set(next.topicId, next);
   }
 
-  /** One config of a topic, resolved: override, else the broker's value, else Kafka's default. */
+  /**
+   * One config of a topic, resolved as Kafka resolves it: the topic's override, else the first broker
+   * synonym the operator set (unit-converted), else the default. Synonyms are listed most specific first
+   * and end with the default entry, as DescribeConfigs reports them.
+   */
   resolve(t: TopicRecord, def: TopicConfigDef): ResolvedConfig {
     const synonyms: ResolvedConfig['synonyms'] = [];
     const override = t.configs[def.name];
     if (override !== undefined) synonyms.push({ name: def.name, value: override, source: ConfigSource.DYNAMIC_TOPIC_CONFIG });
-    if (def.brokerSynonym && this.config.explicit.has(def.brokerSynonym)) {
-      synonyms.push({ name: def.brokerSynonym, value: this.config.values.get(def.brokerSynonym) ?? null, source: ConfigSource.STATIC_BROKER_CONFIG });
+    let value: string | null = override ?? null;
+    let source: number = override !== undefined ? ConfigSource.DYNAMIC_TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG;
+    const convert = (v: string | null, factor = 1): string | null => (v === null || factor === 1 ? v : String(BigInt(v) * BigInt(factor)));
+    const brokerSynonyms = def.brokerSynonyms ?? [];
+    for (const syn of brokerSynonyms) {
+      if (!this.config.explicit.has(syn.name)) continue;
+      const v = this.config.values.get(syn.name) ?? null;
+      synonyms.push({ name: syn.name, value: v, source: ConfigSource.STATIC_BROKER_CONFIG });
+      if (value === null && override === undefined) {
+        value = convert(v, syn.factor);
+        source = ConfigSource.STATIC_BROKER_CONFIG;
+      }
     }
-    const brokerDefault = def.brokerSynonym ? brokerDefaultFor(this.config, def.brokerSynonym) : null;
-    if (def.brokerSynonym) synonyms.push({ name: def.brokerSynonym, value: brokerDefault ?? def.default, source: ConfigSource.DEFAULT_CONFIG });
-    const top = synonyms[0];
-    return {
-      def,
-      value: top ? top.value : def.default,
-      source: top ? top.source : ConfigSource.DEFAULT_CONFIG,
-      synonyms,
-    };
+    const withDefault = [...brokerSynonyms].reverse().find((s) => BROKER_CONFIG_BY_NAME.get(s.name)?.default != null);
+    if (withDefault) {
+      const d = BROKER_CONFIG_BY_NAME.get(withDefault.name)!.default;
+      synonyms.push({ name: withDefault.name, value: d, source: ConfigSource.DEFAULT_CONFIG });
+      if (value === null && override === undefined) value = convert(d, withDefault.factor);
+    }
+    if (value === null && override === undefined) value = def.default;
+    return { def, value, source, synonyms };
   }
 
   /** Every topic config of a topic, resolved, in Kafka's order. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { brokerDefaultFor, ConfigError, envToConfigName, loadConfig, parseListeners, parseProperties } from '../../src/config.js';
+import { ConfigError, envToConfigName, loadConfig, parseListeners, parseProperties } from '../../src/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ledgerline-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -147,12 +147,4 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ file: join(dir, 'missing.properties') })).toThrow(/cannot read config file/);
   });
 
-  it('resolves Kafka\'s fallbacks for topic defaults', () => {
-    const base = [['log.dirs', '/d']] as [string, string][];
-    expect(brokerDefaultFor(loadConfig({ overrides: base }), 'log.retention.ms')).toBe(String(168 * 3_600_000));
-    expect(brokerDefaultFor(loadConfig({ overrides: [...base, ['log.retention.hours', '2']] }), 'log.retention.ms')).toBe(String(2 * 3_600_000));
-    expect(brokerDefaultFor(loadConfig({ overrides: [...base, ['log.retention.hours', '2'], ['log.retention.minutes', '5']] }), 'log.retention.ms')).toBe('300000');
-    expect(brokerDefaultFor(loadConfig({ overrides: [...base, ['log.retention.minutes', '5'], ['log.retention.ms', '42']] }), 'log.retention.ms')).toBe('42');
-    expect(brokerDefaultFor(loadConfig({ overrides: [...base, ['log.roll.hours', '1']] }), 'log.roll.ms')).toBe('3600000');
-  });
 });

@@ -141,6 +141,29 @@ describe('TopicManager', () => {
     await close();
   });
 
+  it('resolves retention.ms and segment.ms through Kafka\'s unit-converted broker synonyms', async () => {
+    const resolveWith = async (overrides: [string, string][], name: string) => {
+      const store = await openMemoryMetadataStore();
+      const cfg = loadConfig({ overrides: [['log.dirs', '/d'], ...overrides] });
+      const m = new TopicManager(store, cfg);
+      const t = await m.create('t', { partitions: 1, replicationFactor: 1, configs: {} });
+      const r = m.resolve(t, TOPIC_CONFIG_BY_NAME.get(name)!);
+      await store.close();
+      return r;
+    };
+    const dflt = await resolveWith([], 'retention.ms');
+    expect(dflt.value).toBe(String(168 * 3_600_000));
+    expect(dflt.source).toBe(ConfigSource.DEFAULT_CONFIG);
+    expect(dflt.synonyms).toEqual([{ name: 'log.retention.hours', value: '168', source: ConfigSource.DEFAULT_CONFIG }]);
+    expect((await resolveWith([['log.retention.hours', '2']], 'retention.ms')).value).toBe(String(2 * 3_600_000));
+    const minutes = await resolveWith([['log.retention.hours', '2'], ['log.retention.minutes', '5']], 'retention.ms');
+    expect(minutes.value).toBe('300000');
+    expect(minutes.source).toBe(ConfigSource.STATIC_BROKER_CONFIG);
+    expect(minutes.synonyms.map((s) => s.name)).toEqual(['log.retention.minutes', 'log.retention.hours', 'log.retention.hours']);
+    expect((await resolveWith([['log.retention.minutes', '5'], ['log.retention.ms', '42']], 'retention.ms')).value).toBe('42');
+    expect((await resolveWith([['log.roll.hours', '1']], 'segment.ms')).value).toBe('3600000');
+  });
+
   it('resolves a config from the topic override, then the broker config, then Kafka default, with synonyms', async () => {
     const { topics, close } = await manager([
       ['log.retention.hours', '48'],
@@ -154,7 +177,8 @@ describe('TopicManager', () => {
     expect(maxMessage.synonyms).toEqual([
       { name: 'max.message.bytes', value: '3000000', source: ConfigSource.DYNAMIC_TOPIC_CONFIG },
       { name: 'message.max.bytes', value: '2000000', source: ConfigSource.STATIC_BROKER_CONFIG },
-      { name: 'message.max.bytes', value: '2000000', source: ConfigSource.DEFAULT_CONFIG },
+      // The default entry carries Kafka's default, as DescribeConfigs reports it.
+      { name: 'message.max.bytes', value: '1048588', source: ConfigSource.DEFAULT_CONFIG },
     ]);
     // log.retention.hours feeds retention.ms through log.retention.ms's fallback.
     expect(topics.configValue(t, 'retention.ms')).toBe(String(48 * 3_600_000));
