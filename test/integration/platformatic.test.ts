@@ -179,7 +179,7 @@ describe.sequential('@platformatic/kafka 1.35.0', () => {
     expect(retentionMs.configSource).toBe(ConfigSource.DYNAMIC_TOPIC_CONFIG);
     expect(retentionMs.synonyms.map((s) => [s.name, s.value, s.source])).toEqual([
       ['retention.ms', '3600000', ConfigSource.DYNAMIC_TOPIC_CONFIG],
-      ['log.retention.ms', '604800000', ConfigSource.DEFAULT_CONFIG],
+      ['log.retention.hours', '168', ConfigSource.DEFAULT_CONFIG],
     ]);
     // log.retention.bytes was set on the command line: a static broker config.
     const retentionBytes = byName.get('retention.bytes')!;
