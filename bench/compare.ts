@@ -1,0 +1,172 @@
+/**
+ * `npm run bench -- compare <workload> [options]`: the workload against Ledgerline and against a real
+ * Apache Kafka 4.4.0, both started by the harness on this machine with their data on the same disk, in
+ * alternating runs (Ledgerline, Kafka, Ledgerline, Kafka, ...; a fresh broker for each run). Reports the
+ * medians per broker, the Ledgerline ÷ Kafka ratios pair by pair, and the machine's limits measured in
+ * the same run (loopback TCP to a trivial sink; sequential write + fsync of the workload's bytes).
+ *
+ * A broker that cannot start is reported with the reason, and the other still runs; a run that fails
+ * (the broker dies, a request times out for good) is reported and the next one goes on.
+ */
+import { executeWorkload } from './lib/execute.js';
+import { buildTemplate } from './lib/batches.js';
+import type { StartedBroker, BrokerKind } from './lib/brokers.js';
+import { dataRoot, startBroker } from './lib/brokers.js';
+import { WORKLOAD_HELP, calibrate, logger, parse, workloadFromArgs } from './lib/cli.js';
+import type { MachineLimits } from './lib/limits.js';
+import { measureDisk, measureLoopback } from './lib/limits.js';
+import type { CompareFile, RunRecord } from './lib/report.js';
+import { compareMarkdown, hostInfo, mediansOf, pairRatios, runId, writeResults } from './lib/report.js';
+import type { Workload } from './lib/workload.js';
+import { recordsPerBatch, workloadNames } from './lib/workload.js';
+
+const HELP = `Usage: npm run bench -- compare <workload> [options]
+
+Workloads: ${workloadNames().join(', ')}
+
+  --pairs N           Ledgerline/Kafka run pairs, alternating (default 2)
+  --only B            ledgerline or kafka: run one broker only (still alternating with nothing)
+  --kafka-heap MiB    Kafka heap (default 1024, as kafka-server-start.sh)
+  --no-limits         skip the loopback and disk measurements
+  --limits-seconds S  seconds per limit measurement (default 5)
+  --no-write          print the summary only
+${WORKLOAD_HELP}`;
+
+export default async function compare(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, {
+    pairs: { type: 'string' },
+    only: { type: 'string' },
+    'kafka-heap': { type: 'string' },
+    'no-limits': { type: 'boolean' },
+    'limits-seconds': { type: 'string' },
+    'no-write': { type: 'boolean' },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return;
+  }
+  const workload = workloadFromArgs(positionals[0], values);
+  const pairs = Number(values.pairs ?? 2);
+  if (!Number.isInteger(pairs) || pairs < 1) throw new Error('--pairs must be a positive integer');
+  const kinds: BrokerKind[] = values.only === undefined ? ['ledgerline', 'kafka'] : [values.only as BrokerKind];
+  if (!kinds.every((k) => k === 'ledgerline' || k === 'kafka')) throw new Error('--only takes ledgerline or kafka');
+  const kafkaHeapMiB = Number(values['kafka-heap'] ?? 1024);
+  const log = logger();
+  const date = new Date();
+  const unavailable: Record<string, string> = {};
+
+  const start = async (kind: BrokerKind): Promise<StartedBroker | null> => {
+    if (unavailable[kind]) return null;
+    const b = await startBroker(kind, { kafkaHeapMiB, log });
+    if ('error' in b) {
+      unavailable[kind] = b.error;
+      log(`${kind} unavailable: ${b.error}`);
+      return null;
+    }
+    return b;
+  };
+
+  // A percent rate is resolved once, to the same absolute rate for both brokers: that percentage of
+  // the lower of their max rates, so neither is driven past what it sustains.
+  let rate: number | null = workload.rate.kind === 'fixed' ? workload.rate.messagesPerSecond : null;
+  let calibration: CompareFile['calibration'];
+  if (workload.rate.kind === 'percent') {
+    const maxRecordsPerSec: Record<string, number> = {};
+    for (const kind of kinds) {
+      const b = await start(kind);
+      if (!b) continue;
+      try {
+        maxRecordsPerSec[kind] = await calibrate(workload, b.bootstrap, (l) => log(`[${kind}] ${l}`));
+      } finally {
+        await b.stop();
+      }
+    }
+    const maxes = Object.values(maxRecordsPerSec);
+    if (maxes.length === 0) throw new Error(`no broker could run: ${JSON.stringify(unavailable)}`);
+    rate = (Math.min(...maxes) * workload.rate.percent) / 100;
+    calibration = { workload: workload.rate.reference, maxRecordsPerSec, rate };
+    log(`rate for both brokers: ${Math.round(rate)} msg/s`);
+  }
+
+  const limits = values['no-limits'] ? null : await measureLimits(workload, Number(values['limits-seconds'] ?? 5), log);
+
+  const runs: CompareFile['runs'] = [];
+  const failures: CompareFile['failures'] = [];
+  let order = 0;
+  for (let pair = 1; pair <= pairs; pair++) {
+    for (const kind of kinds) {
+      const b = await start(kind);
+      if (!b) continue;
+      order++;
+      log(`run ${order} (pair ${pair}): ${workload.name} on ${kind}`);
+      let record: RunRecord;
+      try {
+        const r = await executeWorkload({ bootstrap: b.bootstrap, workload, rate, log: (l) => log(`[${kind}] ${l}`) });
+        const died = b.exited();
+        if (died) throw new Error(`${kind} ${died} during the run`);
+        const { peakRssMiB } = await b.stop();
+        record = {
+          target: { kind, label: b.label, bootstrap: b.bootstrap, peakRssMiB, startupMs: b.startupMs },
+          rate,
+          topicSetupSeconds: r.topicSetupSeconds,
+          result: r.result,
+          backlogWrite: r.backlogWrite,
+        };
+      } catch (e) {
+        // A failed run is reported, not hidden; the other runs go on.
+        const died = b.exited();
+        await b.stop().catch(() => undefined);
+        const why = `${(e as Error).message}${died && !(e as Error).message.includes(died) ? ` (${died})` : ''}`;
+        failures.push({ order, pair, kind, error: why });
+        log(`[${kind}] run ${order} failed: ${why}`);
+        continue;
+      }
+      runs.push({ ...record, order, pair });
+      const produced = record.backlogWrite ?? record.result;
+      const e2e = record.result.endToEndLatency;
+      log(
+        `[${kind}] produce ${produced.produceRate.mibPerSec.toFixed(1)} MiB/s (p99 ${produced.produceLatency.p99.toFixed(2)} ms), ` +
+          `consume ${record.result.consumeRate.mibPerSec.toFixed(1)} MiB/s${e2e.count > 0 ? ` (e2e p99 ${e2e.p99.toFixed(2)} ms)` : ''}, peak RSS ${record.target.peakRssMiB ?? '?'} MiB`,
+      );
+    }
+  }
+  if (runs.length === 0) throw new Error(`no broker could run: ${Object.entries(unavailable).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+
+  const medians: CompareFile['medians'] = {};
+  for (const kind of kinds) {
+    const mine = runs.filter((r) => r.target.kind === kind);
+    if (mine.length > 0) medians[kind] = mediansOf(mine);
+  }
+  const file: CompareFile = {
+    kind: 'ledgerline-bench-compare',
+    version: 1,
+    id: runId('compare', workload.name, date),
+    date: date.toISOString(),
+    command: `npm run bench -- compare ${args.join(' ')}`,
+    host: hostInfo(),
+    workload,
+    calibration,
+    runs,
+    unavailable,
+    failures,
+    medians,
+    ratios: pairRatios(runs),
+    limits,
+  };
+  console.log(compareMarkdown(file));
+  if (!values['no-write']) {
+    const paths = writeResults(file);
+    log(`wrote ${paths.json}, ${paths.md}, ${paths.svg}`);
+  }
+}
+
+async function measureLimits(w: Workload, seconds: number, log: (l: string) => void): Promise<MachineLimits> {
+  const template = await buildTemplate(w);
+  const requestBytes = template.bytes.length * Math.min(w.partitionsPerRequest, w.topics * w.partitionsPerTopic);
+  log(`machine limits: loopback TCP (${Math.max(1, w.producers)} connections, ${requestBytes} B writes), ${seconds} s`);
+  const loopback = await measureLoopback({ connections: Math.max(1, w.producers), chunkBytes: requestBytes, durationMs: seconds * 1000 });
+  log(`loopback ${loopback.mibPerSec.toFixed(0)} MiB/s; disk: write + fsync of ${requestBytes} B chunks in ${dataRoot()}, ${seconds} s each`);
+  const disk = await measureDisk({ dir: dataRoot(), sample: template.bytes, chunkBytes: requestBytes, maxBytes: 2 * 2 ** 30, durationMs: seconds * 1000 });
+  log(`disk ${disk.syncEachChunk.mibPerSec.toFixed(0)} MiB/s with fsync per request, ${disk.syncAtEnd.mibPerSec.toFixed(0)} MiB/s with one fsync; ${recordsPerBatch(w)} records per batch`);
+  return { loopback, disk };
+}

@@ -1,0 +1,129 @@
+/**
+ * Brokers the harness starts itself, through the compatibility suite's launchers (compat/lib/brokers.ts):
+ * Ledgerline from this repository's build, and Apache Kafka 4.4.0 (KRaft, one combined node) from Maven
+ * Central jars. Both bind ephemeral ports on 127.0.0.1 and keep their data in a fresh directory under
+ * `dataRoot()`, so they share one disk. Stopping a broker reports its peak resident memory
+ * (VmHWM from /proc/<pid>/status); a fresh broker per run makes that the run's peak.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ledgerline, ReferenceKafka } from '../../compat/lib/brokers.js';
+import type { Broker } from '../../compat/lib/brokers.js';
+import { install } from '../../compat/lib/install.js';
+import { COMPAT_DIR } from '../../compat/lib/paths.js';
+import { installExitHooks, lastLine, run } from '../../compat/lib/proc.js';
+import { REPO_DIR } from '../../compat/lib/paths.js';
+import { RESULTS_DIR } from './workload.js';
+
+export type BrokerKind = 'ledgerline' | 'kafka';
+
+export interface StartedBroker {
+  readonly kind: BrokerKind;
+  readonly label: string;
+  readonly bootstrap: string;
+  readonly startupMs: number;
+  /** Why the broker died during the run, or null while it runs. */
+  exited(): string | null;
+  stop(): Promise<{ peakRssMiB: number | null }>;
+}
+
+export interface StartOptions {
+  kafkaHeapMiB?: number;
+  /** Where broker logs go; default bench/results/logs/<label>-<time>. */
+  logDir?: string;
+  log: (line: string) => void;
+}
+
+let hooksInstalled = false;
+
+let root: string | undefined;
+
+/**
+ * Where the brokers keep their data, and the disk the limits are measured on: one directory per harness
+ * process under the system temp directory, removed at exit. The launchers create their data directories
+ * under `os.tmpdir()`, so TMPDIR points here while this process runs; nothing the harness writes lands
+ * elsewhere, and nothing outside can mistake it for its own.
+ */
+export function dataRoot(): string {
+  if (root === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'ledgerline-bench-'));
+    root = dir;
+    process.env.TMPDIR = dir;
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return root;
+}
+
+const KAFKA_CLASSPATH = join(COMPAT_DIR, 'kafka-broker', 'target', 'classpath.txt');
+
+/** Resolves the Kafka jars with Maven when they are not there yet. Returns a reason when it cannot. */
+export async function ensureKafka(log: (line: string) => void): Promise<string | null> {
+  if (existsSync(KAFKA_CLASSPATH)) return null;
+  log('resolving Apache Kafka from Maven Central (compat/.work/m2)…');
+  const reports = await install(new Set(['maven']), false, log);
+  const r = reports.get('maven');
+  if (!r?.ok || !existsSync(KAFKA_CLASSPATH)) return `cannot resolve the Kafka jars: ${r?.reason ?? 'unknown failure'}`;
+  return null;
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile() && e.name.endsWith('.ts')) newest = Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds Ledgerline (`tsc -p tsconfig.build.json`) when dist/ is missing or older than src/ or protocol/,
+ * so a comparison never runs a stale broker; checked once per process, so all its runs use one build. Type errors do not stop the build's output; they are logged.
+ */
+let buildChecked = false;
+
+export async function ensureBuild(log: (line: string) => void): Promise<void> {
+  // Once per harness process: every Ledgerline run of a comparison must run the same build.
+  if (buildChecked) return;
+  buildChecked = true;
+  const cli = join(REPO_DIR, 'dist', 'src', 'cli.js');
+  const built = existsSync(cli) ? statSync(cli).mtimeMs : 0;
+  const sources = Math.max(newestSource(join(REPO_DIR, 'src')), newestSource(join(REPO_DIR, 'protocol')));
+  if (built >= sources) return;
+  log('building Ledgerline (dist/ is older than the sources)…');
+  const r = await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: REPO_DIR, timeoutMs: 600_000 });
+  if (r.code !== 0) log(`the build reported errors (${lastLine(r.stdout || r.stderr)}); running what it emitted`);
+}
+
+/** Starts a broker; resolves with it, or with the reason it could not start. */
+export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<StartedBroker | { error: string }> {
+  if (!hooksInstalled) {
+    installExitHooks();
+    hooksInstalled = true;
+  }
+  dataRoot();
+  const logDir = o.logDir ?? join(RESULTS_DIR, 'logs', `${kind}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  let broker: Broker;
+  if (kind === 'kafka') {
+    const why = await ensureKafka(o.log);
+    if (why) return { error: why };
+    broker = new ReferenceKafka({ label: 'kafka', logDir, heapMiB: o.kafkaHeapMiB ?? 1024, keepData: false });
+  } else {
+    await ensureBuild(o.log);
+    broker = new Ledgerline({ logDir, settings: {}, keepData: false, readyTimeoutMs: 60_000, build: false });
+  }
+  o.log(`starting ${kind}…`);
+  const report = await broker.start();
+  if (!report.ok) {
+    await broker.stop().catch(() => undefined);
+    return { error: report.reason ?? 'did not start' };
+  }
+  o.log(`${kind} serving at ${broker.bootstrap} after ${(report.startupMs / 1000).toFixed(1)} s`);
+  return {
+    kind,
+    label: broker.label,
+    bootstrap: broker.bootstrap,
+    startupMs: report.startupMs,
+    exited: () => broker.exited(),
+    stop: () => broker.stop(),
+  };
+}

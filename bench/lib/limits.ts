@@ -1,0 +1,172 @@
+/**
+ * The machine's limits, measured in the same run as the brokers so the figures can be read against them:
+ *
+ *   loopback TCP   this process writes request-sized chunks over N connections to a trivial sink in a
+ *                  child process that only counts bytes: the most a client here can push to any broker;
+ *   disk           the workload's own batch bytes, written sequentially to a file in the directory the
+ *                  brokers keep their data in (same disk), once with an fsync after every request-sized
+ *                  chunk (durable-per-request, one writer) and once with a single fsync at the end
+ *                  (page-cache speed, what an unsynced log sees).
+ *
+ * Each measurement is bounded by a duration and a byte count.
+ */
+import { spawn } from 'node:child_process';
+import { open, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { latencyHistogram, recordMs, summarize } from './stats.js';
+
+export interface LoopbackResult {
+  connections: number;
+  chunkBytes: number;
+  seconds: number;
+  bytes: number;
+  mibPerSec: number;
+}
+
+export interface DiskResult {
+  dir: string;
+  chunkBytes: number;
+  /** Write + fsync after each chunk. */
+  syncEachChunk: { bytes: number; seconds: number; mibPerSec: number; fsyncP50Ms: number; fsyncP99Ms: number };
+  /** Writes, then one fsync. */
+  syncAtEnd: { bytes: number; seconds: number; mibPerSec: number };
+}
+
+export interface MachineLimits {
+  loopback: LoopbackResult;
+  disk: DiskResult;
+}
+
+// A sink that counts what it receives and reports it when asked on stdin. Plain JS: runs with `node -e`.
+const SINK = `
+const net = require('node:net');
+let bytes = 0, first = 0n, last = 0n;
+const srv = net.createServer((s) => {
+  s.on('data', (c) => { const t = process.hrtime.bigint(); if (first === 0n) first = t; last = t; bytes += c.length; });
+  s.on('error', () => {});
+});
+srv.listen(0, '127.0.0.1', () => process.stdout.write('PORT ' + srv.address().port + '\\n'));
+process.stdin.on('data', () => process.stdout.write('BYTES ' + bytes + ' NS ' + (last - first) + '\\n'));
+process.stdin.on('end', () => process.exit(0));
+`;
+
+export async function measureLoopback(options: { connections: number; chunkBytes: number; durationMs: number }): Promise<LoopbackResult> {
+  const child = spawn(process.execPath, ['-e', SINK], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    const lines = lineReader(child.stdout!);
+    const portLine = await lines.next('PORT', 10_000);
+    const port = Number(portLine.split(' ')[1]);
+    const chunk = Buffer.alloc(options.chunkBytes, 0x61);
+    const sockets: Socket[] = await Promise.all(
+      Array.from({ length: options.connections }, () => new Promise<Socket>((resolve, reject) => {
+        const s = connect({ host: '127.0.0.1', port }, () => resolve(s));
+        s.once('error', reject);
+      })),
+    );
+    const end = performance.now() + options.durationMs;
+    await Promise.all(
+      sockets.map(async (s) => {
+        s.setNoDelay(true);
+        while (performance.now() < end) {
+          if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
+        }
+        await new Promise<void>((r) => s.end(r));
+      }),
+    );
+    // Let the sink read what is still in flight, then ask for its count.
+    await new Promise((r) => setTimeout(r, 200));
+    child.stdin!.write('report\n');
+    const report = await lines.next('BYTES', 10_000);
+    const [, bytes, , ns] = report.split(' ');
+    const seconds = Number(ns) / 1e9;
+    return {
+      connections: options.connections,
+      chunkBytes: options.chunkBytes,
+      seconds,
+      bytes: Number(bytes),
+      mibPerSec: Number(bytes) / seconds / 2 ** 20,
+    };
+  } finally {
+    child.stdin!.end();
+    child.kill();
+  }
+}
+
+function lineReader(stream: NodeJS.ReadableStream): { next(prefix: string, timeoutMs: number): Promise<string> } {
+  let buffered = '';
+  const waiters: Array<() => void> = [];
+  stream.setEncoding?.('utf8');
+  stream.on('data', (d: string) => {
+    buffered += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  return {
+    async next(prefix, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const lines = buffered.split('\n');
+        const i = lines.findIndex((l) => l.startsWith(prefix));
+        if (i >= 0) {
+          buffered = lines.slice(i + 1).join('\n');
+          return lines[i]!;
+        }
+        if (Date.now() > deadline) throw new Error(`sink did not print ${prefix} within ${timeoutMs} ms`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 100);
+        });
+      }
+    },
+  };
+}
+
+/**
+ * Sequential write of `sample` repeated into request-sized chunks, in `dir`. Each mode stops at
+ * `maxBytes` or `durationMs`, whichever comes first.
+ */
+export async function measureDisk(options: { dir: string; sample: Buffer; chunkBytes: number; maxBytes: number; durationMs: number }): Promise<DiskResult> {
+  const copies = Math.max(1, Math.round(options.chunkBytes / options.sample.length));
+  const chunk = Buffer.concat(Array.from({ length: copies }, () => options.sample));
+  const path = join(options.dir, `ledgerline-bench-disk-${process.pid}.dat`);
+  const syncEach = await writeFile(path, chunk, options.maxBytes, options.durationMs, true);
+  const syncEnd = await writeFile(path, chunk, options.maxBytes, options.durationMs, false);
+  return {
+    dir: options.dir,
+    chunkBytes: chunk.length,
+    syncEachChunk: {
+      bytes: syncEach.bytes,
+      seconds: syncEach.seconds,
+      mibPerSec: syncEach.bytes / syncEach.seconds / 2 ** 20,
+      fsyncP50Ms: syncEach.fsync.p50,
+      fsyncP99Ms: syncEach.fsync.p99,
+    },
+    syncAtEnd: { bytes: syncEnd.bytes, seconds: syncEnd.seconds, mibPerSec: syncEnd.bytes / syncEnd.seconds / 2 ** 20 },
+  };
+}
+
+async function writeFile(path: string, chunk: Buffer, maxBytes: number, durationMs: number, syncEach: boolean) {
+  const fh = await open(path, 'w');
+  const fsyncs = latencyHistogram();
+  let bytes = 0;
+  const t0 = performance.now();
+  try {
+    while (bytes < maxBytes && performance.now() - t0 < durationMs) {
+      await fh.write(chunk, 0, chunk.length, bytes);
+      bytes += chunk.length;
+      if (syncEach) {
+        const s0 = performance.now();
+        await fh.sync();
+        recordMs(fsyncs, performance.now() - s0);
+      }
+    }
+    if (!syncEach) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  await rm(path, { force: true });
+  return { bytes, seconds, fsync: summarize(fsyncs) };
+}

@@ -1,0 +1,524 @@
+/**
+ * The load generator: producers and consumers on the project's own client, with pre-built batches.
+ *
+ *   producer p ── lane p ──► leader connection ──► maxInFlight slots, each:
+ *                             wait for its intended send time (fixed rate) ─► stamp batches ─► Produce ─► ack
+ *                             latency = ack − intended send time (no coordinated omission)
+ *   consumer c ── lane P+c ─► leader connection ──► Fetch loop (incremental fetch session) from the start
+ *                             offsets ─► split batches
+ *                             e2e latency = now − send time carried by each batch (see batches.ts)
+ *
+ * Partition i goes to producer i mod P and to consumer i mod C. Each producer and each consumer has its
+ * own connection per leader (lanes of the cluster's connection pool), as separate client processes would.
+ * A run is: optional warm-up (counted but not reported), the measured window, then a short drain in which
+ * consumers catch up with what was produced. Catch-up workloads first write a backlog, then time consumers
+ * reading it from the earliest offset.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Histogram } from 'hdr-histogram-js';
+import { errorByCode } from '../../protocol/error-codes.js';
+import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
+import type { ProduceRequest, ProduceResponse } from '../../protocol/messages/000-produce.gen.js';
+import { FetchApi } from '../../protocol/messages/001-fetch.gen.js';
+import type { FetchRequest, FetchResponse } from '../../protocol/messages/001-fetch.gen.js';
+import { MAGIC_V2, RecordBatch, frameEntryAt } from '../../protocol/records/index.js';
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
+import type { KafkaClient } from '../../src/client/index.js';
+import { FetchSession, OffsetSpec } from '../../src/client/index.js';
+import type { SessionPartition } from '../../src/client/index.js';
+import type { BatchTemplate } from './batches.js';
+import { copyTemplate, nowMs, sendTimeOf, stampBatch } from './batches.js';
+import type { LatencySummary } from './stats.js';
+import { latencyHistogram, recordMs, summarize } from './stats.js';
+import type { Workload } from './workload.js';
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+export interface PhaseCounters {
+  records: number;
+  /** Record payload bytes (records × recordSize). */
+  bytes: number;
+  batches: number;
+  requests: number;
+}
+
+export interface TimelinePoint {
+  /** Seconds since the phase started. */
+  t: number;
+  producedMiBps: number;
+  consumedMiBps: number;
+}
+
+export interface LoadResult {
+  /** Length of the measured window in seconds. */
+  seconds: number;
+  produced: PhaseCounters;
+  consumed: PhaseCounters;
+  /** Records per second and payload MiB per second over the window. */
+  produceRate: { recordsPerSec: number; mibPerSec: number };
+  consumeRate: { recordsPerSec: number; mibPerSec: number };
+  produceLatency: LatencySummary;
+  endToEndLatency: LatencySummary;
+  /** Errors by Kafka error name or client error code, whole run. */
+  errors: Record<string, number>;
+  /** CPU used by this process (the load generator) over the window, in % of one core. */
+  clientCpuPercent: number;
+  timeline: TimelinePoint[];
+  /** Records produced but never consumed by the end of the drain (should be 0). */
+  unconsumedRecords: number;
+  /** Fixed-rate runs: the rate asked for. */
+  targetRecordsPerSec: number | null;
+}
+
+export interface LoadOptions {
+  client: KafkaClient;
+  workload: Workload;
+  template: BatchTemplate;
+  partitions: readonly TopicPartition[];
+  /** Messages per second for the whole run, or null for max. */
+  rate: number | null;
+  durationMs: number;
+  warmupMs: number;
+  /** Progress lines. */
+  log?: (line: string) => void;
+  /** Skip the consumers (backlog writing). */
+  produceOnly?: boolean;
+  /** Stop producing once this much payload has been acknowledged (backlog writing). */
+  stopAfterBytes?: number;
+}
+
+const FETCH_MAX_WAIT_MS = 500;
+const PARTITION_MAX_BYTES = 1024 * 1024;
+const FETCH_MAX_BYTES = 50 * 1024 * 1024;
+const DRAIN_MS = 10_000;
+
+class Meter {
+  measuring = false;
+  produced: PhaseCounters = zero();
+  consumed: PhaseCounters = zero();
+  /** Totals since the start, for the drain and the timeline. */
+  producedTotal = 0;
+  consumedTotal = 0;
+  producedBytesTotal = 0;
+  consumedBytesTotal = 0;
+  readonly produceLatency: Histogram = latencyHistogram();
+  readonly e2eLatency: Histogram = latencyHistogram();
+  readonly errors: Record<string, number> = {};
+  measureStart = 0;
+  /** False for catch-up reads, where a batch's age is not a latency. */
+  recordEndToEnd = true;
+
+  error(name: string, n = 1): void {
+    this.errors[name] = (this.errors[name] ?? 0) + n;
+  }
+
+  startMeasuring(): void {
+    this.measuring = true;
+    this.produced = zero();
+    this.consumed = zero();
+    this.produceLatency.reset();
+    this.e2eLatency.reset();
+    this.measureStart = nowMs();
+  }
+}
+
+function zero(): PhaseCounters {
+  return { records: 0, bytes: 0, batches: 0, requests: 0 };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function describe(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' ? code : e instanceof Error ? e.name : 'error';
+}
+
+function groupByLeader(client: KafkaClient, parts: readonly TopicPartition[]): Map<number, TopicPartition[]> {
+  const groups = new Map<number, TopicPartition[]>();
+  for (const tp of parts) {
+    const leader = client.cluster.leaderFor(tp.topic, tp.partition);
+    const list = groups.get(leader);
+    if (list) list.push(tp);
+    else groups.set(leader, [tp]);
+  }
+  return groups;
+}
+
+/** Offsets for every partition, retrying the transient errors a just-created topic answers with. */
+export async function offsetsFor(client: KafkaClient, parts: readonly TopicPartition[], spec: bigint, timeoutMs = 60_000): Promise<Map<string, bigint>> {
+  const out = new Map<string, bigint>();
+  const deadline = Date.now() + timeoutMs;
+  let pending = [...parts];
+  while (pending.length > 0) {
+    const next: TopicPartition[] = [];
+    for (let i = 0; i < pending.length; i += 1000) {
+      const chunk = pending.slice(i, i + 1000);
+      const results = await client.listOffsets(chunk.map((tp) => ({ ...tp, timestamp: spec })));
+      for (const r of results) {
+        if (r.errorCode === 0) out.set(tpKey(r), r.offset);
+        else next.push({ topic: r.topic, partition: r.partition });
+      }
+    }
+    if (next.length > 0) {
+      if (Date.now() > deadline) throw new Error(`ListOffsets still failing for ${next.length} partitions (e.g. ${next[0]!.topic}-${next[0]!.partition})`);
+      await sleep(200);
+      await client.metadata([...new Set(next.map((t) => t.topic))]);
+    }
+    pending = next;
+  }
+  return out;
+}
+
+export function tpKey(tp: TopicPartition): string {
+  return `${tp.topic}\u0000${tp.partition}`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Producers
+
+interface ProducerLane {
+  readonly leader: number;
+  readonly lane: number;
+  readonly partitions: readonly TopicPartition[];
+  cursor: number;
+  /** Intended send time of the next request, for fixed-rate runs. */
+  nextSendAt: number;
+  /** Milliseconds between requests at the lane's share of the rate. */
+  intervalMs: number;
+}
+
+async function producerSlot(o: LoadOptions, meter: Meter, lane: ProducerLane, stop: { produce: boolean }): Promise<void> {
+  const { client, workload, template } = o;
+  const perRequest = Math.min(workload.partitionsPerRequest, lane.partitions.length);
+  const batches = Array.from({ length: perRequest }, () => copyTemplate(template));
+  for (;;) {
+    if (!stop.produce) return;
+    let intended: number;
+    if (lane.intervalMs > 0) {
+      intended = lane.nextSendAt;
+      lane.nextSendAt += lane.intervalMs;
+      const wait = intended - nowMs();
+      if (wait > 1) await sleep(wait);
+      if (!stop.produce) return;
+    } else {
+      intended = nowMs();
+    }
+    const byTopic = new Map<string, Array<{ index: number; records: Buffer }>>();
+    for (let i = 0; i < perRequest; i++) {
+      const tp = lane.partitions[lane.cursor]!;
+      lane.cursor = (lane.cursor + 1) % lane.partitions.length;
+      const b = batches[i]!;
+      stampBatch(b, template, intended);
+      const list = byTopic.get(tp.topic);
+      if (list) list.push({ index: tp.partition, records: b });
+      else byTopic.set(tp.topic, [{ index: tp.partition, records: b }]);
+    }
+    const request: ProduceRequest = {
+      transactionalId: null,
+      acks: workload.acks,
+      timeoutMs: 30_000,
+      topicData: [...byTopic].map(([name, partitionData]) => ({ name, partitionData })),
+    };
+    try {
+      const conn = await client.cluster.connectionTo(lane.leader, lane.lane);
+      const version = conn.versionFor(ProduceApi);
+      if (workload.acks === 0) {
+        await conn.send(ProduceApi, request, { version });
+        account(meter, o, perRequest, intended);
+        continue;
+      }
+      const response: ProduceResponse = await conn.request(ProduceApi, request, { version });
+      let ok = 0;
+      for (const t of response.responses) {
+        for (const p of t.partitionResponses) {
+          if (p.errorCode === 0) ok++;
+          else meter.error(errorByCode(p.errorCode).name);
+        }
+      }
+      account(meter, o, ok, intended);
+    } catch (e) {
+      meter.error(describe(e));
+      await sleep(100);
+    }
+  }
+}
+
+function account(meter: Meter, o: LoadOptions, batchesOk: number, intended: number): void {
+  const done = nowMs();
+  const records = batchesOk * o.template.recordCount;
+  const bytes = batchesOk * o.template.payloadBytes;
+  meter.producedTotal += records;
+  meter.producedBytesTotal += bytes;
+  if (meter.measuring && intended >= meter.measureStart) {
+    meter.produced.records += records;
+    meter.produced.bytes += bytes;
+    meter.produced.batches += batchesOk;
+    meter.produced.requests += 1;
+    if (batchesOk > 0) recordMs(meter.produceLatency, done - intended, batchesOk);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Consumers
+
+interface ConsumerLane {
+  readonly leader: number;
+  readonly lane: number;
+  readonly partitions: readonly TopicPartition[];
+  readonly offsets: Map<string, bigint>;
+  /** Offsets to reach before a catch-up read is complete. */
+  readonly endOffsets?: Map<string, bigint>;
+}
+
+async function consumerLoop(o: LoadOptions, meter: Meter, lane: ConsumerLane, stop: { consume: () => boolean }): Promise<void> {
+  const { client } = o;
+  // An incremental fetch session (KIP-227), as Kafka's consumer keeps: with thousands of partitions a
+  // fetch then names only the partitions whose position moved.
+  const session = new FetchSession();
+  while (!stop.consume()) {
+    try {
+      const conn = await client.cluster.connectionTo(lane.leader, lane.lane);
+      const version = conn.versionFor(FetchApi);
+      const wanted: SessionPartition[] = [];
+      for (const tp of lane.partitions) {
+        const offset = lane.offsets.get(tpKey(tp)) ?? 0n;
+        if (lane.endOffsets && offset >= (lane.endOffsets.get(tpKey(tp)) ?? 0n)) continue;
+        wanted.push({ topic: tp.topic, topicId: client.cluster.topic(tp.topic)?.topicId ?? ZERO_UUID, partition: tp.partition, fetchOffset: offset, partitionMaxBytes: PARTITION_MAX_BYTES });
+      }
+      if (wanted.length === 0) return; // catch-up read complete
+      const fields = session.build(wanted, version);
+      const request: FetchRequest = FetchApi.request.create({
+        maxWaitMs: FETCH_MAX_WAIT_MS,
+        minBytes: 1,
+        maxBytes: FETCH_MAX_BYTES,
+        sessionId: fields.sessionId,
+        sessionEpoch: fields.sessionEpoch,
+        topics: fields.topics,
+        forgottenTopicsData: fields.forgottenTopicsData,
+      });
+      let response: FetchResponse;
+      try {
+        response = await conn.request(FetchApi, request, { version, timeoutMs: 30_000 + FETCH_MAX_WAIT_MS });
+      } catch (e) {
+        session.onError();
+        throw e;
+      }
+      if (!session.onResponse(response) || response.errorCode !== 0) {
+        meter.error(errorByCode(response.errorCode).name);
+        await sleep(100);
+        continue;
+      }
+      const now = nowMs();
+      for (const t of response.responses) {
+        const topic = version >= 13 ? client.cluster.topicNameById(t.topicId) : t.topic;
+        if (topic === undefined) continue;
+        for (const p of t.partitions) {
+          if (p.errorCode !== 0) {
+            meter.error(errorByCode(p.errorCode).name);
+            continue;
+          }
+          // Decoders always produce one buffer (the list form of `Records` is for encoders).
+          const records = p.records as Buffer | null;
+          if (records && records.length > 0) consumeRecords(o, meter, lane, { topic, partition: p.partitionIndex }, records, now);
+        }
+      }
+    } catch (e) {
+      meter.error(describe(e));
+      await sleep(100);
+    }
+  }
+}
+
+function consumeRecords(o: LoadOptions, meter: Meter, lane: ConsumerLane, tp: TopicPartition, records: Buffer, now: number): void {
+  const key = tpKey(tp);
+  let offset = lane.offsets.get(key) ?? 0n;
+  let pos = 0;
+  for (;;) {
+    const span = frameEntryAt(records, pos);
+    if (span === null) break; // a partial batch at the end of the response
+    pos = span.end;
+    if (span.magic !== MAGIC_V2) continue;
+    const batch = RecordBatch.unchecked(records.subarray(span.start, span.end));
+    const next = batch.lastOffset + 1n;
+    if (next <= offset) continue;
+    offset = next;
+    if (batch.isControl) continue;
+    const count = batch.recordCount;
+    const bytes = count * o.workload.recordSize;
+    meter.consumedTotal += count;
+    meter.consumedBytesTotal += bytes;
+    if (!meter.measuring) continue;
+    const sent = sendTimeOf(batch);
+    if (sent !== null && sent < meter.measureStart) continue;
+    meter.consumed.records += count;
+    meter.consumed.bytes += bytes;
+    meter.consumed.batches += 1;
+    if (sent !== null && meter.recordEndToEnd) recordMs(meter.e2eLatency, now - sent);
+  }
+  lane.offsets.set(key, offset);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+function laneIntervals(lanes: ProducerLane[], o: LoadOptions, total: number): void {
+  if (o.rate === null) return;
+  const perRequestRecords = (l: ProducerLane): number => Math.min(o.workload.partitionsPerRequest, l.partitions.length) * o.template.recordCount;
+  const start = nowMs() + 5;
+  for (const l of lanes) {
+    const share = (o.rate * l.partitions.length) / total; // records per second for this lane
+    l.intervalMs = (1000 * perRequestRecords(l)) / share;
+    // Spread the lanes' first sends over one interval so they do not all fire together.
+    l.nextSendAt = start + Math.random() * l.intervalMs;
+  }
+}
+
+function producerLanes(o: LoadOptions): ProducerLane[] {
+  const lanes: ProducerLane[] = [];
+  for (let p = 0; p < o.workload.producers; p++) {
+    const mine = o.partitions.filter((_, i) => i % o.workload.producers === p);
+    for (const [leader, parts] of groupByLeader(o.client, mine)) {
+      lanes.push({ leader, lane: p, partitions: parts, cursor: 0, nextSendAt: 0, intervalMs: 0 });
+    }
+  }
+  laneIntervals(lanes, o, o.partitions.length);
+  return lanes;
+}
+
+function consumerLanes(o: LoadOptions, start: Map<string, bigint>, end?: Map<string, bigint>): ConsumerLane[] {
+  const lanes: ConsumerLane[] = [];
+  for (let c = 0; c < o.workload.consumers; c++) {
+    const mine = o.partitions.filter((_, i) => i % o.workload.consumers === c);
+    for (const [leader, parts] of groupByLeader(o.client, mine)) {
+      const offsets = new Map(parts.map((tp) => [tpKey(tp), start.get(tpKey(tp)) ?? 0n] as const));
+      lanes.push({ leader, lane: o.workload.producers + c, partitions: parts, offsets, endOffsets: end });
+    }
+  }
+  return lanes;
+}
+
+function timelineSampler(meter: Meter): { points: TimelinePoint[]; stop: () => void } {
+  const points: TimelinePoint[] = [];
+  const t0 = nowMs();
+  let lastP = 0;
+  let lastC = 0;
+  let lastT = t0;
+  const timer = setInterval(() => {
+    const now = nowMs();
+    const dt = (now - lastT) / 1000;
+    points.push({
+      t: Math.round((now - t0) / 100) / 10,
+      producedMiBps: (meter.producedBytesTotal - lastP) / dt / 2 ** 20,
+      consumedMiBps: (meter.consumedBytesTotal - lastC) / dt / 2 ** 20,
+    });
+    lastP = meter.producedBytesTotal;
+    lastC = meter.consumedBytesTotal;
+    lastT = now;
+  }, 1000);
+  return { points, stop: () => clearInterval(timer) };
+}
+
+function finish(meter: Meter, seconds: number, cpuPercent: number, timeline: TimelinePoint[], o: LoadOptions): LoadResult {
+  const rate = (c: PhaseCounters): { recordsPerSec: number; mibPerSec: number } => ({
+    recordsPerSec: c.records / seconds,
+    mibPerSec: c.bytes / seconds / 2 ** 20,
+  });
+  return {
+    seconds,
+    produced: meter.produced,
+    consumed: meter.consumed,
+    produceRate: rate(meter.produced),
+    consumeRate: rate(meter.consumed),
+    produceLatency: summarize(meter.produceLatency),
+    endToEndLatency: summarize(meter.e2eLatency),
+    errors: meter.errors,
+    clientCpuPercent: cpuPercent,
+    timeline,
+    unconsumedRecords: o.produceOnly ? 0 : Math.max(0, meter.producedTotal - meter.consumedTotal),
+    targetRecordsPerSec: o.rate,
+  };
+}
+
+/** Produces (and consumes, unless produceOnly) for warm-up + duration; see the top of this file. */
+export async function runLive(o: LoadOptions): Promise<LoadResult> {
+  const log = o.log ?? (() => undefined);
+  const meter = new Meter();
+  const stop = { produce: true, consume: false };
+  let consumersDone = Promise.resolve();
+  if (!o.produceOnly && o.workload.consumers > 0) {
+    const start = await offsetsFor(o.client, o.partitions, OffsetSpec.LATEST);
+    const lanes = consumerLanes(o, start);
+    consumersDone = Promise.all(lanes.map((l) => consumerLoop(o, meter, l, { consume: () => stop.consume }))).then(() => undefined);
+  }
+  const lanes = producerLanes(o);
+  const slots: Array<Promise<void>> = [];
+  for (const lane of lanes) for (let s = 0; s < o.workload.maxInFlight; s++) slots.push(producerSlot(o, meter, lane, stop));
+  const sampler = timelineSampler(meter);
+  if (o.warmupMs > 0) {
+    await sleep(o.warmupMs);
+    log(`warm-up done (${(meter.producedBytesTotal / 2 ** 20).toFixed(0)} MiB produced)`);
+  }
+  meter.startMeasuring();
+  const cpu0 = process.cpuUsage();
+  const window0 = nowMs();
+  const end = window0 + o.durationMs;
+  let lastLog = window0;
+  while (nowMs() < end) {
+    if (o.stopAfterBytes !== undefined && meter.producedBytesTotal >= o.stopAfterBytes) break;
+    await sleep(Math.min(200, Math.max(1, end - nowMs())));
+    if (nowMs() - lastLog >= 5000) {
+      lastLog = nowMs();
+      const s = (lastLog - window0) / 1000;
+      log(`${s.toFixed(0)} s: produced ${(meter.produced.bytes / 2 ** 20 / s).toFixed(1)} MiB/s, consumed ${(meter.consumed.bytes / 2 ** 20 / s).toFixed(1)} MiB/s`);
+    }
+  }
+  const window1 = nowMs();
+  const cpu = process.cpuUsage(cpu0);
+  stop.produce = false;
+  await Promise.all(slots);
+  // Drain: let consumers catch up with everything produced, within a bound.
+  const drainUntil = nowMs() + DRAIN_MS;
+  while (!o.produceOnly && o.workload.consumers > 0 && meter.consumedTotal < meter.producedTotal && nowMs() < drainUntil) await sleep(20);
+  meter.measuring = false;
+  stop.consume = true;
+  await consumersDone;
+  sampler.stop();
+  const seconds = (window1 - window0) / 1000;
+  return finish(meter, seconds, ((cpu.user + cpu.system) / 1000 / (window1 - window0)) * 100, sampler.points, o);
+}
+
+/**
+ * Catch-up read: consumers read every partition from `start` to `end` offsets as fast as they can.
+ * The measured window is the whole read.
+ */
+export async function runCatchUp(o: LoadOptions, start: Map<string, bigint>, end: Map<string, bigint>): Promise<LoadResult> {
+  const meter = new Meter();
+  const lanes = consumerLanes(o, start, end);
+  const sampler = timelineSampler(meter);
+  meter.startMeasuring();
+  // Backlog batches were sent before the window: count them all, and do not take their age for a latency.
+  meter.measureStart = 0;
+  meter.recordEndToEnd = false;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const deadline = nowMs() + Math.max(o.durationMs, 600_000);
+  await Promise.all(lanes.map((l) => consumerLoop(o, meter, l, { consume: () => nowMs() > deadline })));
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  sampler.stop();
+  meter.measuring = false;
+  const result = finish(meter, ms / 1000, ((cpu.user + cpu.system) / 1000 / ms) * 100, sampler.points, o);
+  let remaining = 0n;
+  for (const l of lanes) {
+    for (const tp of l.partitions) {
+      const left = (end.get(tpKey(tp)) ?? 0n) - (l.offsets.get(tpKey(tp)) ?? 0n);
+      if (left > 0n) remaining += left;
+    }
+  }
+  result.unconsumedRecords = Number(remaining);
+  return result;
+}

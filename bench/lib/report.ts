@@ -1,0 +1,326 @@
+/**
+ * Results: one JSON file per run or comparison under bench/results/ (git-ignored), with a Markdown
+ * summary and an SVG chart next to it, named by the run id (`<date>-<command>-<workload>`).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { LoadResult } from './load.js';
+import type { MachineLimits } from './limits.js';
+import type { LatencySummary } from './stats.js';
+import { fmt, median } from './stats.js';
+import type { Bar, Curve } from './svg.js';
+import { COLORS, renderChart } from './svg.js';
+import type { Workload } from './workload.js';
+import { RESULTS_DIR, describeRate } from './workload.js';
+
+export interface HostInfo {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+  platform: string;
+  kernel: string;
+  /** 1, 5 and 15 minute load averages when the command started: other work on the machine skews figures. */
+  loadAverageBefore: number[];
+}
+
+const LOAD_AT_START = loadavg().map((x) => Math.round(x * 100) / 100);
+
+export function hostInfo(): HostInfo {
+  const c = cpus();
+  return {
+    cpus: c.length,
+    cpuModel: c[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: process.platform,
+    kernel: release(),
+    loadAverageBefore: LOAD_AT_START,
+  };
+}
+
+export interface TargetInfo {
+  /** `ledgerline`, `kafka`, or `external` for a bootstrap the harness did not start. */
+  kind: 'ledgerline' | 'kafka' | 'external';
+  label: string;
+  bootstrap: string;
+  /** Peak resident memory of the broker process (VmHWM), when the harness could read it. */
+  peakRssMiB: number | null;
+  startupMs: number | null;
+}
+
+/** One workload against one broker. */
+export interface RunRecord {
+  target: TargetInfo;
+  /** The rate used, in messages per second (null = max). */
+  rate: number | null;
+  topicSetupSeconds: number;
+  result: LoadResult;
+  backlogWrite?: LoadResult;
+}
+
+export interface RunFile {
+  kind: 'ledgerline-bench-run';
+  version: 1;
+  id: string;
+  date: string;
+  command: string;
+  host: HostInfo;
+  workload: Workload;
+  calibration?: { workload: string; maxRecordsPerSec: number; source: string };
+  run: RunRecord;
+}
+
+export interface BrokerMedians {
+  runs: number;
+  produceMiBps: number;
+  consumeMiBps: number;
+  produceRecordsPerSec: number;
+  /** Latency samples (batches) in the median; 0 = no such latency in this workload. */
+  produceSamples: number;
+  e2eSamples: number;
+  produceP50: number;
+  produceP99: number;
+  produceP999: number;
+  produceMax: number;
+  e2eP50: number;
+  e2eP99: number;
+  e2eP999: number;
+  e2eMax: number;
+  peakRssMiB: number | null;
+  clientCpuPercent: number;
+  /** Latency curves of the middle run by produce p99 (the lower middle one for an even count). */
+  produceCurve: Array<[number, number]>;
+  e2eCurve: Array<[number, number]>;
+}
+
+export interface PairRatio {
+  pair: number;
+  /** Ledgerline ÷ Kafka: above 1 = Ledgerline faster for throughput, slower for latency. */
+  produceThroughput: number;
+  consumeThroughput: number;
+  produceP99: number;
+  e2eP99: number;
+}
+
+export interface CompareFile {
+  kind: 'ledgerline-bench-compare';
+  version: 1;
+  id: string;
+  date: string;
+  command: string;
+  host: HostInfo;
+  workload: Workload;
+  calibration?: { workload: string; maxRecordsPerSec: Record<string, number>; rate: number };
+  /** Runs in the order they ran (A B A B ...). */
+  runs: Array<RunRecord & { order: number; pair: number }>;
+  /** Brokers that could not run, with the reason. */
+  unavailable: Record<string, string>;
+  /** Runs that started but failed, with the reason; they are not in `runs`. */
+  failures: Array<{ order: number; pair: number; kind: string; error: string }>;
+  medians: Record<string, BrokerMedians>;
+  ratios: PairRatio[];
+  limits: MachineLimits | null;
+}
+
+export function runId(command: string, workload: string, date = new Date()): string {
+  const stamp = date.toISOString().replace(/[:.]/g, '-').replace('T', '_').slice(0, 19);
+  return `${stamp}-${command}-${workload}`;
+}
+
+/** Where produce figures come from: the backlog write of a catch-up run, else the live run. */
+function producePhase(r: RunRecord): LoadResult {
+  return r.backlogWrite ?? r.result;
+}
+
+export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
+  const m = (f: (r: RunRecord) => number): number => median(runs.map(f));
+  const p = (r: RunRecord): LatencySummary => producePhase(r).produceLatency;
+  const e = (r: RunRecord): LatencySummary => r.result.endToEndLatency;
+  const rss = runs.map((r) => r.target.peakRssMiB).filter((x): x is number => x !== null);
+  const byP99 = [...runs].sort((a, b) => p(a).p99 - p(b).p99);
+  const mid = byP99[(byP99.length - 1) >> 1];
+  return {
+    runs: runs.length,
+    produceMiBps: m((r) => producePhase(r).produceRate.mibPerSec),
+    consumeMiBps: m((r) => r.result.consumeRate.mibPerSec),
+    produceRecordsPerSec: m((r) => producePhase(r).produceRate.recordsPerSec),
+    produceSamples: m((r) => p(r).count),
+    e2eSamples: m((r) => e(r).count),
+    produceP50: m((r) => p(r).p50),
+    produceP99: m((r) => p(r).p99),
+    produceP999: m((r) => p(r).p999),
+    produceMax: m((r) => p(r).max),
+    e2eP50: m((r) => e(r).p50),
+    e2eP99: m((r) => e(r).p99),
+    e2eP999: m((r) => e(r).p999),
+    e2eMax: m((r) => e(r).max),
+    peakRssMiB: rss.length > 0 ? median(rss) : null,
+    clientCpuPercent: m((r) => r.result.clientCpuPercent),
+    produceCurve: mid ? p(mid).curve : [],
+    e2eCurve: mid ? e(mid).curve : [],
+  };
+}
+
+export function pairRatios(runs: ReadonlyArray<RunRecord & { pair: number }>): PairRatio[] {
+  const out: PairRatio[] = [];
+  const pairs = [...new Set(runs.map((r) => r.pair))].sort((a, b) => a - b);
+  for (const pair of pairs) {
+    const l = runs.find((r) => r.pair === pair && r.target.kind === 'ledgerline');
+    const k = runs.find((r) => r.pair === pair && r.target.kind === 'kafka');
+    if (!l || !k) continue;
+    out.push({
+      pair,
+      produceThroughput: producePhase(l).produceRate.mibPerSec / producePhase(k).produceRate.mibPerSec,
+      consumeThroughput: l.result.consumeRate.mibPerSec / k.result.consumeRate.mibPerSec,
+      produceP99: producePhase(l).produceLatency.p99 / producePhase(k).produceLatency.p99,
+      e2eP99: l.result.endToEndLatency.p99 / k.result.endToEndLatency.p99,
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Markdown
+
+function workloadLine(w: Workload): string {
+  const parts = [
+    `${w.topics} topic(s) × ${w.partitionsPerTopic} partition(s)`,
+    `${w.recordSize} B records`,
+    `${w.producers} producer(s), ${w.consumers} consumer(s)`,
+    `rate ${describeRate(w.rate)}`,
+    `acks=${w.acks}`,
+    `compression ${w.compression}`,
+    `${w.batchBytes} B batches, ${w.partitionsPerRequest} per request, ${w.maxInFlight} in flight`,
+    w.backlogBytes > 0 ? `backlog ${(w.backlogBytes / 2 ** 30).toFixed(2)} GiB` : `${w.durationSeconds} s (+${w.warmupSeconds} s warm-up)`,
+  ];
+  return parts.join(' · ');
+}
+
+const HEADER =
+  '| broker | runs | produce MiB/s | consume MiB/s | produce p50 / p99 / p99.9 / max (ms) | e2e p50 / p99 / p99.9 / max (ms) | peak RSS MiB | load-gen CPU |\n' +
+  '|---|---:|---:|---:|---|---|---:|---:|';
+
+function row(label: string, m: BrokerMedians): string {
+  const produce = m.produceSamples > 0 ? `${fmt(m.produceP50)} / ${fmt(m.produceP99)} / ${fmt(m.produceP999)} / ${fmt(m.produceMax)}` : '–';
+  const e2e = m.e2eSamples > 0 ? `${fmt(m.e2eP50)} / ${fmt(m.e2eP99)} / ${fmt(m.e2eP999)} / ${fmt(m.e2eMax)}` : '–';
+  return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${fmt(m.clientCpuPercent)}% |`;
+}
+
+function limitsMarkdown(l: MachineLimits | null): string[] {
+  if (!l) return [];
+  return [
+    '',
+    '**Machine limits, same run:**',
+    '',
+    '| limit | MiB/s | detail |',
+    '|---|---:|---|',
+    `| loopback TCP to a trivial sink | ${fmt(l.loopback.mibPerSec)} | ${l.loopback.connections} connections, ${l.loopback.chunkBytes} B writes |`,
+    `| disk: write + fsync per request | ${fmt(l.disk.syncEachChunk.mibPerSec)} | ${l.disk.chunkBytes} B chunks, fsync p50 ${fmt(l.disk.syncEachChunk.fsyncP50Ms)} ms, p99 ${fmt(l.disk.syncEachChunk.fsyncP99Ms)} ms |`,
+    `| disk: write, one fsync at the end | ${fmt(l.disk.syncAtEnd.mibPerSec)} | ${(l.disk.syncAtEnd.bytes / 2 ** 20).toFixed(0)} MiB in ${l.disk.dir} |`,
+  ];
+}
+
+export function runMarkdown(f: RunFile): string {
+  const r = f.run;
+  const lines = [
+    `### ${f.workload.name} · ${r.target.label} (${r.target.bootstrap})`,
+    '',
+    `${f.date} · \`${f.command}\` · ${f.host.cpus} CPUs (${f.host.cpuModel}), Node ${f.host.node} · load average before ${f.host.loadAverageBefore.join(' / ')}`,
+    '',
+    workloadLine(f.workload) + (r.rate !== null ? ` · ran at ${Math.round(r.rate)} msg/s` : ''),
+    '',
+    HEADER,
+    row(r.target.label, mediansOf([r])),
+  ];
+  if (r.backlogWrite) lines.push('', `Catch-up run: "produce" is writing the backlog (${(r.backlogWrite.produced.bytes / 2 ** 30).toFixed(2)} GiB), "consume" is reading it back from the earliest offset in ${fmt(r.result.seconds)} s.`);
+  lines.push(...notes(r));
+  return lines.join('\n') + '\n';
+}
+
+function notes(r: RunRecord): string[] {
+  const out: string[] = [];
+  const target = r.result.targetRecordsPerSec;
+  if (target !== null && r.result.produceRate.recordsPerSec < 0.95 * target) {
+    out.push('', `**The target rate was not sustained: ${Math.round(r.result.produceRate.recordsPerSec)} of ${Math.round(target)} msg/s; latencies include the queueing this caused.**`);
+  }
+  const errors = Object.entries(r.result.errors);
+  if (errors.length > 0) out.push('', `Errors: ${errors.map(([k, v]) => `${k} ×${v}`).join(', ')}`);
+  if (r.result.unconsumedRecords > 0) out.push('', `**${r.result.unconsumedRecords} records produced were not consumed by the end of the drain.**`);
+  return out;
+}
+
+export function compareMarkdown(f: CompareFile): string {
+  const lines = [
+    `### ${f.workload.name}: Ledgerline vs Apache Kafka`,
+    '',
+    `${f.date} · \`${f.command}\` · ${f.host.cpus} CPUs (${f.host.cpuModel}), ${f.host.memoryGiB} GiB, Node ${f.host.node} · load average before ${f.host.loadAverageBefore.join(' / ')}`,
+    '',
+    workloadLine(f.workload) + (f.calibration ? ` · ran at ${Math.round(f.calibration.rate)} msg/s` : ''),
+    '',
+    'Medians over the runs (runs alternate A B A B on the same machine and disk):',
+    '',
+    HEADER,
+  ];
+  for (const [label, m] of Object.entries(f.medians)) lines.push(row(label, m));
+  if (f.workload.backlogBytes > 0) lines.push('', 'Catch-up runs: "produce" is writing the backlog, "consume" is reading it back from the earliest offset.');
+  for (const [label, why] of Object.entries(f.unavailable)) lines.push(`| ${label} | 0 | not run: ${why.replace(/\|/g, '\\|')} | | | | | |`);
+  for (const x of f.failures) lines.push('', `**Run ${x.order} (pair ${x.pair}, ${x.kind}) failed: ${x.error}**`);
+  if (f.ratios.length > 0) {
+    lines.push('', 'Ledgerline ÷ Kafka, pair by pair (throughput: above 1 is better; latency: below 1 is better):', '', '| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 |', '|---:|---:|---:|---:|---:|');
+    for (const r of f.ratios) lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} |`);
+  }
+  if (f.calibration) {
+    lines.push('', `Rate: ${describeRate(f.workload.rate)} = ${Math.round(f.calibration.rate)} msg/s (max measured: ${Object.entries(f.calibration.maxRecordsPerSec).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}; the lower one is the reference so both brokers see the same load).`);
+  }
+  lines.push(...limitsMarkdown(f.limits));
+  for (const r of f.runs) {
+    const n = notes(r);
+    if (n.length > 0) lines.push('', `Run ${r.order} (${r.target.label}):`, ...n.filter((x) => x !== ''));
+  }
+  return lines.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Chart
+
+export function chartFor(f: CompareFile | RunFile): string {
+  const bars: Bar[] = [];
+  const curves: Curve[] = [];
+  const entries: Array<[string, BrokerMedians, string]> =
+    f.kind === 'ledgerline-bench-compare'
+      ? Object.entries(f.medians).map(([label, m]) => [label, m, label.startsWith('ledgerline') ? COLORS.ledgerline : COLORS.kafka])
+      : [[f.run.target.label, mediansOf([f.run]), f.run.target.kind === 'ledgerline' ? COLORS.ledgerline : COLORS.kafka]];
+  for (const [label, m, color] of entries) {
+    bars.push({ label: `${label} produce`, value: m.produceMiBps, color });
+    bars.push({ label: `${label} consume`, value: m.consumeMiBps, color });
+    if (m.produceCurve.length > 0) curves.push({ label: `${label} produce→ack`, points: m.produceCurve, color });
+    if (m.e2eCurve.length > 0) curves.push({ label: `${label} end-to-end`, points: m.e2eCurve, color, dashed: true });
+  }
+  const limits = f.kind === 'ledgerline-bench-compare' ? f.limits : null;
+  if (limits) {
+    bars.push({ label: 'loopback TCP', value: limits.loopback.mibPerSec, color: COLORS.limit, limit: true });
+    bars.push({ label: 'disk, fsync each', value: limits.disk.syncEachChunk.mibPerSec, color: COLORS.limit, limit: true });
+    bars.push({ label: 'disk, fsync at end', value: limits.disk.syncAtEnd.mibPerSec, color: COLORS.limit, limit: true });
+  }
+  return renderChart({
+    title: `${f.workload.name}${f.kind === 'ledgerline-bench-compare' ? ': Ledgerline vs Apache Kafka' : ''}`,
+    subtitle: `${workloadLine(f.workload)} · ${f.date.slice(0, 16).replace('T', ' ')} UTC · ${f.host.cpus} CPUs`,
+    bars,
+    barUnit: 'MiB/s of record payload',
+    curves,
+  });
+}
+
+/** Writes <id>.json, <id>.md and <id>.svg under bench/results/; returns their paths. */
+export function writeResults(f: RunFile | CompareFile, dir = RESULTS_DIR): { json: string; md: string; svg: string } {
+  mkdirSync(dir, { recursive: true });
+  const json = join(dir, `${f.id}.json`);
+  const md = join(dir, `${f.id}.md`);
+  const svg = join(dir, `${f.id}.svg`);
+  writeFileSync(json, JSON.stringify(f, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
+  writeFileSync(md, (f.kind === 'ledgerline-bench-run' ? runMarkdown(f) : compareMarkdown(f)) + `\n![chart](${f.id}.svg)\n`);
+  writeFileSync(svg, chartFor(f));
+  return { json, md, svg };
+}

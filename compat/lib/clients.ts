@@ -1,0 +1,125 @@
+/**
+ * The clients under test: how each is installed and invoked, and which scenarios it cannot express
+ * (n/a, with the reason). Every program takes `<scenario> <bootstrap> <prefix>` and prints one JSON
+ * object on stdout.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN_DIR, COMPAT_DIR, REPO_DIR, VENV_DIR } from './paths.js';
+import type { StepId } from './install.js';
+
+export interface Invocation {
+  cmd: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ClientDef {
+  readonly id: string;
+  /** Library and version, for the matrix header. */
+  readonly label: string;
+  readonly needs: readonly StepId[];
+  /** Scenario id -> why this client cannot run it. */
+  readonly na: Readonly<Record<string, string>>;
+  invocation(scenario: string, bootstrap: string, prefix: string): Invocation;
+}
+
+const TSX = ['--import', 'tsx'];
+
+function nodeProgram(file: string): ClientDef['invocation'] {
+  return (scenario, bootstrap, prefix) => ({
+    cmd: process.execPath,
+    args: [...TSX, join(COMPAT_DIR, 'js', file), scenario, bootstrap, prefix],
+    env: { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' },
+  });
+}
+
+function pythonProgram(file: string): ClientDef['invocation'] {
+  return (scenario, bootstrap, prefix) => ({
+    cmd: join(VENV_DIR, 'bin', 'python'),
+    args: [join(COMPAT_DIR, 'python', file), scenario, bootstrap, prefix],
+  });
+}
+
+function javaClasspath(): string {
+  const cp = join(COMPAT_DIR, 'java', 'target', 'classpath.txt');
+  const deps = existsSync(cp) ? readFileSync(cp, 'utf8').trim() : '';
+  return `${join(COMPAT_DIR, 'java', 'target', 'classes')}:${deps}`;
+}
+
+const NO_848 = 'the client has no KIP-848 consumer group protocol';
+
+export const CLIENTS: readonly ClientDef[] = [
+  {
+    id: 'java',
+    label: 'kafka-clients 4.4.0',
+    needs: ['maven'],
+    na: {},
+    invocation: (scenario, bootstrap, prefix) => ({
+      cmd: 'java',
+      args: ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', javaClasspath(), 'dev.ledgerline.compat.Scenarios', scenario, bootstrap, prefix],
+    }),
+  },
+  {
+    id: 'confluent-kafka',
+    label: 'confluent-kafka 2.16.1 (librdkafka 2.16)',
+    needs: ['python'],
+    na: {},
+    invocation: pythonProgram('confluent_scenarios.py'),
+  },
+  {
+    id: 'kcat',
+    label: 'kcat 1.7.1 (librdkafka 2.0.2, Debian)',
+    needs: ['kcat', 'node'],
+    na: {
+      'create-topic': 'kcat has no admin operations',
+      configs: 'kcat has no admin operations',
+      'delete-topic': 'kcat has no admin operations',
+      'delete-records': 'kcat has no admin operations',
+      'groups-admin': 'kcat has no admin operations',
+      'group-848': NO_848,
+    },
+    invocation: nodeProgram('kcat.ts'),
+  },
+  {
+    id: 'kafka-python',
+    label: 'kafka-python 3.0.12',
+    needs: ['python'],
+    na: { 'group-848': NO_848 },
+    invocation: pythonProgram('kafka_python_scenarios.py'),
+  },
+  {
+    id: 'kafkajs',
+    label: 'kafkajs 2.2.4',
+    needs: ['node'],
+    na: { 'group-848': NO_848 },
+    invocation: nodeProgram('kafkajs.ts'),
+  },
+  {
+    id: 'platformatic',
+    label: '@platformatic/kafka 1.35.0',
+    needs: ['node'],
+    na: {},
+    invocation: nodeProgram('platformatic.ts'),
+  },
+  {
+    id: 'franz-go',
+    label: 'franz-go 1.22.3 (kadm 1.20.0)',
+    needs: ['go'],
+    na: {},
+    invocation: (scenario, bootstrap, prefix) => ({ cmd: join(BIN_DIR, 'franz'), args: [scenario, bootstrap, prefix] }),
+  },
+  {
+    id: 'sarama',
+    label: 'sarama 1.61.1',
+    needs: ['go'],
+    na: { 'group-848': NO_848 },
+    invocation: (scenario, bootstrap, prefix) => ({ cmd: join(BIN_DIR, 'sarama'), args: [scenario, bootstrap, prefix] }),
+  },
+];
+
+export const REPO_ROOT = REPO_DIR;
+
+export function clientById(id: string): ClientDef | undefined {
+  return CLIENTS.find((c) => c.id === id);
+}

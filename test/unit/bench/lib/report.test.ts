@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { LoadResult } from '../../../../bench/lib/load.js';
+import type { RunFile, RunRecord } from '../../../../bench/lib/report.js';
+import { chartFor, compareMarkdown, hostInfo, mediansOf, pairRatios } from '../../../../bench/lib/report.js';
+import { latencyHistogram, median, recordMs, summarize } from '../../../../bench/lib/stats.js';
+import { ninesX, niceCeil, renderChart } from '../../../../bench/lib/svg.js';
+import { parseWorkload } from '../../../../bench/lib/workload.js';
+import { checks } from '../../../../bench/smoke.js';
+
+function result(mibPerSec: number, p99: number): LoadResult {
+  const h = latencyHistogram();
+  for (let i = 1; i <= 100; i++) recordMs(h, (i / 100) * p99);
+  const lat = summarize(h);
+  const records = Math.round(mibPerSec * 1024);
+  return {
+    seconds: 1,
+    produced: { records, bytes: records * 1024, batches: records / 16, requests: 1 },
+    consumed: { records, bytes: records * 1024, batches: records / 16, requests: 0 },
+    produceRate: { recordsPerSec: records, mibPerSec },
+    consumeRate: { recordsPerSec: records, mibPerSec },
+    produceLatency: lat,
+    endToEndLatency: lat,
+    errors: {},
+    clientCpuPercent: 10,
+    timeline: [],
+    unconsumedRecords: 0,
+    targetRecordsPerSec: null,
+  };
+}
+
+function run(kind: 'ledgerline' | 'kafka', pair: number, mibPerSec: number, p99: number): RunRecord & { pair: number; order: number } {
+  return { target: { kind, label: kind, bootstrap: 'h:1', peakRssMiB: 100 * pair, startupMs: 1 }, rate: null, topicSetupSeconds: 0, result: result(mibPerSec, p99), pair, order: pair };
+}
+
+describe('benchmark statistics and reports', () => {
+  it('summarizes latencies in ms from a µs histogram', () => {
+    const h = latencyHistogram();
+    for (let i = 1; i <= 1000; i++) recordMs(h, i / 10);
+    const s = summarize(h);
+    expect(s.count).toBe(1000);
+    expect(s.p50).toBeCloseTo(50, 0);
+    expect(s.p99).toBeCloseTo(99, 0);
+    expect(s.max).toBeCloseTo(100, 0);
+    expect(s.curve.at(-1)![0]).toBe(100);
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 2, 3])).toBe(2.5);
+  });
+
+  it('takes medians per broker and ratios pair by pair', () => {
+    const runs = [run('ledgerline', 1, 100, 10), run('kafka', 1, 50, 20), run('ledgerline', 2, 120, 12), run('kafka', 2, 60, 24), run('ledgerline', 3, 80, 8)];
+    const m = mediansOf(runs.filter((r) => r.target.kind === 'ledgerline'));
+    expect(m.runs).toBe(3);
+    expect(m.produceMiBps).toBe(100);
+    expect(m.peakRssMiB).toBe(200);
+    expect(m.produceP99).toBeCloseTo(9.9, 1); // the median run's p99 of samples spread up to 10 ms
+    const ratios = pairRatios(runs);
+    expect(ratios.map((r) => r.pair)).toEqual([1, 2]);
+    expect(ratios[0]!.produceThroughput).toBeCloseTo(2);
+    expect(ratios[1]!.produceP99).toBeCloseTo(0.5, 2);
+    const md = compareMarkdown({
+      kind: 'ledgerline-bench-compare',
+      version: 1,
+      id: 'x',
+      date: new Date(0).toISOString(),
+      command: 'npm run bench -- compare w',
+      host: hostInfo(),
+      workload: parseWorkload({ name: 'w' }),
+      runs,
+      unavailable: {},
+      failures: [],
+      medians: { ledgerline: m, kafka: mediansOf(runs.filter((r) => r.target.kind === 'kafka')) },
+      ratios,
+      limits: null,
+    });
+    expect(md).toContain('| ledgerline | 3 | 100 |');
+    expect(md).toContain('| 1 | 2.00 | 2.00 | 0.500 | 0.500 |');
+  });
+
+  it('draws a well-formed SVG with one bar per figure and one path per curve', () => {
+    const svg = renderChart({
+      title: 'a <b> & c',
+      bars: [
+        { label: 'x', value: 3, color: '#000' },
+        { label: 'limit', value: 7, color: '#999', limit: true },
+      ],
+      barUnit: 'MiB/s',
+      curves: [{ label: 'c', points: [[50, 1], [99, 10], [100, 20]], color: '#f00' }],
+    });
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain('a &lt;b&gt; &amp; c');
+    expect(svg.match(/<rect /g)).toHaveLength(3); // background + 2 bars
+    expect(svg.match(/<path /g)).toHaveLength(1);
+    expect(niceCeil(3.2)).toBe(5);
+    expect(niceCeil(70)).toBe(100);
+    expect(ninesX(99, 4)).toBeCloseTo(2);
+    expect(ninesX(100, 4)).toBe(4.5);
+  });
+
+  it('makes a chart from a single run file', () => {
+    const file: RunFile = {
+      kind: 'ledgerline-bench-run',
+      version: 1,
+      id: 'x',
+      date: new Date(0).toISOString(),
+      command: 'c',
+      host: hostInfo(),
+      workload: parseWorkload({ name: 'w' }),
+      run: run('kafka', 1, 50, 20),
+    };
+    expect(chartFor(file)).toContain('kafka produce');
+    expect(checks(file)).toEqual([]);
+    file.run.result.unconsumedRecords = 5;
+    file.run.result.errors = { NOT_LEADER_OR_FOLLOWER: 2 };
+    expect(checks(file)).toEqual(['5 records produced were never consumed', 'errors: NOT_LEADER_OR_FOLLOWER ×2']);
+  });
+});
