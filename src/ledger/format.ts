@@ -59,6 +59,10 @@
  *   last 4 bytes: crc32c u32 of everything before
  * ```
  *
+ * The checkpoint is a promise to recovery: every ledger it lists has all its entries in the segments on disk.
+ * So a segment below `replayFromSegment` is deleted only after a checkpoint that lists none of its ledgers is
+ * durable, and an index file agrees with the ledger table written after it (both come from one snapshot).
+ *
  * Recovery cuts the active segment at its first torn or mismatching record (a crash mid-write), except
  * below `activeSegmentDurableBytes`: those bytes were durable when the checkpoint was written, so a bad
  * record there is damage, reported as LL_ERR_LEDGER_CORRUPT rather than silently cut.

@@ -183,6 +183,19 @@ interface WrittenGroup {
   readonly offsets: number[];
 }
 
+/** A ledger while recovery rebuilds its index: its seal from the checkpoint or a SEAL record, and the first gap found. */
+interface RecoveringLedger {
+  readonly ledger: Ledger;
+  /** Entry count of a sealed ledger (entries beyond it were never acknowledged); null while open. */
+  entryCount: number | null;
+  /**
+   * The first entry found out of order. Checked once every segment is read, for the ledgers that survive:
+   * index files and the checkpoint are read before the segments replayed after them, so a ledger may show a
+   * gap (its oldest segment reclaimed) and be deleted by a DELETE record further on.
+   */
+  gap: LedgerCorruptError | null;
+}
+
 interface Segment {
   readonly seq: number;
   /** Valid bytes: the header and every committed group (durable, or written under a non-durable policy). */
@@ -1132,52 +1145,57 @@ export class LocalLedgerStore implements LedgerStore {
   }
 
   /**
-   * 1. Writes the index file of every rolled segment that lacks one.
-   * 2. Writes the checkpoint: ledger table, next ledger id, and the first segment recovery must scan.
-   * 3. Deletes rolled segments older than that whose ledgers are all deleted (BookKeeper's garbage
-   *    collection of entry logs; there is no compaction: see README.md).
+   * Takes one snapshot of the store, synchronously, then writes it out:
+   * 1. the index file of every rolled segment that lacks a durable one;
+   * 2. the checkpoint: ledger table, next ledger id, and the first segment recovery must scan;
+   * 3. then deletes rolled segments below that whose ledgers are all gone (BookKeeper's garbage collection
+   *    of entry logs; there is no compaction: see README.md).
+   * The index files and the table come from the same instant, so they agree on which ledgers exist. Deletes,
+   * seals and appends that commit while the files are being written belong to the next checkpoint (a delete
+   * queues one): in particular a segment is only deleted once a durable checkpoint no longer lists any of
+   * its ledgers, or recovery from this checkpoint would look for entries in a segment that is gone.
    */
   private async checkpoint(): Promise<void> {
-    let replayFrom = this.active.seq;
-    let wroteIndex = false;
+    const active = this.active;
+    const indexes: { segment: Segment; bytes: Buffer }[] = [];
     for (const segment of this.segments.values()) {
-      if (segment === this.active || segment.reclaimed) continue;
-      if (!segment.indexDurable) {
-        try {
-          await this.writeAtomically(this.indexPath(segment.seq), encodeSegmentIndex(this.segmentIndexOf(segment)), false);
-          segment.indexDurable = true;
-          wroteIndex = true;
-        } catch (err) {
-          replayFrom = Math.min(replayFrom, segment.seq);
-          this.onBackgroundError(this.storageError('cannot write segment index', err, segment.seq));
-        }
-      }
+      if (segment === active || segment.reclaimed || segment.indexDurable) continue;
+      indexes.push({ segment, bytes: encodeSegmentIndex(this.segmentIndexOf(segment)) });
     }
-    if (wroteIndex) await this.fs.syncDir(this.dir);
-    for (const segment of this.segments.values()) {
-      if (!segment.indexDurable && segment !== this.active && !segment.reclaimed) replayFrom = Math.min(replayFrom, segment.seq);
-    }
-    const activeSegment = this.active.seq;
-    const activeSegmentDurableBytes = this.active.size;
     const table: Checkpoint['ledgers'] = [];
     for (const l of this.ledgers.values()) {
       if (l.deleted) continue;
       // sealedAtMs 0 means "open" in the checkpoint, so a sealed ledger always records at least 1.
       table.push({ ledgerId: l.id, createdAtMs: l.createdAtMs, sealedAtMs: l.sealed ? Math.max(1, l.sealedAtMs ?? 1) : 0, entryCount: l.sealed ? l.index.size : 0 });
     }
-    // Under a non-durable flush policy the table may describe entries and seals not yet fsynced: make
-    // everything written before the snapshot durable first, so the checkpoint never outruns the log.
+    const nextLedgerId = this.nextLedgerId;
+    const activeSegmentDurableBytes = active.size;
+    // Under a non-durable flush policy the snapshot may describe entries, seals and deletes not yet fsynced:
+    // make everything written before it durable first, so neither the table nor an index outruns the log.
     if (!this.durable) {
       this.stats.fsyncs++;
-      await this.active.file!.datasync();
+      await active.file!.datasync();
     }
+    let replayFrom = active.seq;
+    let wroteIndex = false;
+    for (const { segment, bytes } of indexes) {
+      try {
+        await this.writeAtomically(this.indexPath(segment.seq), bytes, false);
+        segment.indexDurable = true;
+        wroteIndex = true;
+      } catch (err) {
+        replayFrom = Math.min(replayFrom, segment.seq);
+        this.onBackgroundError(this.storageError('cannot write segment index', err, segment.seq));
+      }
+    }
+    if (wroteIndex) await this.fs.syncDir(this.dir);
     await this.writeAtomically(
       path.join(this.dir, CHECKPOINT_FILE),
-      encodeCheckpoint({ nextLedgerId: this.nextLedgerId, replayFromSegment: replayFrom, writtenAtMs: Date.now(), activeSegment, activeSegmentDurableBytes, ledgers: table }),
+      encodeCheckpoint({ nextLedgerId, replayFromSegment: replayFrom, writtenAtMs: Date.now(), activeSegment: active.seq, activeSegmentDurableBytes, ledgers: table }),
       true,
     );
     this.replayFromSegment = replayFrom;
-    await this.reclaim();
+    await this.reclaim(new Set(table.map((l) => l.ledgerId)));
   }
 
   private segmentIndexOf(segment: Segment): SegmentIndex {
@@ -1199,14 +1217,19 @@ export class LocalLedgerStore implements LedgerStore {
     return { segmentSeq: segment.seq, validBytes: segment.size, runs };
   }
 
-  private async reclaim(): Promise<void> {
+  /**
+   * Deletes the rolled segments below the replay start none of whose ledgers is in `checkpointed` (the table
+   * of the checkpoint just made durable, which recovery would start from) or live in memory. A ledger
+   * deleted after that table was taken keeps its segments until the next checkpoint.
+   */
+  private async reclaim(checkpointed: ReadonlySet<LedgerId>): Promise<void> {
     const dead: Segment[] = [];
     for (const segment of this.segments.values()) {
       if (segment === this.active || segment.reclaimed || segment.seq >= this.replayFromSegment) continue;
       let live = false;
       for (const id of segment.ledgers) {
         const l = this.ledgers.get(id);
-        if (l && !l.deleted) {
+        if (checkpointed.has(id) || (l && !l.deleted)) {
           live = true;
           break;
         }
@@ -1259,6 +1282,13 @@ export class LocalLedgerStore implements LedgerStore {
     }
     const seqs = names.map((n) => parseSegmentSeq(n, '.seg')).filter((s): s is number => s !== null).sort((a, b) => a - b);
     const indexSeqs = new Set(names.map((n) => parseSegmentSeq(n, '.idx')).filter((s): s is number => s !== null));
+    // An index whose segment is gone: a crash between the two unlinks of a reclaim. It is never read.
+    const segmentSeqs = new Set(seqs);
+    for (const seq of indexSeqs) {
+      if (segmentSeqs.has(seq)) continue;
+      await this.fs.unlink(this.indexPath(seq)).catch(() => undefined);
+      indexSeqs.delete(seq);
+    }
 
     const checkpoint = names.includes(CHECKPOINT_FILE) ? await this.readCheckpoint() : null;
     if (!checkpoint) {
@@ -1270,11 +1300,11 @@ export class LocalLedgerStore implements LedgerStore {
     }
     this.nextLedgerId = Math.max(1, checkpoint.nextLedgerId);
     this.replayFromSegment = checkpoint.replayFromSegment;
-    const recovering = new Map<LedgerId, { ledger: Ledger; entryCount: number | null }>();
+    const recovering = new Map<LedgerId, RecoveringLedger>();
     for (const c of checkpoint.ledgers) {
       const ledger = newLedger(c.ledgerId, c.createdAtMs);
       if (c.sealedAtMs > 0) ledger.sealedAtMs = c.sealedAtMs;
-      recovering.set(c.ledgerId, { ledger, entryCount: c.sealedAtMs > 0 ? c.entryCount : null });
+      recovering.set(c.ledgerId, { ledger, entryCount: c.sealedAtMs > 0 ? c.entryCount : null, gap: null });
     }
 
     // Segment headers: each records the valid length of its predecessor.
@@ -1327,7 +1357,8 @@ export class LocalLedgerStore implements LedgerStore {
       }
     }
 
-    for (const { ledger, entryCount } of recovering.values()) {
+    for (const { ledger, entryCount, gap } of recovering.values()) {
+      if (gap) throw gap;
       if (entryCount !== null) {
         if (ledger.index.size < entryCount) {
           throw new LedgerCorruptError(`ledger ${ledger.id} is sealed at ${entryCount} entries but only ${ledger.index.size} were found`, { ledgerId: ledger.id });
@@ -1400,7 +1431,7 @@ export class LocalLedgerStore implements LedgerStore {
     }
   }
 
-  private applyRun(recovering: Map<LedgerId, { ledger: Ledger; entryCount: number | null }>, segment: Segment, run: IndexRun): void {
+  private applyRun(recovering: Map<LedgerId, RecoveringLedger>, segment: Segment, run: IndexRun): void {
     const r = recovering.get(run.ledgerId);
     if (!r) return; // a ledger deleted since
     for (let i = 0; i < run.offsets.length; i++) {
@@ -1408,16 +1439,19 @@ export class LocalLedgerStore implements LedgerStore {
     }
   }
 
-  private recoverEntry(r: { ledger: Ledger; entryCount: number | null }, segment: Segment, entryId: number, offset: number, length: number): void {
+  private recoverEntry(r: RecoveringLedger, segment: Segment, entryId: number, offset: number, length: number): void {
     const ledger = r.ledger;
+    if (r.gap) return;
     if (r.entryCount !== null && entryId >= r.entryCount) return; // beyond the seal: never acknowledged
     if (entryId !== ledger.index.size) {
-      throw new LedgerCorruptError(`ledger ${ledger.id}: found entry ${entryId} where entry ${ledger.index.size} was expected`, {
+      // Fatal unless a DELETE later in the replay removes the ledger (then its entries do not matter).
+      r.gap = new LedgerCorruptError(`ledger ${ledger.id}: found entry ${entryId} where entry ${ledger.index.size} was expected`, {
         ledgerId: ledger.id,
         entryId,
         file: segmentFileName(segment.seq),
         position: offset,
       });
+      return;
     }
     ledger.index.push(segment.seq, offset, length);
     ledger.length += length;
@@ -1435,7 +1469,7 @@ export class LocalLedgerStore implements LedgerStore {
     limit: number | null,
     durableBytes: number,
     replay: boolean,
-    recovering: Map<LedgerId, { ledger: Ledger; entryCount: number | null }>,
+    recovering: Map<LedgerId, RecoveringLedger>,
     isLast: boolean,
   ): Promise<void> {
     const file = await this.fs.open(this.segmentPath(segment.seq), 'r');
@@ -1477,7 +1511,7 @@ export class LocalLedgerStore implements LedgerStore {
             if (replay) {
               if (!recovering.has(h.ledgerId)) {
                 const createdAt = h.payloadLength >= 8 ? readU64(buf, payloadAt) : 0;
-                recovering.set(h.ledgerId, { ledger: newLedger(h.ledgerId, Math.max(0, createdAt)), entryCount: null });
+                recovering.set(h.ledgerId, { ledger: newLedger(h.ledgerId, Math.max(0, createdAt)), entryCount: null, gap: null });
               }
               if (h.ledgerId >= this.nextLedgerId) this.nextLedgerId = h.ledgerId + 1;
             }

@@ -10,6 +10,9 @@
  * - Directory operations (create, rename, unlink) are durable at once: `syncDir` is a no-op here.
  * - `crash()` returns the file system as it comes back after the power loss; the crashed instance is dead
  *   (every call and every handle it gave out fails with EIO, as a killed process can do nothing more).
+ * - `kill()` models the process being killed (SIGKILL) while the machine stays up: every completed write
+ *   survives, synced or not (it is in the kernel's page cache); the instance dies the same way.
+ * - `snapshot()` copies what the file system holds now, so a test can start many runs from one state.
  */
 import { LockHeldError, type LedgerFile, type LedgerFs, type LedgerFsLock, type LedgerFsOpenMode } from './fs.js';
 
@@ -25,6 +28,16 @@ class MemNode {
   data = Buffer.alloc(0);
   size = 0;
   syncedSize = 0;
+
+  /** A copy of the first `size` bytes, all synced: the file as found after a crash. */
+  prefix(size: number): MemNode {
+    const copy = new MemNode();
+    copy.ensure(size);
+    this.data.copy(copy.data, 0, 0, size);
+    copy.size = size;
+    copy.syncedSize = size;
+    return copy;
+  }
 
   ensure(capacity: number): void {
     if (capacity <= this.data.length) return;
@@ -196,19 +209,34 @@ export class MemoryLedgerFs implements LedgerFs {
       const unsynced = node.size - node.syncedSize;
       let keep = 0;
       if (random && unsynced > 0) keep = Math.floor(random() * (unsynced + 1));
-      const copy = new MemNode();
-      copy.ensure(node.syncedSize + keep);
-      node.data.copy(copy.data, 0, 0, node.syncedSize + keep);
-      copy.size = node.syncedSize + keep;
+      const copy = node.prefix(node.syncedSize + keep);
       if (random && keep > 0 && random() < 0.5) {
         // Tear: the last few kept bytes are garbage, as when a sector was half written.
         const garbage = Math.min(keep, 1 + Math.floor(random() * 64));
         for (let i = copy.size - garbage; i < copy.size; i++) copy.data[i] = Math.floor(random() * 256);
       }
-      copy.syncedSize = copy.size;
       after.files.set(name, copy);
     }
     return after;
+  }
+
+  /**
+   * Simulates the process being killed (SIGKILL) and returns the file system as the next process finds it.
+   * This instance dies. Every write that completed survives, synced or not: it is in the kernel's page
+   * cache, which a process crash does not touch.
+   */
+  kill(): MemoryLedgerFs {
+    const after = this.snapshot();
+    this.dead = true;
+    return after;
+  }
+
+  /** A copy of what the file system holds now, every completed write included; this instance goes on. */
+  snapshot(): MemoryLedgerFs {
+    const copy = new MemoryLedgerFs();
+    copy.dirs = new Set(this.dirs);
+    for (const [name, node] of this.files) copy.files.set(name, node.prefix(node.size));
+    return copy;
   }
 }
 
