@@ -88,6 +88,7 @@ function producePartition(ctx: RequestContext, topicName: string, index: number,
   return part.log.append(batch.buffer).then(
     (res) => {
       seq.commit(BigInt(res.baseOffset), BigInt(res.lastOffset), BigInt(batch.maxTimestamp));
+      broker.countAppend(topicName, batch.sizeInBytes, batch.recordCount);
       return createProduceResponsePartitionProduceResponse({
         index,
         baseOffset: BigInt(res.baseOffset),

@@ -223,6 +223,7 @@ export const fetch = defineHandler({
       if (v >= 12 && (r.errorCode === ErrorCode.FENCED_LEADER_EPOCH || r.errorCode === ErrorCode.UNKNOWN_LEADER_EPOCH)) {
         pd.currentLeader = { leaderId: broker.nodeId, leaderEpoch: broker.partitions.leaderEpoch(r.fetch.topic, r.fetch.partition) };
       }
+      if (res && res.sizeInBytes > 0) broker.countFetch(r.fetch.topic, res.sizeInBytes);
       topicEntry(r.fetch.topic, r.fetch.topicId).partitions.push(pd);
     });
     for (const [topicId, partitions] of unknownTopicIds) {

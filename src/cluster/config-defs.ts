@@ -125,6 +125,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'group.max.size', type: 'INT', default: '2147483647', doc: 'Most members a classic group may have.', min: 1 },
   { name: 'transactional.id.expiration.ms', type: 'INT', default: '604800000', doc: 'Transactional ids unused this long expire.', min: 1 },
   { name: 'producer.id.expiration.ms', type: 'INT', default: '86400000', doc: 'Idempotent producer state unused this long expires.', min: 1 },
+  { name: 'ledgerline.admin.listener', type: 'STRING', default: '', doc: 'Ledgerline: the admin HTTP endpoint (GET /metrics, /health), e.g. http://127.0.0.1:9644; empty disables it.', readOnly: true },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
 ];
 

@@ -25,6 +25,9 @@ import { openSqliteMetadataStore } from '../metadata/index.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Connection } from './connection.js';
+import type { Counter } from 'prom-client';
+import { createBrokerMetrics, type BrokerMetrics } from '../observability/metrics.js';
+import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
 import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
@@ -47,6 +50,10 @@ export class Broker {
   producerIds!: ProducerIdAllocator;
   fetchSessions!: FetchSessionCache;
   readonly bound: BoundListener[] = [];
+  metrics!: BrokerMetrics;
+  admin: AdminHttpServer | null = null;
+  private readonly requestCounters = new Map<number, Counter.Internal>();
+  private readonly topicCounters = new Map<string, { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal }>();
   private readonly servers: Server[] = [];
   private stopping = false;
 
@@ -100,7 +107,16 @@ export class Broker {
     this.producerIds = new ProducerIdAllocator(this.metadata);
     this.fetchSessions = new FetchSessionCache(this.config.maxFetchSessions);
     await this.partitions.loadAll();
+    this.metrics = createBrokerMetrics(this);
     for (const l of this.config.listeners) await this.listen(l);
+    const admin = parseAdminListener(this.config.values.get('ledgerline.admin.listener') ?? '');
+    if (admin) {
+      this.admin = await startAdminHttp(admin.host, admin.port, {
+        registry: this.metrics.registry,
+        health: () => ({ clusterId: this.clusterId, nodeId: this.nodeId, topics: this.topics.list().length, connections: this.connections.size }),
+      });
+      this.log.info({ url: this.admin.url }, 'admin HTTP endpoint listening');
+    }
     this.log.info(
       { listeners: this.bound.map((b) => `${b.name}://${b.host}:${b.boundPort}`), dataDir, clusterId: this.clusterId, nodeId: this.nodeId },
       'Ledgerline started',
@@ -143,6 +159,34 @@ export class Broker {
     this.connections.delete(c);
   }
 
+  /** Counts a request of an API (kafka_server_requests_total). */
+  countRequest(apiKey: number, name: string): void {
+    let c = this.requestCounters.get(apiKey);
+    if (!c) this.requestCounters.set(apiKey, (c = this.metrics.requests.labels(name)));
+    c.inc();
+  }
+
+  private topicMetrics(topic: string): { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal } {
+    let t = this.topicCounters.get(topic);
+    if (!t) {
+      t = { bytesIn: this.metrics.bytesIn.labels(topic), messagesIn: this.metrics.messagesIn.labels(topic), bytesOut: this.metrics.bytesOut.labels(topic) };
+      this.topicCounters.set(topic, t);
+    }
+    return t;
+  }
+
+  /** Counts an appended batch (BrokerTopicMetrics BytesIn/MessagesIn). */
+  countAppend(topic: string, bytes: number, records: number): void {
+    const t = this.topicMetrics(topic);
+    t.bytesIn.inc(bytes);
+    t.messagesIn.inc(records);
+  }
+
+  /** Counts fetched batch bytes (BrokerTopicMetrics BytesOut). */
+  countFetch(topic: string, bytes: number): void {
+    this.topicMetrics(topic).bytesOut.inc(bytes);
+  }
+
   apiVersionsFallback(header: RequestHeader): Buffer[] {
     return apiVersionsFallback(this.handlers.values(), header);
   }
@@ -156,6 +200,7 @@ export class Broker {
     await Promise.all([...this.connections].map((c) => c.drain(SHUTDOWN_DRAIN_MS)));
     for (const c of this.connections) c.close();
     await closed;
+    await this.admin?.close();
     await this.partitions?.close();
     await this.metadata?.close();
     this.log.info('Ledgerline stopped');

@@ -162,6 +162,7 @@ export class Connection {
       return;
     }
 
+    this.broker.countRequest(header.requestApiKey, handler.api.name);
     const seq = this.nextSeq++;
     this.slots.set(seq, undefined);
     this.inFlight++;

@@ -1,0 +1,43 @@
+/**
+ * The admin HTTP endpoint of a real broker: Prometheus metrics that follow produce and fetch traffic.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRecordBatch } from '../../protocol/records/index.js';
+import { KafkaClient } from '../../src/client/index.js';
+import { BrokerProcess } from '../support/broker-process.js';
+import { readPartition } from '../support/records.js';
+
+describe('admin HTTP endpoint', () => {
+  let broker: BrokerProcess;
+  let adminUrl: string;
+
+  beforeAll(async () => {
+    broker = await BrokerProcess.start({ configs: { 'ledgerline.admin.listener': 'http://127.0.0.1:0' } });
+    const line = broker.logs.find((l) => l.includes('"admin HTTP endpoint listening"'));
+    expect(line).toBeDefined();
+    adminUrl = (JSON.parse(line!) as { url: string }).url;
+  });
+  afterAll(async () => broker?.stop());
+
+  it('reports requests, bytes in and out, and partition offsets', async () => {
+    const client = await KafkaClient.connect({ bootstrap: broker.bootstrap });
+    try {
+      await client.createTopics([{ name: 'metered', numPartitions: 2 }]);
+      const batch = await buildRecordBatch([{ value: 'a' }, { value: 'b' }, { value: 'c' }]);
+      const [r] = await client.produce([{ topic: 'metered', partition: 1, records: batch }]);
+      expect(r!.errorCode).toBe(0);
+      expect(await readPartition(client, 'metered', 1)).toHaveLength(3);
+    } finally {
+      await client.close();
+    }
+    const text = await (await fetch(`${adminUrl}/metrics`)).text();
+    expect(text).toMatch(/^kafka_server_brokertopicmetrics_messagesin_total\{topic="metered"\} 3$/m);
+    expect(text).toMatch(/^kafka_topic_partition_current_offset\{topic="metered",partition="1"\} 3$/m);
+    expect(text).toMatch(/^kafka_topic_partition_current_offset\{topic="metered",partition="0"\} 0$/m);
+    expect(text).toMatch(/^kafka_server_requests_total\{api="Produce"\} 1$/m);
+    const bytesOut = /^kafka_server_brokertopicmetrics_bytesout_total\{topic="metered"\} (\d+)$/m.exec(text);
+    expect(Number(bytesOut?.[1])).toBeGreaterThan(0);
+    const health = (await (await fetch(`${adminUrl}/health`)).json()) as { status: string; topics: number };
+    expect(health).toMatchObject({ status: 'ok', topics: 1 });
+  });
+});
