@@ -6,6 +6,15 @@ import { produce } from './000-produce.js';
 import { fetch } from './001-fetch.js';
 import { listOffsets } from './002-list-offsets.js';
 import { metadata } from './003-metadata.js';
+import { offsetCommit } from './008-offset-commit.js';
+import { offsetFetch } from './009-offset-fetch.js';
+import { findCoordinator } from './010-find-coordinator.js';
+import { joinGroup } from './011-join-group.js';
+import { heartbeat } from './012-heartbeat.js';
+import { leaveGroup } from './013-leave-group.js';
+import { syncGroup } from './014-sync-group.js';
+import { describeGroups } from './015-describe-groups.js';
+import { listGroups } from './016-list-groups.js';
 import { apiVersions } from './018-api-versions.js';
 import { createTopics } from './019-create-topics.js';
 import { deleteTopics } from './020-delete-topics.js';
@@ -17,13 +26,26 @@ import { alterConfigs } from './033-alter-configs.js';
 import { describeLogDirs } from './035-describe-log-dirs.js';
 import { createPartitions } from './037-create-partitions.js';
 import { incrementalAlterConfigs } from './044-incremental-alter-configs.js';
+import { deleteGroups } from './042-delete-groups.js';
+import { offsetDelete } from './047-offset-delete.js';
 import { describeCluster } from './060-describe-cluster.js';
+import { consumerGroupHeartbeat } from './068-consumer-group-heartbeat.js';
+import { consumerGroupDescribe } from './069-consumer-group-describe.js';
 
 export const handlers: readonly Handler[] = [
   produce,
   fetch,
   listOffsets,
   metadata,
+  offsetCommit,
+  offsetFetch,
+  findCoordinator,
+  joinGroup,
+  heartbeat,
+  leaveGroup,
+  syncGroup,
+  describeGroups,
+  listGroups,
   apiVersions,
   createTopics,
   deleteTopics,
@@ -34,6 +56,10 @@ export const handlers: readonly Handler[] = [
   alterConfigs,
   describeLogDirs,
   createPartitions,
+  deleteGroups,
   incrementalAlterConfigs,
+  offsetDelete,
   describeCluster,
+  consumerGroupHeartbeat,
+  consumerGroupDescribe,
 ];

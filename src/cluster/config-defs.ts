@@ -7,6 +7,7 @@
  * Reference: Kafka 4.x `ServerLogConfigs`, `ServerConfigs`, `SocketServerConfigs`, `TopicConfig`,
  * `LogConfig.configDef`.
  */
+import { GROUP_COORDINATOR_CONFIG_DEFS } from '../coordinator/config-defs.js';
 
 /** Kafka's `ConfigDef.Type`, numbered as DescribeConfigs v3+ reports it (`DescribeConfigsResponse.ConfigType`). */
 export const ConfigType = {
@@ -127,6 +128,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'producer.id.expiration.ms', type: 'INT', default: '86400000', doc: 'Idempotent producer state unused this long expires.', min: 1 },
   { name: 'ledgerline.admin.listener', type: 'STRING', default: '', doc: 'Ledgerline: the admin HTTP endpoint (GET /metrics, /health), e.g. http://127.0.0.1:9644; empty disables it.', readOnly: true },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
+  ...GROUP_COORDINATOR_CONFIG_DEFS,
 ];
 
 /** Topic configs (Kafka's TopicConfig), in Kafka's DescribeConfigs order (alphabetical). */

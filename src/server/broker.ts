@@ -25,6 +25,8 @@ import { openSqliteMetadataStore } from '../metadata/index.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Connection } from './connection.js';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
+import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
 import type { Counter } from 'prom-client';
 import { createBrokerMetrics, type BrokerMetrics } from '../observability/metrics.js';
 import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
@@ -51,6 +53,7 @@ export class Broker {
   fetchSessions!: FetchSessionCache;
   readonly bound: BoundListener[] = [];
   metrics!: BrokerMetrics;
+  groups!: GroupCoordinator;
   admin: AdminHttpServer | null = null;
   private readonly requestCounters = new Map<number, Counter.Internal>();
   private readonly topicCounters = new Map<string, { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal }>();
@@ -107,7 +110,19 @@ export class Broker {
     this.producerIds = new ProducerIdAllocator(this.metadata);
     this.fetchSessions = new FetchSessionCache(this.config.maxFetchSessions);
     await this.partitions.loadAll();
+    this.groups = new GroupCoordinator({
+      config: groupCoordinatorConfig(this.config.values),
+      topics: this.topics,
+      openLog: async (p) => {
+        const part = this.partitions.get(GROUP_METADATA_TOPIC_NAME, p);
+        if (!part) throw new Error(`${GROUP_METADATA_TOPIC_NAME}-${p} is not open`);
+        return part.log;
+      },
+      logger: this.log.child({ component: 'group-coordinator' }),
+    });
+    await this.groups.start();
     this.metrics = createBrokerMetrics(this);
+    registerGroupCoordinatorMetrics(this.metrics.registry, this.groups, { logEndOffset: (t, p) => this.partitions.get(t, p)?.log.highWatermark ?? null });
     for (const l of this.config.listeners) await this.listen(l);
     const admin = parseAdminListener(this.config.values.get('ledgerline.admin.listener') ?? '');
     if (admin) {
@@ -196,6 +211,8 @@ export class Broker {
     if (this.stopping) return;
     this.stopping = true;
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    // Waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR.
+    await this.groups?.stop();
     // Stop reading, let requests already read finish (their appends become durable and are answered).
     await Promise.all([...this.connections].map((c) => c.drain(SHUTDOWN_DRAIN_MS)));
     for (const c of this.connections) c.close();

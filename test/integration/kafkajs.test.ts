@@ -223,7 +223,7 @@ describe.sequential('kafkajs 2.2.4', () => {
     const described = await admin.describeConfigs({ includeSynonyms: true, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'admin-ops', configNames: ['retention.ms', 'cleanup.policy'] }] });
     const entries = new Map(described.resources[0]!.configEntries.map((e) => [e.configName, e]));
     expect(entries.get('retention.ms')).toMatchObject({ configValue: '86400000', isDefault: false, readOnly: false });
-    expect(entries.get('retention.ms')!.configSynonyms.map((s) => s.configName)).toEqual(['retention.ms', 'log.retention.ms']);
+    expect(entries.get('retention.ms')!.configSynonyms.map((s) => s.configName)).toEqual(['retention.ms', 'log.retention.hours']);
     expect(entries.get('cleanup.policy')).toMatchObject({ configValue: 'delete', isDefault: true });
     await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'admin-ops', configEntries: [{ name: 'segment.ms', value: '3600000' }] }] });
     const after = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'admin-ops', configNames: ['retention.ms', 'segment.ms'] }] });

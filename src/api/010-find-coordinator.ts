@@ -1,0 +1,58 @@
+// FindCoordinator v0-6 · v1: key type (0 group, 1 transaction), error message, throttle time · v3+: flexible
+// · v4: several keys per request (KIP-699), one result each · v6: share-group key type (2, KIP-932).
+// Advertised from v0: librdkafka ≤ 2.11 only uses the group coordinator when v0 is in the range (KAFKA-18270).
+// This node coordinates every group and transactional id.
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
+import { FindCoordinatorApi, createFindCoordinatorResponse, createFindCoordinatorResponseCoordinator } from '../../protocol/messages/010-find-coordinator.gen.js';
+import { groupCoordinatorOf } from '../coordinator/request-context.js';
+import { advertisedSelf } from './003-metadata.js';
+import { defineHandler, type RequestContext } from './handler.js';
+
+/** Kafka's CoordinatorType. */
+const CoordinatorType = { GROUP: 0, TRANSACTION: 1, SHARE: 2 } as const;
+
+interface Found {
+  readonly errorCode: number;
+  readonly nodeId: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+function find(ctx: RequestContext, keyType: number): Found {
+  // Kafka's Node.noNode() for errors.
+  const none = (errorCode: number): Found => ({ errorCode, nodeId: -1, host: '', port: -1 });
+  if (keyType === CoordinatorType.SHARE) return none(ErrorCode.INVALID_REQUEST);
+  if (keyType === CoordinatorType.GROUP && !groupCoordinatorOf(ctx)) return none(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  const self = advertisedSelf(ctx);
+  return { errorCode: ErrorCode.NONE, nodeId: ctx.broker.nodeId, host: self.host, port: self.port };
+}
+
+export const findCoordinator = defineHandler({
+  api: FindCoordinatorApi,
+  versions: { min: 0, max: 6 },
+  handle(req, ctx) {
+    const v = ctx.apiVersion;
+    const keyType = v >= 1 ? req.keyType : CoordinatorType.GROUP;
+    if (keyType !== CoordinatorType.GROUP && keyType !== CoordinatorType.TRANSACTION && keyType !== CoordinatorType.SHARE) {
+      // Kafka: CoordinatorType.forId throws InvalidRequestException for an unknown type.
+      const errorCode = ErrorCode.INVALID_REQUEST;
+      const message = `Unknown coordinator type received: ${keyType}`;
+      if (v >= 4) {
+        return createFindCoordinatorResponse({
+          coordinators: req.coordinatorKeys.map((key) => createFindCoordinatorResponseCoordinator({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: message })),
+        });
+      }
+      return createFindCoordinatorResponse({ errorCode, errorMessage: message, nodeId: -1, host: '', port: -1 });
+    }
+    if (v >= 4) {
+      return createFindCoordinatorResponse({
+        coordinators: req.coordinatorKeys.map((key) => {
+          const f = find(ctx, keyType);
+          return createFindCoordinatorResponseCoordinator({ key, ...f, errorMessage: f.errorCode === ErrorCode.NONE ? null : errorByCode(f.errorCode).message });
+        }),
+      });
+    }
+    const f = find(ctx, keyType);
+    return createFindCoordinatorResponse({ ...f, errorMessage: f.errorCode === ErrorCode.NONE ? null : errorByCode(f.errorCode).message });
+  },
+});

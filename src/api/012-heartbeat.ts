@@ -1,0 +1,15 @@
+// Heartbeat v0-4 · v1: throttle time · v3: group instance id (KIP-345) · v4+: flexible.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { HeartbeatApi, createHeartbeatResponse } from '../../protocol/messages/012-heartbeat.gen.js';
+import { groupCoordinatorOf } from '../coordinator/request-context.js';
+import { defineHandler } from './handler.js';
+
+export const heartbeat = defineHandler({
+  api: HeartbeatApi,
+  versions: { min: 0, max: 4 },
+  handle(req, ctx) {
+    const groups = groupCoordinatorOf(ctx);
+    if (!groups) return createHeartbeatResponse({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE });
+    return groups.heartbeat(req);
+  },
+});

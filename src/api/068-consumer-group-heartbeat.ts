@@ -1,0 +1,31 @@
+// ConsumerGroupHeartbeat v0 (KIP-848, the schema set's only version; Kafka 4 adds v1 with the topic regex):
+// joins, heartbeats and leaves (-1, or -2 for a static member) a consumer group whose assignment the broker
+// computes (group.consumer.assignors) and reconciles member by member.
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { ConsumerGroupHeartbeatApi, createConsumerGroupHeartbeatResponse } from '../../protocol/messages/068-consumer-group-heartbeat.gen.js';
+import { groupCoordinatorOf, requestInfoOf } from '../coordinator/request-context.js';
+import { defineHandler } from './handler.js';
+
+export const consumerGroupHeartbeat = defineHandler({
+  api: ConsumerGroupHeartbeatApi,
+  versions: { min: 0, max: 0 },
+  handle(req, ctx) {
+    const groups = groupCoordinatorOf(ctx);
+    if (!groups) return createConsumerGroupHeartbeatResponse({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE });
+    return groups.consumerGroupHeartbeat(
+      {
+        groupId: req.groupId,
+        memberId: req.memberId,
+        memberEpoch: req.memberEpoch,
+        instanceId: req.instanceId,
+        rackId: req.rackId,
+        rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+        subscribedTopicNames: req.subscribedTopicNames,
+        subscribedTopicRegex: null,
+        serverAssignor: req.serverAssignor,
+        topicPartitions: req.topicPartitions,
+      },
+      requestInfoOf(ctx),
+    );
+  },
+});

@@ -1,0 +1,628 @@
+/**
+ * The group coordinator of this broker (Kafka's GroupCoordinatorService): routes each group to its
+ * __consumer_offsets partition (`partitionFor`), validates requests the way Kafka's service layer does, runs
+ * the protocol operations on the partition's shard, and turns refusals into response error codes.
+ *
+ * ```
+ *   handler ─► GroupCoordinator ─► shard(partitionFor(groupId)) ─► ClassicGroupProtocol / ConsumerGroupProtocol
+ *                                        │                         / OffsetManager  (sync, in memory)
+ *                                        └─► CoordinatorStorage ─► __consumer_offsets-<p> partition log
+ * ```
+ *
+ * This single node coordinates every group. Partitions load in the background after `start()`; until a
+ * partition is loaded its groups answer COORDINATOR_LOAD_IN_PROGRESS (clients retry).
+ */
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { createConsumerGroupDescribeResponseAssignment, createConsumerGroupDescribeResponseDescribedGroup, createConsumerGroupDescribeResponseMember, createConsumerGroupDescribeResponseTopicPartitions, type ConsumerGroupDescribeResponseDescribedGroup } from '../../protocol/messages/069-consumer-group-describe.gen.js';
+import { createConsumerGroupHeartbeatResponse, type ConsumerGroupHeartbeatResponse } from '../../protocol/messages/068-consumer-group-heartbeat.gen.js';
+import { createDescribeGroupsResponseDescribedGroup, createDescribeGroupsResponseDescribedGroupMember, type DescribeGroupsResponseDescribedGroup } from '../../protocol/messages/015-describe-groups.gen.js';
+import { createDeleteGroupsResponseDeletableGroupResult, type DeleteGroupsResponseDeletableGroupResult } from '../../protocol/messages/042-delete-groups.gen.js';
+import { createHeartbeatResponse, type HeartbeatRequest, type HeartbeatResponse } from '../../protocol/messages/012-heartbeat.gen.js';
+import { createJoinGroupResponse, type JoinGroupRequest, type JoinGroupResponse } from '../../protocol/messages/011-join-group.gen.js';
+import { createLeaveGroupResponse, createLeaveGroupResponseMemberResponse, type LeaveGroupRequestMemberIdentity, type LeaveGroupResponse } from '../../protocol/messages/013-leave-group.gen.js';
+import { createListGroupsResponseListedGroup, type ListGroupsResponseListedGroup } from '../../protocol/messages/016-list-groups.gen.js';
+import {
+  createOffsetCommitResponse,
+  createOffsetCommitResponsePartition,
+  createOffsetCommitResponseTopic,
+  type OffsetCommitRequest,
+  type OffsetCommitRequestTopic,
+  type OffsetCommitResponse,
+  type OffsetCommitResponseTopic,
+} from '../../protocol/messages/008-offset-commit.gen.js';
+import { createOffsetDeleteResponse, createOffsetDeleteResponsePartition, createOffsetDeleteResponseTopic, type OffsetDeleteRequestTopic, type OffsetDeleteResponse } from '../../protocol/messages/047-offset-delete.gen.js';
+import { createOffsetFetchResponseGroup, type OffsetFetchRequestGroup, type OffsetFetchResponseGroup } from '../../protocol/messages/009-offset-fetch.gen.js';
+import { createSyncGroupResponse, type SyncGroupRequest, type SyncGroupResponse } from '../../protocol/messages/014-sync-group.gen.js';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
+import { systemClock, type Clock } from '../metadata/clock.js';
+import { createAssignors } from './assignors.js';
+import { CONSUMER_PROTOCOL_TYPE, ClassicGroup, ClassicGroupState } from './classic-group.js';
+import { ClassicGroupProtocol } from './classic-protocol.js';
+import type { GroupCoordinatorConfig } from './config.js';
+import { ConsumerGroup, type Assignment } from './consumer-group.js';
+import { ConsumerGroupProtocol, type ConsumerHeartbeatInput } from './consumer-protocol.js';
+import { SILENT_LOGGER, type CoordinatorContext, type CoordinatorLogger, type RequestInfo, type TopicInfo, type TopicView } from './context.js';
+import { GroupApiError, errorCodeOf, errorMessageOf } from './errors.js';
+import type { Group } from './group-records.js';
+import { OffsetManager } from './offset-manager.js';
+import { partitionForGroup } from './partitioner.js';
+import { Shard } from './shard.js';
+import type { CoordinatorPartitionLog } from './storage.js';
+
+/** Topic registry events (src/cluster/topics.ts TopicListener). */
+export interface TopicEventSource {
+  addListener(l: {
+    topicCreated?(t: TopicInfo): void | Promise<void>;
+    partitionsAdded?(t: TopicInfo, from: number): void | Promise<void>;
+    topicDeleted?(t: TopicInfo): void | Promise<void>;
+  }): void;
+}
+
+/** Creating the internal topic (TopicManager.create). */
+export interface TopicCreator {
+  create(
+    name: string,
+    opts: { partitions: number; replicationFactor: number; configs: Record<string, string | null>; allowInternal?: boolean },
+  ): Promise<TopicInfo>;
+}
+
+export interface GroupCoordinatorOptions {
+  readonly config: GroupCoordinatorConfig;
+  readonly topics: TopicView & Partial<TopicEventSource> & Partial<TopicCreator>;
+  /** The partition log of __consumer_offsets-<partition> (opened by the partition layer). */
+  readonly openLog: (partition: number) => Promise<CoordinatorPartitionLog>;
+  readonly clock?: Clock;
+  readonly logger?: CoordinatorLogger;
+  /** Partitions loaded at the same time at startup. Default 4. */
+  readonly loadConcurrency?: number;
+}
+
+/** A group as metrics and tools see it. */
+export interface GroupSummary {
+  readonly groupId: string;
+  readonly type: 'classic' | 'consumer';
+  readonly state: string;
+  readonly protocolType: string;
+  readonly members: number;
+  /** topic → partition → committed offset. */
+  readonly offsets: ReadonlyMap<string, ReadonlyMap<number, bigint>>;
+}
+
+export class GroupCoordinator {
+  readonly config: GroupCoordinatorConfig;
+  private readonly clock: Clock;
+  private readonly log: CoordinatorLogger;
+  private readonly ctx: CoordinatorContext;
+  readonly classic: ClassicGroupProtocol;
+  readonly consumer: ConsumerGroupProtocol;
+  readonly offsets: OffsetManager;
+  private shards: Shard[] = [];
+  private active = false;
+  private loadingAll: Promise<void> = Promise.resolve();
+  private readonly rebalanceCounts = new Map<string, number>();
+
+  constructor(private readonly options: GroupCoordinatorOptions) {
+    this.config = options.config;
+    this.clock = options.clock ?? systemClock;
+    this.log = options.logger ?? SILENT_LOGGER;
+    this.ctx = {
+      config: this.config,
+      clock: this.clock,
+      log: this.log,
+      topics: options.topics,
+      events: { rebalance: (groupId) => this.rebalanceCounts.set(groupId, (this.rebalanceCounts.get(groupId) ?? 0) + 1) },
+    };
+    this.classic = new ClassicGroupProtocol(this.ctx);
+    this.consumer = new ConsumerGroupProtocol(this.ctx, createAssignors(this.config.consumerGroupAssignors));
+    this.offsets = new OffsetManager(this.ctx, this.classic, this.consumer);
+  }
+
+  // ------------------------------------------------------------------------------------------ lifecycle
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  get numPartitions(): number {
+    return this.shards.length;
+  }
+
+  /** Whether the KIP-848 protocol is enabled (group.coordinator.rebalance.protocols). */
+  get consumerProtocolEnabled(): boolean {
+    return this.config.rebalanceProtocols.has('consumer');
+  }
+
+  /**
+   * Creates __consumer_offsets if it does not exist, then starts loading its partitions in the background.
+   * Requests for a partition still loading are answered with COORDINATOR_LOAD_IN_PROGRESS.
+   */
+  async start(): Promise<void> {
+    if (this.active) return;
+    const n = await this.ensureOffsetsTopic();
+    this.shards = Array.from(
+      { length: n },
+      (_, partition) =>
+        new Shard({
+          partition,
+          clock: this.clock,
+          openLog: this.options.openLog,
+          compactionMinRecords: this.config.compactionMinRecords,
+          hooks: {
+            onLoaded: (s) => this.onLoaded(s),
+            onUnloaded: (s) => this.onUnloaded(s),
+            onGroupRemoved: (s, g) => this.onGroupRemoved(s, g),
+            onLoadFailed: (s, err) => this.log.error({ partition: s.partition, err }, 'cannot load __consumer_offsets partition; retrying'),
+            onBackgroundError: (s, err) => this.log.warn({ partition: s.partition, err }, 'group coordinator background operation failed'),
+            onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
+          },
+        }),
+    );
+    this.active = true;
+    this.options.topics.addListener?.({
+      topicCreated: (t) => this.onTopicChanged(t.name),
+      partitionsAdded: (t) => this.onTopicChanged(t.name),
+      topicDeleted: (t) => this.onTopicDeleted(t.name),
+    });
+    this.loadingAll = this.loadAll();
+  }
+
+  private async loadAll(): Promise<void> {
+    const queue = [...this.shards];
+    const started = this.clock.now();
+    const worker = async (): Promise<void> => {
+      for (let s = queue.shift(); s; s = queue.shift()) await s.load();
+    };
+    await Promise.all(Array.from({ length: Math.max(1, this.options.loadConcurrency ?? 4) }, worker));
+    if (this.active) {
+      const groups = this.shards.reduce((n, s) => n + s.groups.size, 0);
+      this.log.info({ partitions: this.shards.length, groups, ms: this.clock.now() - started }, 'group coordinator loaded');
+    }
+  }
+
+  /** Resolves once every partition finished its first load (a partition that failed keeps retrying). */
+  loaded(): Promise<void> {
+    return this.loadingAll;
+  }
+
+  private async ensureOffsetsTopic(): Promise<number> {
+    const existing = this.options.topics.get(GROUP_METADATA_TOPIC_NAME);
+    if (existing) return existing.partitions;
+    if (!this.options.topics.create) return this.config.offsetsTopicNumPartitions;
+    try {
+      const t = await this.options.topics.create(GROUP_METADATA_TOPIC_NAME, {
+        partitions: this.config.offsetsTopicNumPartitions,
+        replicationFactor: 1,
+        // The coordinator compacts by rewriting its live records (storage.ts); time retention must never apply.
+        configs: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'segment.bytes': String(this.config.offsetsTopicSegmentBytes) },
+        allowInternal: true,
+      });
+      this.log.info({ partitions: t.partitions }, `created ${GROUP_METADATA_TOPIC_NAME}`);
+      return t.partitions;
+    } catch (e) {
+      const again = this.options.topics.get(GROUP_METADATA_TOPIC_NAME);
+      if (again) return again.partitions;
+      throw e;
+    }
+  }
+
+  /** Answers parked requests with NOT_COORDINATOR, stops timers and waits for pending appends. */
+  async stop(): Promise<void> {
+    if (!this.active) return;
+    this.active = false;
+    await Promise.all(this.shards.map((s) => s.close()));
+  }
+
+  partitionFor(groupId: string): number {
+    return partitionForGroup(groupId, this.shards.length || this.config.offsetsTopicNumPartitions);
+  }
+
+  private shardFor(groupId: string): Shard {
+    if (!this.active) throw new GroupApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    return this.shards[this.partitionFor(groupId)]!;
+  }
+
+  private onLoaded(shard: Shard): void {
+    for (const g of shard.groups.values()) {
+      if (g instanceof ClassicGroup) this.classic.onLoaded(shard, g);
+      else {
+        // Topics may have changed while the partition was not loaded.
+        g.metadataRefreshNeeded = true;
+        this.consumer.onLoaded(shard, g);
+      }
+    }
+    this.scheduleExpiration(shard);
+    this.log.debug({ partition: shard.partition, groups: shard.groups.size, offsets: shard.offsets.size, ...shard.lastLoad }, 'loaded __consumer_offsets partition');
+  }
+
+  private onUnloaded(shard: Shard): void {
+    for (const g of shard.groups.values()) if (g instanceof ClassicGroup) this.classic.failParked(g, ErrorCode.NOT_COORDINATOR);
+  }
+
+  private onGroupRemoved(shard: Shard, g: Group): void {
+    // Only the removed group's own timers: a group of the other type may replace it in the same operation.
+    shard.timer.cancelGroup(g.groupId, g instanceof ClassicGroup ? ['heartbeat', 'join', 'sync'] : ['session', 'rebalance']);
+    if (!shard.groups.has(g.groupId)) this.rebalanceCounts.delete(g.groupId);
+    if (g instanceof ClassicGroup) this.classic.onRemoved(g, ErrorCode.REBALANCE_IN_PROGRESS);
+  }
+
+  private scheduleExpiration(shard: Shard): void {
+    shard.timer.schedule('expire', null, null, this.config.offsetsRetentionCheckIntervalMs, () => {
+      shard.runScheduled(() => {
+        const r = this.offsets.expire(shard);
+        return { records: r.records, response: undefined };
+      });
+      this.scheduleExpiration(shard);
+    });
+  }
+
+  private onTopicChanged(topic: string): void {
+    if (!this.active) return;
+    for (const s of this.shards) {
+      if (s.status !== 'active') continue;
+      for (const g of s.groups.values()) if (g instanceof ConsumerGroup) this.consumer.topicChanged(g, topic);
+    }
+  }
+
+  private onTopicDeleted(topic: string): void {
+    if (!this.active) return;
+    const topics = new Set([topic]);
+    for (const s of this.shards) {
+      if (s.status !== 'active') continue;
+      for (const g of s.groups.values()) if (g instanceof ConsumerGroup) this.consumer.topicChanged(g, topic);
+      s.runScheduled(() => this.offsets.topicsDeleted(s, topics));
+    }
+  }
+
+  /** Runs a read on the group's shard, or throws the refusal. */
+  private async readShard<T>(groupId: string, fn: (s: Shard) => T): Promise<T> {
+    const s = this.shardFor(groupId);
+    return s.read(() => fn(s));
+  }
+
+  // ------------------------------------------------------------------------------------------ classic
+
+  /** JoinGroup (session timeouts checked against group.min/max.session.timeout.ms, as Kafka's service does). */
+  async joinGroup(req: JoinGroupRequest, info: RequestInfo, signal?: AbortSignal): Promise<JoinGroupResponse> {
+    const fail = (errorCode: number): JoinGroupResponse => createJoinGroupResponse({ memberId: req.memberId, errorCode, protocolName: null });
+    if (req.groupId === '') return fail(ErrorCode.INVALID_GROUP_ID);
+    if (req.sessionTimeoutMs < this.config.classicGroupMinSessionTimeoutMs || req.sessionTimeoutMs > this.config.classicGroupMaxSessionTimeoutMs) {
+      return fail(ErrorCode.INVALID_SESSION_TIMEOUT);
+    }
+    let shard: Shard;
+    let handle;
+    try {
+      shard = this.shardFor(req.groupId);
+      const s = shard;
+      handle = await s.write(() => this.classic.join(s, req, info));
+    } catch (e) {
+      return fail(this.logged(e, 'JoinGroup'));
+    }
+    const parked = handle.parkedMemberId;
+    if (!signal || parked === null) return handle.response;
+    if (signal.aborted) {
+      shard.runScheduled(() => this.classic.joinAbandoned(shard, req.groupId, parked));
+      return handle.response;
+    }
+    const onAbort = (): void => shard.runScheduled(() => this.classic.joinAbandoned(shard, req.groupId, parked));
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await handle.response;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async syncGroup(req: SyncGroupRequest): Promise<SyncGroupResponse> {
+    if (req.groupId === '') return createSyncGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
+    try {
+      const s = this.shardFor(req.groupId);
+      const response = await s.write(() => this.classic.sync(s, req));
+      return await response;
+    } catch (e) {
+      return createSyncGroupResponse({ errorCode: this.logged(e, 'SyncGroup') });
+    }
+  }
+
+  async heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse> {
+    if (req.groupId === '') return createHeartbeatResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
+    try {
+      const s = this.shardFor(req.groupId);
+      return await s.write(() => this.classic.heartbeat(s, req));
+    } catch (e) {
+      const code = this.logged(e, 'Heartbeat');
+      // Kafka: a heartbeat to a group still loading is answered as if it succeeded.
+      return createHeartbeatResponse({ errorCode: code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS ? ErrorCode.NONE : code });
+    }
+  }
+
+  /** LeaveGroup in its v3+ form: one response per member. */
+  async leaveGroup(groupId: string, members: readonly LeaveGroupRequestMemberIdentity[]): Promise<LeaveGroupResponse> {
+    if (groupId === '') return createLeaveGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
+    try {
+      const s = this.shardFor(groupId);
+      return await s.write(() => this.classic.leave(s, groupId, members));
+    } catch (e) {
+      const code = this.logged(e, 'LeaveGroup');
+      if (code === ErrorCode.UNKNOWN_MEMBER_ID) {
+        return createLeaveGroupResponse({
+          members: members.map((m) => createLeaveGroupResponseMemberResponse({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, errorCode: code })),
+        });
+      }
+      return createLeaveGroupResponse({ errorCode: code });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ offsets
+
+  /** OffsetCommit: unknown topics and partitions are answered UNKNOWN_TOPIC_OR_PARTITION, the rest committed. */
+  async commitOffsets(req: OffsetCommitRequest, apiVersion: number): Promise<OffsetCommitResponse> {
+    const unknown: OffsetCommitResponseTopic[] = [];
+    const known: OffsetCommitRequestTopic[] = [];
+    for (const t of req.topics) {
+      const topic = this.options.topics.get(t.name);
+      const bad = t.partitions.filter((p) => !topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions);
+      const good = t.partitions.filter((p) => !bad.includes(p));
+      if (bad.length > 0) {
+        unknown.push(
+          createOffsetCommitResponseTopic({
+            name: t.name,
+            partitions: bad.map((p) => createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })),
+          }),
+        );
+      }
+      if (good.length > 0) known.push({ ...t, partitions: good });
+    }
+    if (known.length === 0) return createOffsetCommitResponse({ topics: unknown });
+    try {
+      const s = this.shardFor(req.groupId);
+      const topics = await s.write(() => this.offsets.commit(s, { ...req, topics: known }, apiVersion));
+      return createOffsetCommitResponse({ topics: mergeTopics([...topics, ...unknown]) });
+    } catch (e) {
+      const code = this.logged(e, 'OffsetCommit');
+      const errored = known.map((t) =>
+        createOffsetCommitResponseTopic({ name: t.name, partitions: t.partitions.map((p) => createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: code })) }),
+      );
+      return createOffsetCommitResponse({ topics: mergeTopics([...errored, ...unknown]) });
+    }
+  }
+
+  /**
+   * OffsetFetch for one group. Reads wait for the writes accepted before them, which is what `requireStable`
+   * asks for (Ledgerline has no pending transactional offsets, so UNSTABLE_OFFSET_COMMIT never applies).
+   */
+  async fetchOffsets(group: OffsetFetchRequestGroup): Promise<OffsetFetchResponseGroup> {
+    try {
+      return await this.readShard(group.groupId, (s) => this.offsets.fetch(s, group));
+    } catch (e) {
+      return createOffsetFetchResponseGroup({ groupId: group.groupId, errorCode: this.logged(e, 'OffsetFetch') });
+    }
+  }
+
+  /** OffsetDelete: unknown topics/partitions answered per partition; group errors at the top level. */
+  async deleteOffsets(groupId: string, topics: readonly OffsetDeleteRequestTopic[]): Promise<OffsetDeleteResponse> {
+    if (groupId === '') return createOffsetDeleteResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
+    const unknown = createOffsetDeleteResponse();
+    const known: OffsetDeleteRequestTopic[] = [];
+    for (const t of topics) {
+      const topic = this.options.topics.get(t.name);
+      const bad = t.partitions.filter((p) => !topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions);
+      const good = t.partitions.filter((p) => !bad.includes(p));
+      if (bad.length > 0) {
+        unknown.topics.push(
+          createOffsetDeleteResponseTopic({
+            name: t.name,
+            partitions: bad.map((p) => createOffsetDeleteResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })),
+          }),
+        );
+      }
+      if (good.length > 0) known.push({ ...t, partitions: good });
+    }
+    try {
+      const s = this.shardFor(groupId);
+      const response = await s.write(() => this.offsets.deleteOffsets(s, groupId, known));
+      response.topics.push(...unknown.topics);
+      return response;
+    } catch (e) {
+      return createOffsetDeleteResponse({ errorCode: this.logged(e, 'OffsetDelete') });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ admin
+
+  async describeGroups(groupIds: readonly string[]): Promise<DescribeGroupsResponseDescribedGroup[]> {
+    return Promise.all(
+      groupIds.map(async (groupId) => {
+        try {
+          return await this.readShard(groupId, (s) => describeClassicGroup(groupId, s.groups.get(groupId)));
+        } catch (e) {
+          return createDescribeGroupsResponseDescribedGroup({ groupId, errorCode: this.logged(e, 'DescribeGroups') });
+        }
+      }),
+    );
+  }
+
+  /**
+   * ListGroups over every partition. `statesFilter` (v4+) matches states case-insensitively, `typesFilter`
+   * (v5+) group types ("classic", "consumer").
+   */
+  async listGroups(statesFilter: readonly string[], typesFilter: readonly string[]): Promise<{ errorCode: number; groups: ListGroupsResponseListedGroup[] }> {
+    if (!this.active) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
+    const states = new Set(statesFilter.map((s) => s.trim().toLowerCase()));
+    const types = new Set(typesFilter.map((t) => t.trim().toLowerCase()));
+    const groups: ListGroupsResponseListedGroup[] = [];
+    try {
+      for (const s of this.shards) {
+        const listed = await s.read(() =>
+          [...s.groups.values()]
+            .map((g) => listedGroup(g))
+            .filter((g) => (states.size === 0 || states.has(g.groupState.toLowerCase())) && (types.size === 0 || types.has(g.groupType))),
+        );
+        groups.push(...listed);
+      }
+    } catch (e) {
+      return { errorCode: this.logged(e, 'ListGroups'), groups: [] };
+    }
+    return { errorCode: ErrorCode.NONE, groups };
+  }
+
+  async deleteGroups(groupIds: readonly string[]): Promise<DeleteGroupsResponseDeletableGroupResult[]> {
+    const unique = [...new Set(groupIds)];
+    return Promise.all(
+      unique.map(async (groupId) => {
+        try {
+          if (groupId === '') throw new GroupApiError(ErrorCode.INVALID_GROUP_ID);
+          const s = this.shardFor(groupId);
+          await s.write(() => {
+            const records = this.offsets.deleteGroupRecords(s, groupId);
+            const g = s.groups.get(groupId);
+            if (g instanceof ClassicGroup && !g.is(ClassicGroupState.DEAD)) this.classic.markDead(g);
+            return { records, response: undefined };
+          });
+          this.log.info({ groupId }, 'deleted group');
+          return createDeleteGroupsResponseDeletableGroupResult({ groupId, errorCode: ErrorCode.NONE });
+        } catch (e) {
+          return createDeleteGroupsResponseDeletableGroupResult({ groupId, errorCode: this.logged(e, 'DeleteGroups') });
+        }
+      }),
+    );
+  }
+
+  // ------------------------------------------------------------------------------------------ KIP-848
+
+  async consumerGroupHeartbeat(input: ConsumerHeartbeatInput, info: RequestInfo): Promise<ConsumerGroupHeartbeatResponse> {
+    if (!this.consumerProtocolEnabled) {
+      return createConsumerGroupHeartbeatResponse({ errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: 'The new consumer group protocol is not enabled.' });
+    }
+    try {
+      const s = this.shardFor(input.groupId);
+      return await s.write(() => this.consumer.heartbeat(s, input, info));
+    } catch (e) {
+      return createConsumerGroupHeartbeatResponse({ errorCode: this.logged(e, 'ConsumerGroupHeartbeat'), errorMessage: errorMessageOf(e) });
+    }
+  }
+
+  async consumerGroupDescribe(groupIds: readonly string[]): Promise<ConsumerGroupDescribeResponseDescribedGroup[]> {
+    return Promise.all(
+      groupIds.map(async (groupId) => {
+        try {
+          if (groupId === '') throw new GroupApiError(ErrorCode.INVALID_GROUP_ID);
+          return await this.readShard(groupId, (s) => {
+            const g = s.groups.get(groupId);
+            if (!(g instanceof ConsumerGroup)) throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`);
+            return this.describeConsumerGroup(g);
+          });
+        } catch (e) {
+          return createConsumerGroupDescribeResponseDescribedGroup({ groupId, errorCode: this.logged(e, 'ConsumerGroupDescribe'), errorMessage: errorMessageOf(e) });
+        }
+      }),
+    );
+  }
+
+  private describeConsumerGroup(g: ConsumerGroup): ConsumerGroupDescribeResponseDescribedGroup {
+    const assignment = (a: Assignment) =>
+      createConsumerGroupDescribeResponseAssignment({
+        topicPartitions: [...a]
+          .map(([topicId, ps]) => ({ topicId, topic: this.options.topics.getById(topicId), ps }))
+          .filter((x) => x.topic !== undefined)
+          .map((x) => createConsumerGroupDescribeResponseTopicPartitions({ topicId: x.topicId, topicName: x.topic!.name, partitions: [...x.ps].sort((a, b) => a - b) })),
+      });
+    return createConsumerGroupDescribeResponseDescribedGroup({
+      groupId: g.groupId,
+      groupState: g.state,
+      groupEpoch: g.groupEpoch,
+      assignmentEpoch: g.assignmentEpoch,
+      assignorName: g.preferredServerAssignor(this.consumer.defaultAssignor),
+      members: [...g.members.values()].map((m) =>
+        createConsumerGroupDescribeResponseMember({
+          memberId: m.memberId,
+          instanceId: m.instanceId,
+          rackId: m.rackId,
+          memberEpoch: m.memberEpoch,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          subscribedTopicNames: [...m.subscribedTopicNames],
+          subscribedTopicRegex: m.subscribedTopicRegex,
+          assignment: assignment(m.assignedPartitions),
+          targetAssignment: assignment(g.targetAssignmentOf(m.memberId)),
+        }),
+      ),
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------ views
+
+  /** Every loaded group, for metrics and tools. */
+  *groupSummaries(): Generator<GroupSummary> {
+    for (const s of this.shards) {
+      if (s.status !== 'active') continue;
+      for (const g of s.groups.values()) {
+        const offsets = new Map<string, Map<number, bigint>>();
+        for (const [topic, byPartition] of s.offsets.forGroup(g.groupId) ?? []) offsets.set(topic, new Map([...byPartition].map(([p, o]) => [p, o.committedOffset])));
+        yield g instanceof ClassicGroup
+          ? { groupId: g.groupId, type: 'classic', state: g.state, protocolType: g.protocolType ?? '', members: g.numMembers, offsets }
+          : { groupId: g.groupId, type: 'consumer', state: g.state, protocolType: CONSUMER_PROTOCOL_TYPE, members: g.members.size, offsets };
+      }
+    }
+  }
+
+  /** Rebalances since start: classic generations completed and KIP-848 group epoch bumps, per group. */
+  rebalances(groupId: string): number {
+    return this.rebalanceCounts.get(groupId) ?? 0;
+  }
+
+  /** Partitions by load status, and live records per partition (what a load reads, at least). */
+  partitionStatus(): Array<{ partition: number; status: string; groups: number; offsets: number; liveRecords: number }> {
+    return this.shards.map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size, liveRecords: s.liveRecords }));
+  }
+
+  /** The shard of a partition, for tests and tools. */
+  shard(partition: number): Shard {
+    return this.shards[partition]!;
+  }
+
+  /** The error code for a failure; unexpected failures are logged. */
+  private logged(err: unknown, api: string): number {
+    const code = errorCodeOf(err);
+    if (!(err instanceof GroupApiError)) this.log.error({ err, api }, 'group coordinator operation failed');
+    return code;
+  }
+}
+
+/** Kafka's DescribeGroups for one group: classic groups only; others (and unknown ids) are reported Dead. */
+function describeClassicGroup(groupId: string, g: Group | undefined): DescribeGroupsResponseDescribedGroup {
+  if (!(g instanceof ClassicGroup)) return createDescribeGroupsResponseDescribedGroup({ groupId, groupState: ClassicGroupState.DEAD });
+  const stable = g.is(ClassicGroupState.STABLE) && g.protocolName !== null;
+  return createDescribeGroupsResponseDescribedGroup({
+    groupId,
+    groupState: g.state,
+    protocolType: g.protocolType ?? '',
+    protocolData: stable ? g.protocolName! : '',
+    members: [...g.members.values()].map((m) =>
+      createDescribeGroupsResponseDescribedGroupMember({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberMetadata: stable ? m.metadata(g.protocolName!) : Buffer.alloc(0),
+        memberAssignment: m.assignment,
+      }),
+    ),
+  });
+}
+
+function listedGroup(g: Group): ListGroupsResponseListedGroup {
+  if (g instanceof ClassicGroup) return createListGroupsResponseListedGroup({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
+  return createListGroupsResponseListedGroup({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, groupState: g.state, groupType: 'consumer' });
+}
+
+function mergeTopics(topics: OffsetCommitResponseTopic[]): OffsetCommitResponseTopic[] {
+  const byName = new Map<string, OffsetCommitResponseTopic>();
+  for (const t of topics) {
+    const existing = byName.get(t.name);
+    if (existing) existing.partitions.push(...t.partitions);
+    else byName.set(t.name, t);
+  }
+  return [...byName.values()];
+}
+
+

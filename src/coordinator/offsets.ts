@@ -1,0 +1,106 @@
+/**
+ * Committed offsets of one __consumer_offsets partition: group → topic → partition → OffsetAndMetadata, as
+ * Kafka's OffsetMetadataManager keeps them. Changed only by replaying OffsetCommit records (live writes replay
+ * their own records, loading replays the log), so memory and log cannot disagree.
+ */
+import { createOffsetCommitValue, type OffsetCommitValue } from '../../protocol/messages/data/group-coordinator/offset-commit-value.gen.js';
+
+/** Kafka's OffsetAndMetadata. */
+export interface OffsetAndMetadata {
+  readonly committedOffset: bigint;
+  /** -1 when the committer did not know the leader epoch. */
+  readonly leaderEpoch: number;
+  readonly metadata: string;
+  readonly commitTimestampMs: number;
+  /** Set only by OffsetCommit v2-4 with an explicit retention time (record value v1). */
+  readonly expireTimestampMs: number | null;
+}
+
+export function offsetFromRecord(v: OffsetCommitValue): OffsetAndMetadata {
+  return {
+    committedOffset: v.offset,
+    leaderEpoch: v.leaderEpoch,
+    metadata: v.metadata,
+    commitTimestampMs: Number(v.commitTimestamp),
+    expireTimestampMs: v.expireTimestamp >= 0n ? Number(v.expireTimestamp) : null,
+  };
+}
+
+export function offsetToRecord(o: OffsetAndMetadata): OffsetCommitValue {
+  return createOffsetCommitValue({
+    offset: o.committedOffset,
+    leaderEpoch: o.leaderEpoch,
+    metadata: o.metadata,
+    commitTimestamp: BigInt(o.commitTimestampMs),
+    expireTimestamp: o.expireTimestampMs === null ? -1n : BigInt(o.expireTimestampMs),
+  });
+}
+
+/**
+ * Kafka's OffsetExpirationConditionImpl.isOffsetExpired: an offset with an explicit expire timestamp expires
+ * then; otherwise `retentionMs` after the base timestamp the group's state picks (commit time, or the time the
+ * group became empty).
+ */
+export function isOffsetExpired(o: OffsetAndMetadata, baseTimestampMs: number, nowMs: number, retentionMs: number): boolean {
+  if (o.expireTimestampMs !== null) return nowMs >= o.expireTimestampMs;
+  return nowMs - baseTimestampMs >= retentionMs;
+}
+
+export type TopicOffsets = Map<number, OffsetAndMetadata>;
+export type GroupOffsets = Map<string, TopicOffsets>;
+
+export class OffsetStore {
+  private readonly byGroup = new Map<string, GroupOffsets>();
+  private count = 0;
+
+  /** Number of committed offsets (partitions) across groups. */
+  get size(): number {
+    return this.count;
+  }
+
+  get(groupId: string, topic: string, partition: number): OffsetAndMetadata | undefined {
+    return this.byGroup.get(groupId)?.get(topic)?.get(partition);
+  }
+
+  has(groupId: string, topic: string, partition: number): boolean {
+    return this.get(groupId, topic, partition) !== undefined;
+  }
+
+  put(groupId: string, topic: string, partition: number, offset: OffsetAndMetadata): void {
+    let g = this.byGroup.get(groupId);
+    if (!g) this.byGroup.set(groupId, (g = new Map()));
+    let t = g.get(topic);
+    if (!t) g.set(topic, (t = new Map()));
+    if (!t.has(partition)) this.count++;
+    t.set(partition, offset);
+  }
+
+  remove(groupId: string, topic: string, partition: number): boolean {
+    const g = this.byGroup.get(groupId);
+    const t = g?.get(topic);
+    if (!t || !t.delete(partition)) return false;
+    this.count--;
+    if (t.size === 0) g!.delete(topic);
+    if (g!.size === 0) this.byGroup.delete(groupId);
+    return true;
+  }
+
+  /** The group's offsets (topic → partition → offset), or undefined when it has none. */
+  forGroup(groupId: string): GroupOffsets | undefined {
+    return this.byGroup.get(groupId);
+  }
+
+  groupIds(): IterableIterator<string> {
+    return this.byGroup.keys();
+  }
+
+  /** Every (group, topic, partition) holding an offset for one of `topics`. */
+  *forTopics(topics: ReadonlySet<string>): Generator<{ groupId: string; topic: string; partition: number }> {
+    for (const [groupId, g] of this.byGroup) {
+      for (const [topic, t] of g) {
+        if (!topics.has(topic)) continue;
+        for (const partition of t.keys()) yield { groupId, topic, partition };
+      }
+    }
+  }
+}
