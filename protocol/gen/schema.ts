@@ -173,7 +173,7 @@ interface RawField {
   mapKey?: boolean;
   entityType?: string;
   about?: string;
-  default?: string | number | boolean;
+  default?: string | number | boolean | null;
   fields?: RawField[];
 }
 
@@ -225,7 +225,8 @@ export function parseMessage(file: string, text: string): MessageSpec {
       mapKey: f.mapKey === true,
       entityType: f.entityType,
       about: f.about,
-      default: f.default,
+      // A JSON null default means the same as Kafka's "null" string default.
+      default: f.default === null ? 'null' : f.default,
     };
   };
 

@@ -10,7 +10,6 @@ import {
 } from '../../protocol/messages/data/group-coordinator/consumer-group-current-member-assignment-value.gen.js';
 import {
   createConsumerGroupMemberMetadataValue,
-  createConsumerGroupMemberMetadataValueClassicMemberMetadata,
 } from '../../protocol/messages/data/group-coordinator/consumer-group-member-metadata-value.gen.js';
 import {
   createConsumerGroupPartitionMetadataValue,
@@ -133,8 +132,8 @@ export function consumerGroupMemberSubscriptionRecord(groupId: string, m: Consum
       subscribedTopicRegex: m.subscribedTopicRegex,
       rebalanceTimeoutMs: m.rebalanceTimeoutMs,
       serverAssignor: m.serverAssignor,
-      // The tagged field's default: not written, as Kafka does for members of the consumer protocol.
-      classicMemberMetadata: createConsumerGroupMemberMetadataValueClassicMemberMetadata(),
+      // Null, the tagged field's default: not written, as Kafka does for members of the consumer protocol.
+      classicMemberMetadata: null,
     }),
   };
 }

@@ -6,7 +6,7 @@ import { UnsupportedVersionError } from '../../../errors.js';
 import type { Reader } from '../../../wire/reader.js';
 import type { Writer } from '../../../wire/writer.js';
 import type { TaggedField, TaggedWrite } from '../../../wire/tagged.js';
-import { NO_TAGS, writeTagBuffer, deepEqual, nonNull, notInVersion } from '../../../wire/tagged.js';
+import { NO_TAGS, writeTagBuffer, nonNull, notInVersion } from '../../../wire/tagged.js';
 
 const EMPTY_BUFFER = Buffer.alloc(0);
 
@@ -62,7 +62,7 @@ export interface ConsumerGroupMemberMetadataValue {
 }
 
 export function createConsumerGroupMemberMetadataValue(init?: Partial<ConsumerGroupMemberMetadataValue>): ConsumerGroupMemberMetadataValue {
-  return { instanceId: "", rackId: "", clientId: "", clientHost: "", subscribedTopicNames: [], subscribedTopicRegex: "", rebalanceTimeoutMs: -1, serverAssignor: "", classicMemberMetadata: createConsumerGroupMemberMetadataValueClassicMemberMetadata(), ...init };
+  return { instanceId: "", rackId: "", clientId: "", clientHost: "", subscribedTopicNames: [], subscribedTopicRegex: "", rebalanceTimeoutMs: -1, serverAssignor: "", classicMemberMetadata: null, ...init };
 }
 
 /** ConsumerGroupMemberMetadataValue's ClassicMemberMetadata struct. */
@@ -105,8 +105,6 @@ export function createConsumerGroupMemberMetadataValueClassicProtocol(init?: Par
   return { name: "", metadata: EMPTY_BUFFER, ...init };
 }
 
-const DEFAULT_ConsumerGroupMemberMetadataValueClassicMemberMetadata = createConsumerGroupMemberMetadataValueClassicMemberMetadata();
-
 function writeConsumerGroupMemberMetadataValue(w: Writer, m: ConsumerGroupMemberMetadataValue, v: number): void {
   w.compactNullableString(m.instanceId);
   w.compactNullableString(m.rackId);
@@ -120,7 +118,7 @@ function writeConsumerGroupMemberMetadataValue(w: Writer, m: ConsumerGroupMember
   w.int32(m.rebalanceTimeoutMs);
   w.compactNullableString(m.serverAssignor);
   const tags: TaggedWrite[] = [];
-  if (!deepEqual(m.classicMemberMetadata, DEFAULT_ConsumerGroupMemberMetadataValueClassicMemberMetadata)) {
+  if (m.classicMemberMetadata !== null) {
     tags.push({ tag: 0, write: (w) => {
         if (m.classicMemberMetadata === null) {
           w.int8(-1);
@@ -170,7 +168,7 @@ function readConsumerGroupMemberMetadataValue(r: Reader, v: number): ConsumerGro
   const f_subscribedTopicRegex: string | null = r.compactNullableString();
   const f_rebalanceTimeoutMs: number = r.int32();
   const f_serverAssignor: string | null = r.compactNullableString();
-  let f_classicMemberMetadata: ConsumerGroupMemberMetadataValueClassicMemberMetadata | null = createConsumerGroupMemberMetadataValueClassicMemberMetadata();
+  let f_classicMemberMetadata: ConsumerGroupMemberMetadataValueClassicMemberMetadata | null = null;
   let unknownTaggedFields: TaggedField[] | undefined;
   const count = r.uvarint();
   for (let i = 0; i < count && r.ok; i++) {
