@@ -155,9 +155,15 @@ export class Connection {
     let request: unknown;
     try {
       request = handler.api.request.decode(r, version);
-      r.complete();
+      // Kafka reads a request body and ignores bytes after it (librdkafka 2.16 sends three after its
+      // Metadata v12 request), so trailing bytes are tolerated, not treated as a malformed request.
+      r.check();
+      if (r.remaining > 0) this.log.debug({ apiKey: header.requestApiKey, apiVersion: version, trailing: r.remaining }, 'ignoring trailing request bytes');
     } catch (e) {
-      this.log.warn({ err: e instanceof CodecError ? e.message : e, apiKey: header.requestApiKey, apiVersion: version }, 'closing connection: request body does not parse');
+      this.log.warn(
+        { err: e instanceof CodecError ? e.message : e, apiKey: header.requestApiKey, apiVersion: version, clientId: header.clientId, head: frame.subarray(0, 128).toString('hex') },
+        'closing connection: request body does not parse',
+      );
       this.close();
       return;
     }

@@ -161,20 +161,31 @@ describe.sequential('bad input over raw sockets', () => {
     }
   });
 
+  it('answers a request with bytes after its body, as Kafka does (librdkafka 2.16 sends such Metadata v12)', async () => {
+    const metadata = Buffer.concat(encodeRequestFrame(MetadataApi, 12, 5, 'rdkafka', metadataRequest(null, false)));
+    const padded = Buffer.concat([metadata, Buffer.from([1, 0, 0])]);
+    padded.writeInt32BE(padded.length - 4, 0);
+    const c = await RawConnection.connect(broker.port);
+    try {
+      c.write(padded);
+      const res = await c.receive(MetadataApi, 12, 5);
+      expect(res.brokers).toHaveLength(1);
+    } finally {
+      c.destroy();
+    }
+  });
+
   it('closes the connection on request bodies that do not parse', async () => {
     // Metadata v12 whose topic array claims more entries than there are bytes.
     await expectClosedBy(frame(MetadataApi.apiKey, 12, 1, Buffer.from([0x7f, 0xff, 0xff, 0x01, 0x01])), 'Metadata array length');
-    // Trailing bytes after a complete body.
-    const metadata = Buffer.concat(encodeRequestFrame(MetadataApi, 12, 1, 'x', metadataRequest(['target'], false)));
-    const padded = Buffer.concat([metadata, Buffer.from([1, 2, 3])]);
-    padded.writeInt32BE(padded.length - 4, 0);
-    await expectClosedBy(padded, 'trailing bytes');
     // Random bytes as a Produce body.
     const noise = Buffer.alloc(200);
     for (let i = 0; i < noise.length; i++) noise[i] = (i * 131 + 17) & 0xff;
     await expectClosedBy(frame(ProduceApi.apiKey, 9, 1, noise), 'Produce noise');
     // Garbage where a record set's length says 1 GiB.
-    await expectClosedBy(frame(ProduceApi.apiKey, 8, 1, Buffer.concat([Buffer.from([0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]), Buffer.alloc(10)]), 1), 'Produce records length');
+    // transactionalId null, acks 1, timeout 30 s, one topic 'a', one partition whose records claim 1 GiB.
+    const lying = Buffer.from([0xff, 0xff, 0, 1, 0, 0, 0x75, 0x30, 0, 0, 0, 1, 0, 1, 0x61, 0, 0, 0, 1, 0, 0, 0, 0, 0x40, 0, 0, 0]);
+    await expectClosedBy(frame(ProduceApi.apiKey, 8, 1, Buffer.concat([lying, Buffer.alloc(10)]), 1), 'Produce records length');
   });
 
   it('answers corrupt or invalid record batches per partition and keeps serving', async () => {
