@@ -29,6 +29,7 @@ import { incrementalAlterConfigs } from './044-incremental-alter-configs.js';
 import { deleteGroups } from './042-delete-groups.js';
 import { offsetDelete } from './047-offset-delete.js';
 import { describeCluster } from './060-describe-cluster.js';
+import { describeProducers } from './061-describe-producers.js';
 import { consumerGroupHeartbeat } from './068-consumer-group-heartbeat.js';
 import { consumerGroupDescribe } from './069-consumer-group-describe.js';
 
@@ -60,6 +61,7 @@ export const handlers: readonly Handler[] = [
   incrementalAlterConfigs,
   offsetDelete,
   describeCluster,
+  describeProducers,
   consumerGroupHeartbeat,
   consumerGroupDescribe,
 ];

@@ -175,6 +175,17 @@ export class PartitionProducerState {
     for (const [pid, e] of this.producers) if (nowMs - e.lastUpdateMs > expirationMs && e.batches.every((b) => b.committed)) this.producers.delete(pid);
   }
 
+  /**
+   * Producers with an appended batch, for DescribeProducers: id, epoch, the last batch's last sequence
+   * and max timestamp (Kafka's ProducerStateEntry view).
+   */
+  *activeProducers(): Iterable<{ producerId: bigint; producerEpoch: number; lastSequence: number; lastTimestamp: bigint }> {
+    for (const [producerId, e] of this.producers) {
+      const last = [...e.batches].reverse().find((b) => b.committed);
+      if (last) yield { producerId, producerEpoch: e.epoch, lastSequence: last.lastSeq, lastTimestamp: last.timestamp };
+    }
+  }
+
   /** The last epoch seen for a producer, or -1. */
   epochOf(producerId: bigint): number {
     return this.producers.get(producerId)?.epoch ?? -1;

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { FetchApi, type FetchResponse, type FetchResponsePartitionData } from '../../protocol/messages/001-fetch.gen.js';
+import { DescribeProducersApi } from '../../protocol/messages/061-describe-producers.gen.js';
 import { ProduceApi, type ProduceResponse } from '../../protocol/messages/000-produce.gen.js';
 import { MetadataApi } from '../../protocol/messages/003-metadata.gen.js';
 import { InitProducerIdApi } from '../../protocol/messages/022-init-producer-id.gen.js';
@@ -114,6 +115,14 @@ describe.sequential('the broker over the wire', () => {
       expect(await produce(conn, 'idem', 0, await batch(1, 0, 2, 'e1'))).toMatchObject({ errorCode: 0, baseOffset: 9n });
       expect((await produce(conn, 'idem', 0, await batch(0, 9, 1, 'e0-late'))).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
       expect(await highWatermark('idem', 0)).toBe(11n);
+    });
+
+    it('describes the partition\'s producers with their epoch and last sequence (DescribeProducers)', async () => {
+      const res = await conn.request(DescribeProducersApi, 0, DescribeProducersApi.request.create({ topics: [{ name: 'idem', partitionIndexes: [0, 9] }] }));
+      const [p0, p9] = res.topics[0]!.partitions;
+      expect(p0!.errorCode).toBe(0);
+      expect(p0!.activeProducers.map((s) => [s.producerId, s.producerEpoch, s.lastSequence])).toEqual([[producerId, 1, 1]]);
+      expect(p9!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     });
 
     it('rebuilds the producer state from the log after a SIGKILL restart', async () => {
