@@ -24,6 +24,7 @@ import type { Broker } from '../server/broker.js';
 import { defineHandler, type RequestContext } from './handler.js';
 
 const READ_COMMITTED = 1;
+const NO_RECORDS = Buffer.alloc(0);
 
 interface PartitionRead {
   fetch: FetchPartition;
@@ -210,7 +211,9 @@ export const fetch = defineHandler({
         logStartOffset: BigInt(res?.logStartOffset ?? -1),
         abortedTransactions: isolation === 'read_committed' ? [] : null,
         preferredReadReplica: -1,
-        records: res && res.records.length > 0 ? res.records : null,
+        // Kafka always sends a record set, empty when there is nothing: librdkafka refuses a null one
+        // ("invalid MessageSetSize -1").
+        records: res && res.records.length > 0 ? res.records : NO_RECORDS,
       });
       if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE || r.errorCode === ErrorCode.NONE) {
         const part = broker.partitions.get(r.fetch.topic, r.fetch.partition);
@@ -228,7 +231,7 @@ export const fetch = defineHandler({
     });
     for (const [topicId, partitions] of unknownTopicIds) {
       const t = topicEntry('', topicId);
-      for (const p of partitions) t.partitions.push(createFetchResponsePartitionData({ partitionIndex: p, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null }));
+      for (const p of partitions) t.partitions.push(createFetchResponsePartitionData({ partitionIndex: p, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: NO_RECORDS }));
     }
     return createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: session.sessionId, responses: [...topics.values()] });
   },
