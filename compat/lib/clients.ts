@@ -5,7 +5,7 @@
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN_DIR, COMPAT_DIR, REPO_DIR, VENV_DIR } from './paths.js';
+import { BIN_DIR, COMPAT_DIR, VENV_DIR } from './paths.js';
 import type { StepId } from './install.js';
 
 export interface Invocation {
@@ -38,6 +38,7 @@ function pythonProgram(file: string): ClientDef['invocation'] {
   return (scenario, bootstrap, prefix) => ({
     cmd: join(VENV_DIR, 'bin', 'python'),
     args: [join(COMPAT_DIR, 'python', file), scenario, bootstrap, prefix],
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }, // no __pycache__ in the source tree
   });
 }
 
@@ -117,9 +118,3 @@ export const CLIENTS: readonly ClientDef[] = [
     invocation: (scenario, bootstrap, prefix) => ({ cmd: join(BIN_DIR, 'sarama'), args: [scenario, bootstrap, prefix] }),
   },
 ];
-
-export const REPO_ROOT = REPO_DIR;
-
-export function clientById(id: string): ClientDef | undefined {
-  return CLIENTS.find((c) => c.id === id);
-}

@@ -58,7 +58,9 @@ export function parseOutcome(r: RunResult, prefix: string, timeoutMs: number): O
   try {
     const parsed = JSON.parse(line) as { result?: unknown; violations?: unknown; na?: string };
     const violations = Array.isArray(parsed.violations) ? parsed.violations.map((v) => String(normalise(String(v), prefix))) : [];
-    return { ran: r.code === 0, result: normalise(parsed.result ?? null, prefix), violations, reason: r.code === 0 ? undefined : `exit ${r.code ?? r.signal}`, ms: r.ms, stderrTail };
+    const clean = r.code === 0 && violations.length === 0;
+    // stderr is kept only where it helps explain a failure.
+    return { ran: r.code === 0, result: normalise(parsed.result ?? null, prefix), violations, reason: r.code === 0 ? undefined : `exit ${r.code ?? r.signal}`, ms: r.ms, stderrTail: clean ? undefined : stderrTail };
   } catch (e) {
     return { ran: false, result: null, violations: [], reason: `unparsable result: ${e instanceof Error ? e.message : String(e)}`, ms: r.ms, stderrTail };
   }

@@ -27,7 +27,3 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   { id: 'err-oversize', title: 'record over max.message.bytes', timeoutMs: 60_000 },
   { id: 'transactions', title: 'transactional produce, read_committed', timeoutMs: 90_000 },
 ];
-
-export function scenarioById(id: string): ScenarioDef | undefined {
-  return SCENARIOS.find((s) => s.id === id);
-}
