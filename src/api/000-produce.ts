@@ -22,6 +22,7 @@ import type { RecordBatch } from '../../protocol/records/batch.js';
 import type { Partition } from '../cluster/partitions.js';
 import { LogError } from '../log/errors.js';
 import { LONG_MAX } from '../cluster/config-defs.js';
+import { logErrorCode } from './partition-errors.js';
 import { defineHandler, NO_RESPONSE, type RequestContext } from './handler.js';
 
 const NO_TIMESTAMP = -1n;
@@ -100,8 +101,7 @@ function producePartition(ctx: RequestContext, topicName: string, index: number,
       seq.abort();
       if (e instanceof LogError) {
         broker.log.warn({ err: e, topic: topicName, partition: index }, 'append failed');
-        const code = e.kafkaErrorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : e.kafkaErrorCode;
-        return failed(index, code, e.message);
+        return failed(index, logErrorCode(e), e.message);
       }
       if (isRecordsError(e)) return failed(index, e.kafkaErrorCode, e.message);
       throw e;

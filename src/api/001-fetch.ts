@@ -21,6 +21,7 @@ import { partitionKey, type FetchPartition, type FetchRequestPartitionView } fro
 import { LogError } from '../log/errors.js';
 import type { IsolationLevel, ReadResult } from '../log/partition-log.js';
 import type { Broker } from '../server/broker.js';
+import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { defineHandler, type RequestContext } from './handler.js';
 
 const READ_COMMITTED = 1;
@@ -33,14 +34,6 @@ interface PartitionRead {
   result: ReadResult | null;
 }
 
-/** Kafka's leader epoch check (KIP-320): an old epoch is fenced, a newer one is unknown to this leader. */
-function leaderEpochError(broker: Broker, f: FetchPartition): number {
-  if (f.currentLeaderEpoch < 0) return ErrorCode.NONE;
-  const epoch = broker.partitions.leaderEpoch(f.topic, f.partition);
-  if (f.currentLeaderEpoch < epoch) return ErrorCode.FENCED_LEADER_EPOCH;
-  if (f.currentLeaderEpoch > epoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
-  return ErrorCode.NONE;
-}
 
 function resolveRequest(req: FetchRequest, ctx: RequestContext): { requested: FetchRequestPartitionView[]; forgotten: string[]; unknownTopicIds: Map<string, number[]> } {
   const { broker } = ctx;
@@ -87,7 +80,7 @@ async function readAll(broker: Broker, parts: FetchPartition[], keys: string[], 
       out.push({ fetch: f, key, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, result: null });
       continue;
     }
-    const epochError = leaderEpochError(broker, f);
+    const epochError = leaderEpochError(f.currentLeaderEpoch, part.log.leaderEpoch);
     if (epochError !== ErrorCode.NONE) {
       out.push({ fetch: f, key, errorCode: epochError, result: null });
       continue;
@@ -104,7 +97,7 @@ async function readAll(broker: Broker, parts: FetchPartition[], keys: string[], 
       out.push({ fetch: f, key, errorCode: ErrorCode.NONE, result });
     } catch (e) {
       if (!(e instanceof LogError)) throw e;
-      out.push({ fetch: f, key, errorCode: e.kafkaErrorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : e.kafkaErrorCode, result: null });
+      out.push({ fetch: f, key, errorCode: logErrorCode(e), result: null });
     }
   }
   return out;

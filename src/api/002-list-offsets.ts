@@ -9,6 +9,7 @@ import {
 } from '../../protocol/messages/002-list-offsets.gen.js';
 import { LogError } from '../log/errors.js';
 import { ListOffsetsTimestamp } from '../log/partition-log.js';
+import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { defineHandler } from './handler.js';
 
 const READ_COMMITTED = 1;
@@ -37,12 +38,13 @@ export const listOffsets = defineHandler({
         partitions.push(out);
         const part = broker.partitions.get(t.name, p.partitionIndex);
         const ts = Number(p.timestamp);
+        const epochError = part && v >= 4 ? leaderEpochError(p.currentLeaderEpoch, part.log.leaderEpoch) : ErrorCode.NONE;
         if (seen.get(p.partitionIndex)! > 1) {
           out.errorCode = ErrorCode.INVALID_REQUEST; // Kafka: a partition listed twice
         } else if (!part) {
           out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-        } else if (v >= 4 && p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== part.log.leaderEpoch) {
-          out.errorCode = p.currentLeaderEpoch < part.log.leaderEpoch ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
+        } else if (epochError !== ErrorCode.NONE) {
+          out.errorCode = epochError;
         } else if (ts < 0 && (MIN_VERSION_FOR[ts] ?? 0) > v) {
           out.errorCode = ErrorCode.UNSUPPORTED_VERSION;
         } else if (ts < ListOffsetsTimestamp.LATEST_TIERED) {
@@ -57,7 +59,7 @@ export const listOffsets = defineHandler({
             }
           } catch (e) {
             if (!(e instanceof LogError)) throw e;
-            out.errorCode = e.kafkaErrorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : e.kafkaErrorCode;
+            out.errorCode = logErrorCode(e);
           }
         }
       }

@@ -8,6 +8,7 @@ import {
   createDeleteRecordsResponseDeleteRecordsTopicResult,
 } from '../../protocol/messages/021-delete-records.gen.js';
 import { LogError } from '../log/errors.js';
+import { logErrorCode } from './partition-errors.js';
 import { defineHandler } from './handler.js';
 
 const HIGH_WATERMARK = -1n;
@@ -38,7 +39,7 @@ export const deleteRecords = defineHandler({
                 out.lowWatermark = BigInt((await part.log.deleteRecords(offset)).lowWatermark);
               } catch (e) {
                 if (!(e instanceof LogError)) throw e;
-                out.errorCode = e.kafkaErrorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : e.kafkaErrorCode;
+                out.errorCode = logErrorCode(e);
               }
               return out;
             }),

@@ -7,6 +7,7 @@ import {
   createOffsetForLeaderEpochResponseEpochEndOffset,
   createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult,
 } from '../../protocol/messages/023-offset-for-leader-epoch.gen.js';
+import { leaderEpochError } from './partition-errors.js';
 import { defineHandler } from './handler.js';
 
 export const offsetForLeaderEpoch = defineHandler({
@@ -24,11 +25,8 @@ export const offsetForLeaderEpoch = defineHandler({
             out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
             return out;
           }
-          const current = part.log.leaderEpoch;
-          if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== current) {
-            out.errorCode = p.currentLeaderEpoch < current ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
-            return out;
-          }
+          out.errorCode = leaderEpochError(p.currentLeaderEpoch, part.log.leaderEpoch);
+          if (out.errorCode !== ErrorCode.NONE) return out;
           const r = part.log.endOffsetForEpoch(p.leaderEpoch);
           out.leaderEpoch = r.leaderEpoch;
           out.endOffset = BigInt(r.endOffset);
