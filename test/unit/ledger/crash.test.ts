@@ -1,7 +1,7 @@
 /**
  * Crash test: a child process appends with acknowledgements printed to stdout and is killed with SIGKILL at
  * a random moment; after each kill the store is reopened and must hold every acknowledged entry intact,
- * with dense ids, every acknowledged seal and delete, and no entry that fails its check. 20 rounds, in two
+ * with dense ids, every acknowledged seal and delete, and no entry that fails its check. 50 rounds, in two
  * lanes (two stores) to use both cores: this is the end-to-end check on the real file system with real
  * process kills. Covering the moments a kill can land is the job of crash-steps.test.ts, which cuts a
  * deterministic run right after every step that changes the disk (a random kill finds a narrow window,
@@ -81,14 +81,14 @@ async function verify(dir: string, known: Known): Promise<void> {
 }
 
 describe('ledger store crash recovery', () => {
-  it('keeps every acknowledged entry, seal and delete across 20 SIGKILLs at random moments', { timeout: 90_000 }, async () => {
+  it('keeps every acknowledged entry, seal and delete across 50 SIGKILLs at random moments', { timeout: 150_000 }, async () => {
     let seed = 20260101;
     const random = (): number => {
       seed = (seed * 1103515245 + 12345) >>> 0;
       return seed / 0x1_0000_0000;
     };
     const lanes = 2;
-    const roundsPerLane = 10;
+    const roundsPerLane = 25;
     const dirs = Array.from({ length: lanes }, () => mkdtempSync(path.join(os.tmpdir(), 'ledgerline-crash-')));
     let totalAcks = 0;
     try {
