@@ -271,7 +271,9 @@ def group_split(r):
         x, y = set(assigned[0]), set(assigned[1])
         return x and y and len(x | y) == 4 and len(x) + len(y) == 4
 
-    stable = wait_for(balanced)
+    # kafka-python rejoins only from its poll loop after a heartbeat saw the rebalance: under load the
+    # split has been seen to take over 15 s against Kafka itself, so this wait is longer.
+    stable = wait_for(balanced, timeout=45)
     if stable:
         r.send_all(r.producer(), [dict(topic=t, partition=i, value=('p%d' % i).encode()) for i in range(4)])
         wait_for(lambda: len(seen[0]) + len(seen[1]) >= 4)
