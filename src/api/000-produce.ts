@@ -21,7 +21,6 @@ import { validateProducePartitionRecords } from '../../protocol/records/produce.
 import type { RecordBatch } from '../../protocol/records/batch.js';
 import type { Partition } from '../cluster/partitions.js';
 import { LogError } from '../log/errors.js';
-import { LONG_MAX } from '../cluster/config-defs.js';
 import { logErrorCode } from './partition-errors.js';
 import { defineHandler, NO_RESPONSE, type RequestContext } from './handler.js';
 
@@ -34,16 +33,15 @@ function failed(index: number, errorCode: number, errorMessage: string | null = 
 }
 
 /** CreateTime bounds of message.timestamp.before/after.max.ms, checked on the batch header. */
-function timestampError(part: Partition, batch: RecordBatch, ctx: RequestContext, nowMs: number): string | null {
-  const topics = ctx.broker.topics;
-  if (topics.configValue(part.topic, 'message.timestamp.type') !== 'CreateTime') return null;
-  const before = topics.configValue(part.topic, 'message.timestamp.before.max.ms');
-  const after = topics.configValue(part.topic, 'message.timestamp.after.max.ms');
-  if (after !== null && after !== LONG_MAX && batch.maxTimestamp > nowMs + Number(after)) {
-    return `Timestamp ${batch.maxTimestamp} of message with offset 0 is out of range. The timestamp should be within [${before === LONG_MAX ? '-inf' : nowMs - Number(before)}, ${nowMs + Number(after)}]`;
+function timestampError(part: Partition, batch: RecordBatch, nowMs: number): string | null {
+  const { createTime, timestampBeforeMaxMs: before, timestampAfterMaxMs: after } = part.produceConfig;
+  if (!createTime) return null;
+  const range = (): string => `[${before === null ? '-inf' : nowMs - before}, ${after === null ? '+inf' : nowMs + after}]`;
+  if (after !== null && batch.maxTimestamp > nowMs + after) {
+    return `Timestamp ${batch.maxTimestamp} of message with offset 0 is out of range. The timestamp should be within ${range()}`;
   }
-  if (before !== null && before !== LONG_MAX && batch.baseTimestamp >= 0 && batch.baseTimestamp < nowMs - Number(before)) {
-    return `Timestamp ${batch.baseTimestamp} of message with offset 0 is out of range. The timestamp should be within [${nowMs - Number(before)}, ${after === LONG_MAX ? '+inf' : nowMs + Number(after)}]`;
+  if (before !== null && batch.baseTimestamp >= 0 && batch.baseTimestamp < nowMs - before) {
+    return `Timestamp ${batch.baseTimestamp} of message with offset 0 is out of range. The timestamp should be within ${range()}`;
   }
   return null;
 }
@@ -55,20 +53,21 @@ function producePartition(ctx: RequestContext, topicName: string, index: number,
   const part = topic ? broker.partitions.get(topicName, index) : undefined;
   if (!topic || !part) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (topic.internal) return failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topicName}`);
-  if (acks === -1 && Number(broker.topics.configValue(topic, 'min.insync.replicas')) > 1) {
+  const config = part.produceConfig;
+  if (acks === -1 && config.minInsyncReplicas > 1) {
     // One replica in sync: Kafka's NotEnoughReplicasException for acks=all.
-    return failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR 1 is insufficient to satisfy the min.isr requirement of ${broker.topics.configValue(topic, 'min.insync.replicas')} for partition ${topicName}-${index}`);
+    return failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR 1 is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas} for partition ${topicName}-${index}`);
   }
   let batch: RecordBatch;
   try {
-    batch = validateProducePartitionRecords(records, ctx.apiVersion, { maxMessageBytes: Number(broker.topics.configValue(topic, 'max.message.bytes')) });
+    batch = validateProducePartitionRecords(records, ctx.apiVersion, { maxMessageBytes: config.maxMessageBytes });
   } catch (e) {
     if (!isRecordsError(e)) throw e;
     const r = failed(index, e.kafkaErrorCode, e.message);
     if (e.kafkaErrorCode === ErrorCode.INVALID_RECORD) r.recordErrors = [createProduceResponseBatchIndexAndErrorMessage({ batchIndex: 0, batchIndexErrorMessage: e.message })];
     return r;
   }
-  const tsError = timestampError(part, batch, ctx, nowMs);
+  const tsError = timestampError(part, batch, nowMs);
   if (tsError) return failed(index, ErrorCode.INVALID_TIMESTAMP, tsError);
   if (batch.isTransactional) {
     return failed(index, ErrorCode.INVALID_TXN_STATE, 'Transactional produce is not supported by this broker yet');

@@ -14,7 +14,35 @@ import { LocalLedgerStore } from '../ledger/local-store.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
 import { PartitionProducerState } from './producer-state.js';
-import type { TopicRecord } from './topics.js';
+import { LONG_MAX } from './config-defs.js';
+import type { TopicManager, TopicRecord } from './topics.js';
+
+/**
+ * The topic configs the produce path checks on every batch, resolved once per topic change rather than
+ * per request. Bounds are null when unlimited (Kafka's Long.MAX_VALUE).
+ */
+export interface ProduceConfig {
+  readonly minInsyncReplicas: number;
+  readonly maxMessageBytes: number;
+  /** message.timestamp.type is CreateTime: the before/after bounds apply. */
+  readonly createTime: boolean;
+  readonly timestampBeforeMaxMs: number | null;
+  readonly timestampAfterMaxMs: number | null;
+}
+
+export function produceConfigOf(topics: TopicManager, t: TopicRecord): ProduceConfig {
+  const bound = (name: string): number | null => {
+    const v = topics.configValue(t, name);
+    return v === null || v === LONG_MAX ? null : Number(v);
+  };
+  return {
+    minInsyncReplicas: Number(topics.configValue(t, 'min.insync.replicas')),
+    maxMessageBytes: Number(topics.configValue(t, 'max.message.bytes')),
+    createTime: topics.configValue(t, 'message.timestamp.type') === 'CreateTime',
+    timestampBeforeMaxMs: bound('message.timestamp.before.max.ms'),
+    timestampAfterMaxMs: bound('message.timestamp.after.max.ms'),
+  };
+}
 
 export class Partition {
   readonly producers = new PartitionProducerState();
@@ -22,6 +50,7 @@ export class Partition {
     public topic: TopicRecord,
     readonly index: number,
     readonly log: PartitionLog,
+    public produceConfig: ProduceConfig,
   ) {}
 }
 
@@ -86,7 +115,11 @@ export class PartitionManager {
 
   private async openTopic(t: TopicRecord, from: number): Promise<void> {
     for (let p = from; p < t.partitions; p++) await this.openPartition(t, p);
-    for (const part of this.byTopic.get(t.name) ?? []) part.topic = t;
+    const produceConfig = produceConfigOf(this.broker.topics, t);
+    for (const part of this.byTopic.get(t.name) ?? []) {
+      part.topic = t;
+      part.produceConfig = produceConfig;
+    }
   }
 
   private async openPartition(t: TopicRecord, p: number): Promise<Partition> {
@@ -101,7 +134,7 @@ export class PartitionManager {
       logger: this.broker.log,
       onBackgroundError: (err) => this.broker.log.error({ err, topic: t.name, partition: p }, 'partition log background error'),
     });
-    const part = new Partition(t, p, log);
+    const part = new Partition(t, p, log, produceConfigOf(this.broker.topics, t));
     await this.rebuildProducerState(part);
     let list = this.byTopic.get(t.name);
     if (!list) this.byTopic.set(t.name, (list = []));
@@ -144,8 +177,10 @@ export class PartitionManager {
 
   private reconfigure(t: TopicRecord): void {
     const cfg = this.logConfig(t);
+    const produceConfig = produceConfigOf(this.broker.topics, t);
     for (const part of this.byTopic.get(t.name) ?? []) {
       part.topic = t;
+      part.produceConfig = produceConfig;
       part.log.updateConfig(cfg);
     }
   }
