@@ -18,6 +18,7 @@ import {
 import { Connection } from '../../src/client/connection.js';
 import { KafkaClient } from '../../src/client/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { waitFor as waitUntil } from '../support/raw-connection.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const KIP848_SESSION_TIMEOUT_MS = 3000;
@@ -26,14 +27,9 @@ const KIP848_HEARTBEAT_MS = 200;
 let broker: BrokerProcess;
 let admin: KafkaClient;
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Group changes wait on session and rebalance timeouts: a longer deadline than the shared default. */
+const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<unknown> =>
+  waitUntil(what, check, timeoutMs, 50);
 
 beforeAll(async () => {
   broker = await BrokerProcess.start({

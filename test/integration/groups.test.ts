@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { BrokerProcess } from '../support/broker-process.js';
+import { waitFor as waitUntil } from '../support/raw-connection.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const SESSION_TIMEOUT_MS = 3000;
@@ -18,14 +19,9 @@ function kafka(clientId = 'groups-test'): Kafka {
   return new Kafka({ brokers: [broker.bootstrap], clientId, logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } });
 }
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Group changes wait on session and rebalance timeouts: a longer deadline than the shared default. */
+const waitFor = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<unknown> =>
+  waitUntil(what, check, timeoutMs, 50);
 
 async function createTopic(name: string, numPartitions: number): Promise<void> {
   const admin = kafka().admin();
