@@ -8,6 +8,7 @@
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { AMENDMENTS, amend, type Amendment, type SchemaField, type SchemaMessage } from './amendments.js';
 
 /** An inclusive version range; `max` is Infinity for "N+"; `none` is the empty range. */
 export class Versions {
@@ -111,6 +112,8 @@ export interface MessageSpec {
   deprecatedVersions: Versions;
   latestVersionUnstable: boolean;
   listeners: string[];
+  /** The amendments (protocol/gen/amendments.ts) applied to the schema, by their source. */
+  amendedBy: string[];
   fields: FieldSpec[];
   /** Every struct of the message, nested and common, by name (Kafka requires names unique per message). */
   structs: Map<string, StructSpec>;
@@ -161,48 +164,20 @@ function parseType(t: string): FieldType {
   return { kind: 'struct', name: t };
 }
 
-interface RawField {
-  name: string;
-  type: string;
-  versions?: string;
-  nullableVersions?: string;
-  taggedVersions?: string;
-  tag?: number;
-  flexibleVersions?: string;
-  ignorable?: boolean;
-  mapKey?: boolean;
-  entityType?: string;
-  about?: string;
-  default?: string | number | boolean | null;
-  fields?: RawField[];
-}
-
-interface RawMessage {
-  name: string;
-  type: MessageSpec['type'];
-  apiKey?: number;
-  validVersions: string;
-  flexibleVersions: string;
-  deprecatedVersions?: string;
-  latestVersionUnstable?: boolean;
-  listeners?: string[];
-  fields: RawField[];
-  commonStructs?: { name: string; versions: string; fields: RawField[] }[];
-}
-
-export function parseMessage(file: string, text: string): MessageSpec {
-  const raw = JSON.parse(stripJsonComments(text)) as RawMessage;
+export function parseMessage(file: string, text: string, amendments: readonly Amendment[] = AMENDMENTS): MessageSpec {
+  const raw = JSON.parse(stripJsonComments(text)) as SchemaMessage;
+  const amendedBy = amend(file, raw, amendments);
   const validVersions = Versions.parse(raw.validVersions);
   const structs = new Map<string, StructSpec>();
 
-  const addStruct = (name: string, versions: Versions, rawFields: RawField[]): void => {
+  const addStruct = (name: string, versions: Versions, rawFields: SchemaField[]): void => {
     if (structs.has(name)) throw new Error(`${file}: duplicate struct ${name}`);
     const spec: StructSpec = { name, versions, fields: [] };
     structs.set(name, spec);
     spec.fields = rawFields.map((f) => parseField(f, versions));
   };
 
-  const parseField = (f: RawField, parentVersions: Versions): FieldSpec => {
+  const parseField = (f: SchemaField, parentVersions: Versions): FieldSpec => {
     if (f.versions === undefined) throw new Error(`${file}: field ${f.name} has no versions`);
     const versions = Versions.parse(f.versions);
     const type = parseType(f.type);
@@ -254,6 +229,7 @@ export function parseMessage(file: string, text: string): MessageSpec {
     deprecatedVersions: Versions.parse(raw.deprecatedVersions),
     latestVersionUnstable: raw.latestVersionUnstable === true,
     listeners: raw.listeners ?? [],
+    amendedBy,
     fields,
     structs,
   };

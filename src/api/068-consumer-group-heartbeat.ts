@@ -1,6 +1,6 @@
-// ConsumerGroupHeartbeat v0 (KIP-848, the schema set's only version; Kafka 4 adds v1 with the topic regex):
-// joins, heartbeats and leaves (-1, or -2 for a static member) a consumer group whose assignment the broker
-// computes (group.consumer.assignors) and reconciles member by member.
+// ConsumerGroupHeartbeat v0-1 (KIP-848) · v1: the subscription may be a topic regex, and the consumer generates
+// its own member id (KIP-1082). Joins, heartbeats and leaves (-1, or -2 for a static member) a consumer group
+// whose assignment the broker computes (group.consumer.assignors) and reconciles member by member.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { ConsumerGroupHeartbeatApi, createConsumerGroupHeartbeatResponse } from '../../protocol/messages/068-consumer-group-heartbeat.gen.js';
 import { groupCoordinatorOf, requestInfoOf } from '../coordinator/request-context.js';
@@ -8,7 +8,7 @@ import { defineHandler } from './handler.js';
 
 export const consumerGroupHeartbeat = defineHandler({
   api: ConsumerGroupHeartbeatApi,
-  versions: { min: 0, max: 0 },
+  versions: { min: 0, max: 1 },
   handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);
     if (!groups) return createConsumerGroupHeartbeatResponse({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE });
@@ -21,9 +21,10 @@ export const consumerGroupHeartbeat = defineHandler({
         rackId: req.rackId,
         rebalanceTimeoutMs: req.rebalanceTimeoutMs,
         subscribedTopicNames: req.subscribedTopicNames,
-        subscribedTopicRegex: null,
+        subscribedTopicRegex: req.subscribedTopicRegex,
         serverAssignor: req.serverAssignor,
         topicPartitions: req.topicPartitions,
+        apiVersion: ctx.apiVersion,
       },
       requestInfoOf(ctx),
     );

@@ -1,5 +1,6 @@
-// ConsumerGroupDescribe v0 (KIP-848): group and assignment epochs, the assignor, and every member's current
-// and target assignment. GROUP_ID_NOT_FOUND for unknown groups and for classic groups.
+// ConsumerGroupDescribe v0-1 (KIP-848): group and assignment epochs, the assignor, and every member's current
+// and target assignment · v1: each member's type, classic or consumer (KIP-1099). GROUP_ID_NOT_FOUND for
+// unknown groups and for classic groups.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   ConsumerGroupDescribeApi,
@@ -12,7 +13,7 @@ import { defineHandler } from './handler.js';
 
 export const consumerGroupDescribe = defineHandler({
   api: ConsumerGroupDescribeApi,
-  versions: { min: 0, max: 0 },
+  versions: { min: 0, max: 1 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);
     const described = groups

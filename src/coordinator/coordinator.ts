@@ -429,11 +429,15 @@ export class GroupCoordinator {
 
   // ------------------------------------------------------------------------------------------ admin
 
-  async describeGroups(groupIds: readonly string[]): Promise<DescribeGroupsResponseDescribedGroup[]> {
+  /**
+   * DescribeGroups. A group that does not exist, or is not a classic group, is reported Dead before v6 and as
+   * GROUP_ID_NOT_FOUND with a message from v6 on (KIP-1043), as Kafka does.
+   */
+  async describeGroups(groupIds: readonly string[], version: number): Promise<DescribeGroupsResponseDescribedGroup[]> {
     return Promise.all(
       groupIds.map(async (groupId) => {
         try {
-          return await this.readShard(groupId, (s) => describeClassicGroup(groupId, s.groups.get(groupId)));
+          return await this.readShard(groupId, (s) => describeClassicGroup(groupId, s.groups.get(groupId), version));
         } catch (e) {
           return createDescribeGroupsResponseDescribedGroup({ groupId, errorCode: this.logged(e, 'DescribeGroups') });
         }
@@ -544,6 +548,9 @@ export class GroupCoordinator {
           subscribedTopicRegex: m.subscribedTopicRegex,
           assignment: assignment(m.assignedPartitions),
           targetAssignment: assignment(g.targetAssignmentOf(m.memberId)),
+          // KIP-1099 (v1): every member of a consumer group here speaks the consumer protocol; classic members
+          // join classic groups only.
+          memberType: CONSUMER_MEMBER_TYPE,
         }),
       ),
     });
@@ -588,9 +595,16 @@ export class GroupCoordinator {
   }
 }
 
-/** Kafka's DescribeGroups for one group: classic groups only; others (and unknown ids) are reported Dead. */
-function describeClassicGroup(groupId: string, g: Group | undefined): DescribeGroupsResponseDescribedGroup {
-  if (!(g instanceof ClassicGroup)) return createDescribeGroupsResponseDescribedGroup({ groupId, groupState: ClassicGroupState.DEAD });
+/** ConsumerGroupDescribe's MemberType (KIP-1099): -1 unknown, 0 classic, 1 consumer. */
+const CONSUMER_MEMBER_TYPE = 1;
+
+/** Kafka's DescribeGroups for one group: classic groups only. */
+function describeClassicGroup(groupId: string, g: Group | undefined, version: number): DescribeGroupsResponseDescribedGroup {
+  if (!(g instanceof ClassicGroup) || g.is(ClassicGroupState.DEAD)) {
+    if (version < 6) return createDescribeGroupsResponseDescribedGroup({ groupId, groupState: ClassicGroupState.DEAD });
+    const errorMessage = g instanceof ConsumerGroup ? `Group ${groupId} is not a classic group.` : `Group ${groupId} not found.`;
+    return createDescribeGroupsResponseDescribedGroup({ groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage });
+  }
   const stable = g.is(ClassicGroupState.STABLE) && g.protocolName !== null;
   return createDescribeGroupsResponseDescribedGroup({
     groupId,

@@ -15,6 +15,7 @@ import {
   createConsumerGroupHeartbeatRequest,
   type ConsumerGroupHeartbeatResponse,
 } from '../../protocol/messages/068-consumer-group-heartbeat.gen.js';
+import { randomUuid } from '../../protocol/wire/uuid.js';
 import { Connection } from '../../src/client/connection.js';
 import { KafkaClient } from '../../src/client/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
@@ -130,9 +131,15 @@ describe('static membership (KIP-345, @platformatic/kafka)', () => {
 
 type Owned = Array<{ topicId: string; partitions: number[] }>;
 
-/** A KIP-848 consumer on the project's codec: heartbeats, revokes at once what it loses, reports what it owns. */
+/** What a member subscribes to: topic names, or a regular expression (ConsumerGroupHeartbeat v1). */
+type Subscription = string[] | { regex: string };
+
+/**
+ * A KIP-848 consumer on the project's codec: heartbeats (v1, with the member id it generated itself, as Kafka 4
+ * consumers do: KIP-1082), revokes at once what it loses, reports what it owns.
+ */
 class Kip848Member {
-  id = '';
+  id = randomUuid();
   epoch = 0;
   owned: Owned = [];
   private running = true;
@@ -142,11 +149,11 @@ class Kip848Member {
   private constructor(
     private readonly conn: Connection,
     private readonly groupId: string,
-    private readonly topics: string[],
+    private readonly subscription: Subscription,
     private readonly onResponse: () => void,
   ) {}
 
-  static async start(groupId: string, topics: string[], onResponse: () => void): Promise<Kip848Member> {
+  static async start(groupId: string, topics: Subscription, onResponse: () => void): Promise<Kip848Member> {
     const [host, port] = broker.bootstrap.split(':');
     const conn = await Connection.connect({ host: host!, port: Number(port), clientId: 'kip848-test' });
     const m = new Kip848Member(conn, groupId, topics, onResponse);
@@ -175,10 +182,12 @@ class Kip848Member {
         memberId: this.id,
         memberEpoch: this.epoch,
         rebalanceTimeoutMs: joining ? 10_000 : -1,
-        subscribedTopicNames: joining ? this.topics : null,
+        subscribedTopicNames: joining && Array.isArray(this.subscription) ? this.subscription : null,
+        subscribedTopicRegex: joining && !Array.isArray(this.subscription) ? this.subscription.regex : null,
         topicPartitions: this.owned,
       }),
     );
+    expect(this.conn.versionFor(ConsumerGroupHeartbeatApi)).toBe(1);
     this.responses.push(r);
     if (r.errorCode !== ErrorCode.NONE) throw new Error(`ConsumerGroupHeartbeat failed: ${r.errorCode} ${r.errorMessage}`);
     this.id = r.memberId ?? this.id;
@@ -263,6 +272,30 @@ describe('KIP-848 consumer groups', () => {
       expect(final.members[0]!.assignment.topicPartitions[0]!.partitions.length).toBe(12);
     } finally {
       for (const m of members) await m.crash();
+    }
+  });
+
+  it('assigns the topics a regex subscription matches, including topics created later (v1)', async () => {
+    await admin.createTopics([
+      { name: 'rx-orders', numPartitions: 2 },
+      { name: 'rx-audit', numPartitions: 1 },
+      { name: 'unrelated-rx', numPartitions: 1 },
+    ]);
+    await admin.waitForTopics(['rx-orders', 'rx-audit', 'unrelated-rx']);
+    const ids = async (names: string[]) => new Set((await admin.metadata(names)).topics.map((t) => t.topicId));
+    const member = await Kip848Member.start('kip848-regex', { regex: 'rx-.*' }, () => {});
+    try {
+      const first = await ids(['rx-orders', 'rx-audit']);
+      await waitFor('the two matching topics, 3 partitions', () => member.partitions().length === 3);
+      expect(new Set(member.owned.map((tp) => tp.topicId))).toEqual(first);
+
+      await admin.createTopics([{ name: 'rx-late', numPartitions: 2 }]);
+      await admin.waitForTopics(['rx-late']);
+      const all = await ids(['rx-orders', 'rx-audit', 'rx-late']);
+      await waitFor('the topic created later to be assigned too', () => member.partitions().length === 5);
+      expect(new Set(member.owned.map((tp) => tp.topicId))).toEqual(all);
+    } finally {
+      await member.leave();
     }
   });
 

@@ -135,7 +135,7 @@ describe('offset commits and fetches', () => {
       await h.advance(6000);
       await commit(h, { memberId: m.memberId, generationIdOrMemberEpoch: m.generationId }, { t: [[0, BigInt(i)]] });
     }
-    const g = (await h.coordinator.describeGroups([G]))[0]!;
+    const g = (await h.coordinator.describeGroups([G], 5))[0]!;
     expect(g.groupState).toBe('Stable');
     expect(g.members.map((x) => x.memberId)).toEqual([m.memberId]);
   });
@@ -152,7 +152,7 @@ describe('offset retention', () => {
     expect((await fetch(h, { t: [0] })).topics[0]!.partitions[0]!.committedOffset).toBe(5n);
     await h.advance(20_000);
     expect((await fetch(h, { t: [0] })).topics[0]!.partitions[0]!.committedOffset).toBe(-1n);
-    expect((await h.coordinator.describeGroups([G]))[0]!.groupState).toBe('Dead');
+    expect((await h.coordinator.describeGroups([G], 5))[0]!.groupState).toBe('Dead');
   });
 
   it('keeps offsets of topics a Stable group subscribes to', async () => {
@@ -236,7 +236,30 @@ describe('OffsetDelete and DeleteGroups', () => {
       ['missing', ErrorCode.GROUP_ID_NOT_FOUND],
     ]);
     expect((await fetch(h, { t: [0] })).topics[0]!.partitions[0]!.committedOffset).toBe(-1n);
-    expect((await h.coordinator.describeGroups([G]))[0]!.groupState).toBe('Dead');
+    expect((await h.coordinator.describeGroups([G], 5))[0]!.groupState).toBe('Dead');
+  });
+
+  it('answers GROUP_ID_NOT_FOUND with a message from DescribeGroups v6 on, for unknown, deleted and KIP-848 groups', async () => {
+    const h = await harness();
+    h.topics.add('t', 1);
+    await commit(h, {}, { t: [[0, 1n]] });
+    await h.coordinator.deleteGroups([G]);
+    await h.coordinator.consumerGroupHeartbeat(
+      { groupId: 'kip848', memberId: 'm-1', memberEpoch: 0, instanceId: null, rackId: null, rebalanceTimeoutMs: 1000, subscribedTopicNames: ['t'], subscribedTopicRegex: null, serverAssignor: null, topicPartitions: [] },
+      info(0),
+    );
+    const v6 = await h.coordinator.describeGroups(['missing', G, 'kip848'], 6);
+    expect(v6.map((d) => [d.groupId, d.errorCode, d.errorMessage, d.groupState])).toEqual([
+      ['missing', ErrorCode.GROUP_ID_NOT_FOUND, 'Group missing not found.', ''],
+      [G, ErrorCode.GROUP_ID_NOT_FOUND, `Group ${G} not found.`, ''],
+      ['kip848', ErrorCode.GROUP_ID_NOT_FOUND, 'Group kip848 is not a classic group.', ''],
+    ]);
+    const v5 = await h.coordinator.describeGroups(['missing', G, 'kip848'], 5);
+    expect(v5.map((d) => [d.errorCode, d.errorMessage, d.groupState])).toEqual([
+      [ErrorCode.NONE, null, 'Dead'],
+      [ErrorCode.NONE, null, 'Dead'],
+      [ErrorCode.NONE, null, 'Dead'],
+    ]);
   });
 });
 
@@ -244,7 +267,7 @@ describe('DescribeGroups and ListGroups', () => {
   it('describes a Stable group with member metadata and assignments, and other states without metadata', async () => {
     const h = await harness();
     const m = await stableMember(h);
-    const [d] = await h.coordinator.describeGroups([G]);
+    const [d] = await h.coordinator.describeGroups([G], 5);
     expect(d).toMatchObject({ groupId: G, errorCode: 0, groupState: 'Stable', protocolType: 'consumer', protocolData: 'range' });
     expect(d!.members[0]!.memberId).toBe(m.memberId);
     expect(d!.members[0]!.clientId).toBe('consumer-1');
@@ -252,7 +275,7 @@ describe('DescribeGroups and ListGroups', () => {
     expect(d!.members[0]!.memberAssignment).toEqual(assignmentBytes({ t: [0, 1] }));
     // The only member (the leader) rejoins: a new generation awaits its assignment.
     await h.coordinator.joinGroup(joinRequest(G, { memberId: m.memberId }), info(9));
-    const [rebalancing] = await h.coordinator.describeGroups([G]);
+    const [rebalancing] = await h.coordinator.describeGroups([G], 5);
     expect(rebalancing!.groupState).toBe('CompletingRebalance');
     expect(rebalancing!.protocolData).toBe('');
     expect(rebalancing!.members[0]!.memberMetadata.length).toBe(0);

@@ -51,14 +51,14 @@ describe('coordinator persistence', () => {
 
     const c = await h.restart();
     expect(await committed(c, G, 't', 1)).toBe(99n);
-    const [d] = await c.describeGroups([G]);
+    const [d] = await c.describeGroups([G], 5);
     expect(d).toMatchObject({ groupState: 'Stable', protocolData: 'range' });
     expect(d!.members.map((x) => [x.memberId, x.memberAssignment])).toEqual([[m.memberId, assignmentBytes({ t: [0, 1] })]]);
     // The member carries on in its generation.
     expect((await c.heartbeat(createHeartbeatRequest({ groupId: G, generationId: m.generationId, memberId: m.memberId }))).errorCode).toBe(ErrorCode.NONE);
     // Loaded members get their session timer again: silence removes them.
     await h.advance(10_001);
-    const [after] = await c.describeGroups([G]);
+    const [after] = await c.describeGroups([G], 5);
     expect(after!.members).toEqual([]);
     expect(after!.groupState).toBe('Empty');
   });

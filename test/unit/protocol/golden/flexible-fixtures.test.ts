@@ -28,6 +28,8 @@ import * as initProducerId from '../../../../protocol/messages/022-init-producer
 import * as describeClientQuotas from '../../../../protocol/messages/048-describe-client-quotas.gen.js';
 import * as describeCluster from '../../../../protocol/messages/060-describe-cluster.gen.js';
 import * as consumerGroupHeartbeat from '../../../../protocol/messages/068-consumer-group-heartbeat.gen.js';
+import * as consumerGroupDescribe from '../../../../protocol/messages/069-consumer-group-describe.gen.js';
+import * as describeGroups from '../../../../protocol/messages/015-describe-groups.gen.js';
 import { encodeRequestHeader } from '../../../../protocol/messages/request-header.gen.js';
 import { Reader } from '../../../../protocol/wire/reader.js';
 import { Writer } from '../../../../protocol/wire/writer.js';
@@ -522,6 +524,81 @@ body('consumer-group-heartbeat/v0-response-001.hex', cgh.ConsumerGroupHeartbeatA
   memberEpoch: -1,
   heartbeatIntervalMs: 5000,
   assignment: null,
+}));
+
+// Versions from Kafka 4.0 that the 3.9 schema set lacks (protocol/gen/amendments.ts).
+body('consumer-group-heartbeat/v1-request-000.hex', cgh.ConsumerGroupHeartbeatApi.request, 1, cgh.createConsumerGroupHeartbeatRequest({
+  groupId: 'golden-group',
+  memberId: KIP848_MEMBER_ID,
+  memberEpoch: 0,
+  instanceId: null,
+  rackId: null,
+  rebalanceTimeoutMs: 300_000,
+  subscribedTopicNames: null,
+  subscribedTopicRegex: 'orders|audit-.*',
+  serverAssignor: null,
+  topicPartitions: [],
+}));
+
+const cgd = consumerGroupDescribe;
+const ordersPartitions = (partitions: number[]) =>
+  cgd.createConsumerGroupDescribeResponseAssignment({
+    topicPartitions: [cgd.createConsumerGroupDescribeResponseTopicPartitions({ topicId: TOPIC_ID, topicName: 'orders', partitions })],
+  });
+body('consumer-group-describe/v1-response-000.hex', cgd.ConsumerGroupDescribeApi.response, 1, cgd.createConsumerGroupDescribeResponse({
+  throttleTimeMs: 0,
+  groups: [
+    cgd.createConsumerGroupDescribeResponseDescribedGroup({
+      groupId: 'golden-group',
+      groupState: 'Stable',
+      groupEpoch: 3,
+      assignmentEpoch: 3,
+      assignorName: 'range',
+      members: [
+        cgd.createConsumerGroupDescribeResponseMember({
+          memberId: KIP848_MEMBER_ID,
+          memberEpoch: 3,
+          clientId: 'consumer-1',
+          clientHost: '/127.0.0.1',
+          subscribedTopicNames: ['orders'],
+          assignment: ordersPartitions([0, 1, 2]),
+          targetAssignment: ordersPartitions([0, 1]),
+          memberType: 1,
+        }),
+      ],
+      authorizedOperations: -2147483648,
+    }),
+    cgd.createConsumerGroupDescribeResponseDescribedGroup({
+      errorCode: 69,
+      errorMessage: 'Group missing-group not found.',
+      groupId: 'missing-group',
+      authorizedOperations: -2147483648,
+    }),
+  ],
+}));
+
+const dg = describeGroups;
+body('describe-groups/v6-response-000.hex', dg.DescribeGroupsApi.response, 6, dg.createDescribeGroupsResponse({
+  throttleTimeMs: 0,
+  groups: [
+    dg.createDescribeGroupsResponseDescribedGroup({ errorCode: 69, errorMessage: 'Group missing-group not found.', groupId: 'missing-group', authorizedOperations: -2147483648 }),
+    dg.createDescribeGroupsResponseDescribedGroup({
+      groupId: 'golden-group',
+      groupState: 'Stable',
+      protocolType: 'consumer',
+      protocolData: 'range',
+      members: [
+        dg.createDescribeGroupsResponseDescribedGroupMember({
+          memberId: 'm-1',
+          clientId: 'consumer-1',
+          clientHost: '/127.0.0.1',
+          memberMetadata: Buffer.from([0, 1, 2]),
+          memberAssignment: Buffer.alloc(0),
+        }),
+      ],
+      authorizedOperations: 256,
+    }),
+  ],
 }));
 
 // ---- CreateTopics, DescribeCluster, InitProducerId ------------------------------------------------------
