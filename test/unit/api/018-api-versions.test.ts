@@ -25,6 +25,11 @@ describe('ApiVersions', () => {
     expect(handlers.find((h) => h.api.apiKey === 0)!.versions.min).toBe(3);
   });
 
+  it('advertises ConsumerGroupHeartbeat v1: librdkafka 2.10+ sends no other version, and without it never joins a KIP-848 group', () => {
+    const heartbeat = supportedApiVersions(handlers).find((k) => k.apiKey === 68)!;
+    expect(heartbeat.maxVersion).toBeGreaterThanOrEqual(1);
+  });
+
   it('answers an unknown version in v0 with UNSUPPORTED_VERSION and its own range only (KIP-511)', () => {
     const chunks = apiVersionsFallback(handlers, { requestApiKey: 18, requestApiVersion: 99, correlationId: 1234, clientId: 'x' });
     const frame = Buffer.concat(chunks);

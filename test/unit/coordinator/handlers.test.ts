@@ -151,4 +151,24 @@ describe('group API handlers', () => {
     const [d] = await h.coordinator.consumerGroupDescribe(['g']);
     expect(d!.members[0]).toMatchObject({ clientId: 'cli', clientHost: '/10.0.0.5' });
   });
+
+  it('ConsumerGroupHeartbeat v1 joins as librdkafka does: its own member id, topic names and an empty regex', async () => {
+    const h = await harness();
+    const t = h.topics.add('t', 2);
+    // librdkafka 2.10+ sends v1 only; it generates the member id (KIP-1082) and, subscribed by names alone,
+    // sends an empty SubscribedTopicRegex, which Kafka accepts as "no regex".
+    const first = createConsumerGroupHeartbeatRequest({
+      groupId: 'g',
+      memberId: 'consumer-made-id',
+      memberEpoch: 0,
+      rebalanceTimeoutMs: 300000,
+      subscribedTopicNames: ['t'],
+      subscribedTopicRegex: '',
+      topicPartitions: [],
+    });
+    const r = await consumerGroupHeartbeat.handle(first, context(h.coordinator, 1));
+    expect(r).toMatchObject({ errorCode: 0, memberId: 'consumer-made-id', memberEpoch: 1, assignment: { topicPartitions: [{ topicId: t.topicId, partitions: [0, 1] }] } });
+    const noId = await consumerGroupHeartbeat.handle({ ...first, memberId: '' }, context(h.coordinator, 1));
+    expect(noId).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "MemberId can't be empty." });
+  });
 });
