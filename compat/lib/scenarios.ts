@@ -16,7 +16,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   { id: 'consume-offsets', title: 'consume from earliest, latest, timestamp', timeoutMs: 90_000 },
   { id: 'group-resume', title: 'group consume, commit, restart, resume', timeoutMs: 90_000 },
   { id: 'group-split', title: 'two consumers in one group split partitions', timeoutMs: 90_000 },
-  { id: 'group-848', title: 'resume and split with the KIP-848 consumer protocol', timeoutMs: 120_000 },
+  { id: 'group-848', title: 'resume and split with the KIP-848 consumer protocol', timeoutMs: 150_000 },
   { id: 'idempotent', title: 'idempotent produce', timeoutMs: 60_000 },
   { id: 'delete-topic', title: 'delete topic, recreate', timeoutMs: 90_000 },
   { id: 'configs', title: 'describe and alter topic configs', timeoutMs: 60_000 },

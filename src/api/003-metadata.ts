@@ -64,11 +64,18 @@ export const metadata = defineHandler({
     const topics: MetadataResponseTopic[] = [];
     if (all) {
       for (const t of broker.topics.list()) topics.push(describeTopic(broker, t, includeOps));
+    } else if (req.topics!.some((rt) => rt.topicId !== ZERO_UUID)) {
+      // v12+: as soon as one topic carries an id the request is by id and every name is ignored (Kafka's
+      // KafkaApis.handleTopicMetadataRequest). The Java consumer sends the ids of assigned topics it cannot
+      // name yet with an empty name, "", not null.
+      for (const id of new Set(req.topics!.map((rt) => rt.topicId).filter((id) => id !== ZERO_UUID))) {
+        const t = broker.topics.getById(id);
+        topics.push(t ? describeTopic(broker, t, includeOps) : errorTopic(null, id, ErrorCode.UNKNOWN_TOPIC_ID));
+      }
     } else {
       for (const rt of req.topics!) {
         if (rt.name === null) {
-          const t = broker.topics.getById(rt.topicId);
-          topics.push(t ? describeTopic(broker, t, includeOps) : errorTopic(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
+          topics.push(errorTopic(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
           continue;
         }
         let t = broker.topics.get(rt.name);

@@ -430,8 +430,8 @@ export class GroupCoordinator {
   // ------------------------------------------------------------------------------------------ admin
 
   /**
-   * DescribeGroups. A group that does not exist, or is not a classic group, is reported Dead before v6 and as
-   * GROUP_ID_NOT_FOUND with a message from v6 on (KIP-1043), as Kafka does.
+   * DescribeGroups. A group that does not exist, or is not a classic group, is reported Dead; from v6 on also
+   * with GROUP_ID_NOT_FOUND and a message (KIP-1043), as Kafka does.
    */
   async describeGroups(groupIds: readonly string[], version: number): Promise<DescribeGroupsResponseDescribedGroup[]> {
     return Promise.all(
@@ -603,7 +603,7 @@ function describeClassicGroup(groupId: string, g: Group | undefined, version: nu
   if (!(g instanceof ClassicGroup) || g.is(ClassicGroupState.DEAD)) {
     if (version < 6) return createDescribeGroupsResponseDescribedGroup({ groupId, groupState: ClassicGroupState.DEAD });
     const errorMessage = g instanceof ConsumerGroup ? `Group ${groupId} is not a classic group.` : `Group ${groupId} not found.`;
-    return createDescribeGroupsResponseDescribedGroup({ groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage });
+    return createDescribeGroupsResponseDescribedGroup({ groupId, groupState: ClassicGroupState.DEAD, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage });
   }
   const stable = g.is(ClassicGroupState.STABLE) && g.protocolName !== null;
   return createDescribeGroupsResponseDescribedGroup({

@@ -463,6 +463,27 @@ describe.sequential('the broker over the wire', () => {
     });
   });
 
+  describe('Metadata by topic id (v12)', () => {
+    it('looks topics up by id, ignoring the names of such a request (the Java consumer sends ""), and never creates any', async () => {
+      const named = await conn.request(MetadataApi, 12, metadataRequest(['by-id'], true));
+      const id = named.topics[0]!.topicId;
+      const bogus = 'AAAAAAAAAAAAAAAAAAAAAQ';
+      const res = await conn.request(MetadataApi, 12, {
+        ...metadataRequest(null, true),
+        topics: [
+          { topicId: id, name: '' },
+          { topicId: bogus, name: 'would-be-auto-created' },
+          { topicId: id, name: null },
+        ],
+      });
+      expect(res.topics.map((t) => [t.name, t.topicId, t.errorCode, t.partitions.length])).toEqual([
+        ['by-id', id, ErrorCode.NONE, 3],
+        [null, bogus, ErrorCode.UNKNOWN_TOPIC_ID, 0],
+      ]);
+      expect((await client.metadata(null)).topics.map((t) => t.name)).not.toContain('would-be-auto-created');
+    });
+  });
+
   describe.sequential('Metadata topic auto-creation', () => {
     it('creates a topic with num.partitions when the request allows it, and only then', async () => {
       const refused = await conn.request(MetadataApi, 12, metadataRequest(['auto-no'], false));

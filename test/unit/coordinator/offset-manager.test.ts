@@ -250,9 +250,9 @@ describe('OffsetDelete and DeleteGroups', () => {
     );
     const v6 = await h.coordinator.describeGroups(['missing', G, 'kip848'], 6);
     expect(v6.map((d) => [d.groupId, d.errorCode, d.errorMessage, d.groupState])).toEqual([
-      ['missing', ErrorCode.GROUP_ID_NOT_FOUND, 'Group missing not found.', ''],
-      [G, ErrorCode.GROUP_ID_NOT_FOUND, `Group ${G} not found.`, ''],
-      ['kip848', ErrorCode.GROUP_ID_NOT_FOUND, 'Group kip848 is not a classic group.', ''],
+      ['missing', ErrorCode.GROUP_ID_NOT_FOUND, 'Group missing not found.', 'Dead'],
+      [G, ErrorCode.GROUP_ID_NOT_FOUND, `Group ${G} not found.`, 'Dead'],
+      ['kip848', ErrorCode.GROUP_ID_NOT_FOUND, 'Group kip848 is not a classic group.', 'Dead'],
     ]);
     const v5 = await h.coordinator.describeGroups(['missing', G, 'kip848'], 5);
     expect(v5.map((d) => [d.errorCode, d.errorMessage, d.groupState])).toEqual([

@@ -581,7 +581,7 @@ const dg = describeGroups;
 body('describe-groups/v6-response-000.hex', dg.DescribeGroupsApi.response, 6, dg.createDescribeGroupsResponse({
   throttleTimeMs: 0,
   groups: [
-    dg.createDescribeGroupsResponseDescribedGroup({ errorCode: 69, errorMessage: 'Group missing-group not found.', groupId: 'missing-group', authorizedOperations: -2147483648 }),
+    dg.createDescribeGroupsResponseDescribedGroup({ errorCode: 69, errorMessage: 'Group missing-group not found.', groupId: 'missing-group', groupState: 'Dead', authorizedOperations: -2147483648 }),
     dg.createDescribeGroupsResponseDescribedGroup({
       groupId: 'golden-group',
       groupState: 'Stable',

@@ -39,6 +39,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -118,6 +119,7 @@ public final class Scenarios {
       case "group-848" -> {
         result.put("resume", groupResume(prefix + "-r", "consumer"));
         result.put("split", groupSplit(prefix + "-s", "consumer"));
+        result.put("regex", groupRegex(prefix + "-x"));
       }
       case "idempotent" -> idempotent();
       case "delete-topic" -> deleteTopic();
@@ -272,6 +274,44 @@ public final class Scenarios {
     Map<TopicPartition, OffsetAndMetadata> viaAdmin = admin.listConsumerGroupOffsets(g).partitionsToOffsetAndMetadata().get();
     out.put("adminCommitted", committedOffset(viaAdmin, tp));
     return out;
+  }
+
+  /**
+   * A KIP-848 subscription by regular expression, resolved by the broker (SubscriptionPattern, sent in
+   * ConsumerGroupHeartbeat v1): the topics it matches at first, then one created while the member is in the group.
+   */
+  private Map<String, Object> groupRegex(String p) throws Exception {
+    Admin admin = admin();
+    admin.createTopics(List.of(new NewTopic(p + "-rx-a", 1, (short) 1), new NewTopic(p + "-rx-b", 1, (short) 1), new NewTopic(p + "-other", 1, (short) 1)))
+        .all().get();
+    for (String t : List.of(p + "-rx-a", p + "-rx-b", p + "-other")) {
+      waitForTopic(admin, t, 1);
+      produceValues(t, 0, t.substring(p.length() + 1) + "-", 0, 2);
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    KafkaConsumer<byte[], byte[]> c = groupConsumer(p + "-g", "consumer");
+    c.subscribe(new SubscriptionPattern(p + "-rx-.*"));
+    out.put("firstRead", valuesOf(pollUntil(c, 4)));
+    admin.createTopics(List.of(new NewTopic(p + "-rx-c", 1, (short) 1))).all().get();
+    waitForTopic(admin, p + "-rx-c", 1);
+    produceValues(p + "-rx-c", 0, "rx-c-", 0, 2);
+    // Kafka re-evaluates regexes in the background when topics change, at most every few seconds: a longer wait.
+    out.put("afterCreate", valuesOf(pollUntil(c, 2, Duration.ofSeconds(45))));
+    Set<String> assigned = new TreeSet<>();
+    for (TopicPartition tp : c.assignment()) {
+      assigned.add(tp.topic().substring(p.length() + 1) + "-" + tp.partition());
+    }
+    out.put("assignment", new ArrayList<>(assigned));
+    c.close();
+    return out;
+  }
+
+  private static List<Object> valuesOf(List<ConsumerRecord<byte[], byte[]>> rs) {
+    Set<String> sorted = new TreeSet<>();
+    for (ConsumerRecord<byte[], byte[]> r : rs) {
+      sorted.add(new String(r.value(), StandardCharsets.UTF_8));
+    }
+    return new ArrayList<>(sorted);
   }
 
   private Map<String, Object> groupSplit(String p, String protocol) throws Exception {
@@ -742,8 +782,12 @@ public final class Scenarios {
 
   /** Polls until count records arrived or the deadline passed; returns what arrived (at most count). */
   private static List<ConsumerRecord<byte[], byte[]>> pollUntil(KafkaConsumer<byte[], byte[]> c, int count) {
+    return pollUntil(c, count, WAIT);
+  }
+
+  private static List<ConsumerRecord<byte[], byte[]>> pollUntil(KafkaConsumer<byte[], byte[]> c, int count, Duration wait) {
     List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-    long deadline = System.nanoTime() + WAIT.toNanos();
+    long deadline = System.nanoTime() + wait.toNanos();
     while (out.size() < count && System.nanoTime() < deadline) {
       ConsumerRecords<byte[], byte[]> rs = c.poll(Duration.ofMillis(200));
       for (ConsumerRecord<byte[], byte[]> r : rs) {
