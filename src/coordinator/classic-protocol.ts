@@ -162,12 +162,8 @@ export class ClassicGroupProtocol {
 
     const existing = shard.groups.get(groupId);
     if (existing instanceof ConsumerGroup) {
-      if (!existing.isEmpty) {
-        // Kafka lets classic members join a KIP-848 group (KIP-848 migration); Ledgerline does not convert
-        // non-empty groups, so the protocols are inconsistent.
-        respond({ memberId: '', errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL });
-        return op.result({ response: d.promise, parkedMemberId: null });
-      }
+      // A KIP-848 group with members takes classic members itself (ConsumerGroupProtocol.classicJoin).
+      if (!existing.isEmpty) throw new Error(`group ${groupId} is a consumer group with members`);
       // Kafka's maybeDeleteEmptyConsumerGroup: an empty KIP-848 group becomes a classic group.
       for (const r of consumerGroupTombstones(existing)) {
         replayRecord(shard, r);
@@ -818,6 +814,21 @@ export class ClassicGroupProtocol {
         return op.result(undefined);
       });
     }
+  }
+
+  /**
+   * A consumer group just became this classic group (online downgrade, durable): its members get session timers
+   * and must rejoin, as in Kafka's convertToClassicGroup.
+   */
+  adoptDowngraded(shard: Shard, groupId: string): void {
+    const group = this.classicGroup(shard, groupId);
+    if (!group) return;
+    for (const m of group.members.values()) this.rescheduleHeartbeat(shard, group, m);
+    shard.runScheduled(() => {
+      const op = new Op();
+      if (shard.groups.get(groupId) === group && group.canRebalance()) this.prepareRebalance(op, shard, group, `downgrade of group ${groupId} from consumer to classic`);
+      return op.result(undefined);
+    });
   }
 
   /** The group leaves memory (deleted, converted, or its partition unloaded): answer what is parked. */

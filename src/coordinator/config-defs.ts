@@ -21,6 +21,12 @@ export const GROUP_COORDINATOR_CONFIG_DEFS: readonly ConfigDef[] = [
   { name: 'group.consumer.max.size', type: 'INT', default: INT_MAX, doc: 'Most members a KIP-848 group may have.', min: 1 },
   { name: 'group.consumer.assignors', type: 'LIST', default: 'uniform,range', doc: 'Server-side assignors of KIP-848 groups; the first is the default.' },
   {
+    name: 'group.consumer.migration.policy',
+    type: 'STRING',
+    default: 'bidirectional',
+    doc: 'Online conversion of non-empty groups between the protocols: bidirectional, upgrade (classic to consumer), downgrade (consumer to classic) or disabled.',
+  },
+  {
     name: 'ledgerline.offsets.compaction.min.records',
     type: 'INT',
     default: '10000',

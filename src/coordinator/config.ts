@@ -21,6 +21,9 @@
  * | group.consumer.min/max.heartbeat.interval.ms | 5000 / 15000 | bounds of the above                          |
  * | group.consumer.max.size                  | 2^31-1         | members of a KIP-848 group                     |
  * | group.consumer.assignors                 | uniform,range  | server assignors; the first is the default     |
+ * | group.consumer.migration.policy          | bidirectional  | online conversion of non-empty groups between  |
+ * |                                          |                | the protocols (KIP-848): upgrade, downgrade,   |
+ * |                                          |                | bidirectional, disabled                        |
  * | ledgerline.offsets.compaction.min.records| 10000          | records appended to a partition before the     |
  * |                                          |                | coordinator rewrites its live records and      |
  * |                                          |                | drops the history before them                  |
@@ -33,6 +36,10 @@ export { GROUP_COORDINATOR_CONFIG_DEFS };
 const INT_MAX = '2147483647';
 
 export type RebalanceProtocol = 'classic' | 'consumer';
+
+/** Kafka's ConsumerGroupMigrationPolicy. */
+export type ConsumerGroupMigrationPolicy = 'bidirectional' | 'upgrade' | 'downgrade' | 'disabled';
+const MIGRATION_POLICIES: readonly ConsumerGroupMigrationPolicy[] = ['bidirectional', 'upgrade', 'downgrade', 'disabled'];
 
 export interface GroupCoordinatorConfig {
   readonly offsetsTopicNumPartitions: number;
@@ -52,6 +59,7 @@ export interface GroupCoordinatorConfig {
   readonly consumerGroupMaxSize: number;
   /** Assignor names, the default first. */
   readonly consumerGroupAssignors: readonly string[];
+  readonly consumerGroupMigrationPolicy: ConsumerGroupMigrationPolicy;
   readonly compactionMinRecords: number;
 }
 
@@ -120,6 +128,11 @@ export function groupCoordinatorConfig(values: ReadonlyMap<string, string | null
   }
   if (hb >= session) throw new ConfigError('group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms');
 
+  const policy = str('group.consumer.migration.policy').trim().toLowerCase();
+  if (!(MIGRATION_POLICIES as readonly string[]).includes(policy)) {
+    throw new ConfigError(`Invalid value ${policy} for configuration group.consumer.migration.policy: String must be one of (case insensitive): ${MIGRATION_POLICIES.join(', ')}`);
+  }
+
   const minClassic = int('group.min.session.timeout.ms', '6000');
   const maxClassic = int('group.max.session.timeout.ms', '1800000');
 
@@ -139,6 +152,7 @@ export function groupCoordinatorConfig(values: ReadonlyMap<string, string | null
     consumerGroupHeartbeatIntervalMs: hb,
     consumerGroupMaxSize: int('group.consumer.max.size'),
     consumerGroupAssignors: assignors,
+    consumerGroupMigrationPolicy: policy as ConsumerGroupMigrationPolicy,
     compactionMinRecords: int('ledgerline.offsets.compaction.min.records'),
     ...overrides,
   };

@@ -17,6 +17,9 @@
  * Every partition is owned by at most one member at a time: `partitionEpochs` records the epoch of the member
  * holding each assigned or pending-revocation partition, and a partition is only given to a member once no
  * one holds it (reconciliation.ts).
+ *
+ * Members speak the consumer protocol (ConsumerGroupHeartbeat) or, during an online migration between the
+ * protocols, the classic one (JoinGroup/SyncGroup/Heartbeat; `classicMemberMetadata` set): see classic-members.ts.
  */
 
 export const MemberState = {
@@ -47,6 +50,13 @@ export type Assignment = ReadonlyMap<string, ReadonlySet<number>>;
 
 export const EMPTY_ASSIGNMENT: Assignment = new Map();
 
+/** What a member speaking the classic protocol joined with (ConsumerGroupMemberMetadataValue.ClassicMemberMetadata). */
+export interface ClassicMemberMetadata {
+  readonly sessionTimeoutMs: number;
+  /** The JoinGroup protocols (assignor names with their ConsumerProtocolSubscription), in the member's order. */
+  readonly supportedProtocols: readonly { readonly name: string; readonly metadata: Buffer }[];
+}
+
 export interface ConsumerGroupMember {
   readonly memberId: string;
   readonly instanceId: string | null;
@@ -63,6 +73,8 @@ export interface ConsumerGroupMember {
   readonly state: MemberStateValue;
   readonly assignedPartitions: Assignment;
   readonly partitionsPendingRevocation: Assignment;
+  /** Set for a member that speaks the classic protocol (online migration); null for a consumer-protocol member. */
+  readonly classicMemberMetadata: ClassicMemberMetadata | null;
 }
 
 export function newMember(memberId: string): ConsumerGroupMember {
@@ -81,7 +93,21 @@ export function newMember(memberId: string): ConsumerGroupMember {
     state: MemberState.STABLE,
     assignedPartitions: EMPTY_ASSIGNMENT,
     partitionsPendingRevocation: EMPTY_ASSIGNMENT,
+    classicMemberMetadata: null,
   };
+}
+
+export function usesClassicProtocol(m: ConsumerGroupMember): boolean {
+  return m.classicMemberMetadata !== null;
+}
+
+function classicMetadataEquals(a: ClassicMemberMetadata | null, b: ClassicMemberMetadata | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.sessionTimeoutMs === b.sessionTimeoutMs &&
+    a.supportedProtocols.length === b.supportedProtocols.length &&
+    a.supportedProtocols.every((p, i) => p.name === b.supportedProtocols[i]!.name && p.metadata.equals(b.supportedProtocols[i]!.metadata))
+  );
 }
 
 export function isReconciledTo(m: ConsumerGroupMember, epoch: number): boolean {
@@ -115,7 +141,8 @@ export function memberSubscriptionEquals(a: ConsumerGroupMember, b: ConsumerGrou
     a.serverAssignor === b.serverAssignor &&
     a.subscribedTopicRegex === b.subscribedTopicRegex &&
     a.subscribedTopicNames.length === b.subscribedTopicNames.length &&
-    a.subscribedTopicNames.every((t, i) => t === b.subscribedTopicNames[i])
+    a.subscribedTopicNames.every((t, i) => t === b.subscribedTopicNames[i]) &&
+    classicMetadataEquals(a.classicMemberMetadata, b.classicMemberMetadata)
   );
 }
 
@@ -127,6 +154,12 @@ export function memberAssignmentEquals(a: ConsumerGroupMember, b: ConsumerGroupM
     assignmentEquals(a.assignedPartitions, b.assignedPartitions) &&
     assignmentEquals(a.partitionsPendingRevocation, b.partitionsPendingRevocation)
   );
+}
+
+/** A change of members to compute subscriptions for: one member added or updated, and members removed. */
+export interface SubscriptionChange {
+  readonly overriding?: ConsumerGroupMember;
+  readonly removing?: string | ReadonlySet<string>;
 }
 
 export interface TopicMetadata {
@@ -248,15 +281,51 @@ export class ConsumerGroup {
     return best ?? defaultAssignor;
   }
 
-  /** Topic names to subscribe to: every member's names and regex matches (`overriding` replaces or adds one member; `removing` drops one). */
-  subscribedTopicNames(resolveRegex: (regex: string) => Iterable<string>, change?: { overriding?: ConsumerGroupMember; removing?: string }): Set<string> {
+  /** Members speaking the classic protocol. */
+  get numClassicProtocolMembers(): number {
+    let n = 0;
+    for (const m of this.members.values()) if (usesClassicProtocol(m)) n++;
+    return n;
+  }
+
+  /**
+   * Kafka's supportsClassicProtocols: a classic member may join when its protocol type is "consumer" and, unless
+   * the group is empty, one of its protocols is supported by every classic member already in the group.
+   */
+  supportsClassicProtocols(protocolType: string, protocolNames: readonly string[]): boolean {
+    if (protocolType !== 'consumer') return false;
+    if (this.isEmpty) return protocolNames.length > 0;
+    const classic = [...this.members.values()].filter(usesClassicProtocol);
+    return protocolNames.some((name) => classic.every((m) => m.classicMemberMetadata!.supportedProtocols.some((p) => p.name === name)));
+  }
+
+  /** Whether every member but `memberId` speaks the classic protocol, and `memberId` does not (Kafka's check before a downgrade). */
+  allMembersUseClassicProtocolExcept(memberId: string): boolean {
+    const m = this.members.get(memberId);
+    return m !== undefined && !usesClassicProtocol(m) && this.numClassicProtocolMembers === this.members.size - 1;
+  }
+
+  /** Whether a member waits for partitions of its target that another member still holds. */
+  waitingOnUnreleasedPartition(member: ConsumerGroupMember): boolean {
+    if (member.state !== MemberState.UNRELEASED_PARTITIONS) return false;
+    for (const [topicId, ps] of this.targetAssignmentOf(member.memberId)) {
+      const assigned = member.assignedPartitions.get(topicId);
+      for (const p of ps) if (!assigned?.has(p) && this.currentPartitionEpoch(topicId, p) !== -1) return true;
+    }
+    return false;
+  }
+
+  /** Topic names to subscribe to: every member's names and regex matches (`overriding` replaces or adds one member; `removing` drops some). */
+  subscribedTopicNames(resolveRegex: (regex: string) => Iterable<string>, change?: SubscriptionChange): Set<string> {
+    const removing = change?.removing;
+    const removed = (id: string): boolean => (typeof removing === 'string' ? removing === id : removing?.has(id) === true);
     const out = new Set<string>();
     const add = (m: ConsumerGroupMember): void => {
       for (const t of m.subscribedTopicNames) out.add(t);
       if (m.subscribedTopicRegex !== null) for (const t of resolveRegex(m.subscribedTopicRegex)) out.add(t);
     };
     for (const m of this.members.values()) {
-      if (change?.removing === m.memberId) continue;
+      if (removed(m.memberId)) continue;
       if (change?.overriding && change.overriding.memberId === m.memberId) continue;
       add(m);
     }

@@ -26,9 +26,18 @@ import {
   createConsumerGroupHeartbeatResponseTopicPartitions,
   type ConsumerGroupHeartbeatResponse,
 } from '../../protocol/messages/068-consumer-group-heartbeat.gen.js';
+import { createHeartbeatResponse, type HeartbeatRequest, type HeartbeatResponse } from '../../protocol/messages/012-heartbeat.gen.js';
+import { createJoinGroupResponse, type JoinGroupRequest, type JoinGroupResponse } from '../../protocol/messages/011-join-group.gen.js';
+import {
+  createLeaveGroupResponse,
+  createLeaveGroupResponseMemberResponse,
+  type LeaveGroupRequestMemberIdentity,
+  type LeaveGroupResponse,
+} from '../../protocol/messages/013-leave-group.gen.js';
+import { createSyncGroupResponse, type SyncGroupRequest, type SyncGroupResponse } from '../../protocol/messages/014-sync-group.gen.js';
 import { randomUuid } from '../../protocol/wire/uuid.js';
 import type { AssignmentMemberSpec, ServerAssignor } from './assignors.js';
-import { ClassicGroup } from './classic-group.js';
+import { ClassicGroup, CONSUMER_PROTOCOL_TYPE } from './classic-group.js';
 import {
   ConsumerGroup,
   LEAVE_GROUP_MEMBER_EPOCH,
@@ -39,8 +48,10 @@ import {
   memberAssignmentEquals,
   memberSubscriptionEquals,
   newMember,
+  usesClassicProtocol,
   type Assignment,
   type ConsumerGroupMember,
+  type SubscriptionChange,
   type TopicMetadata,
 } from './consumer-group.js';
 import type { CoordinatorContext, RequestInfo } from './context.js';
@@ -55,6 +66,8 @@ import {
   consumerGroupTargetAssignmentRecord,
   groupMetadataTombstone,
 } from './group-records.js';
+import { EmbeddedProtocolError, parseSubscription, serializeAssignment, type EmbeddedSubscription } from './embedded-protocol.js';
+import { downgradeRecords, toTopicPartitions, upgradeRecords } from './group-conversion.js';
 import type { CoordinatorRecord } from './records.js';
 import { reconcile, type OwnedPartitions } from './reconciliation.js';
 import type { OpResult, Shard } from './shard.js';
@@ -76,6 +89,11 @@ export interface ConsumerHeartbeatInput {
 }
 
 
+/** Kafka's throwIfEmptyString test: set, and empty once trimmed. */
+function isBlank(s: string | null): boolean {
+  return s !== null && s.trim() === '';
+}
+
 function invalid(message: string): GroupApiError {
   return new GroupApiError(ErrorCode.INVALID_REQUEST, message);
 }
@@ -92,12 +110,21 @@ export function compileTopicRegex(regex: string): RegExp {
   }
 }
 
+/** Timers of a consumer group's members: the session, a revocation in progress, and a classic member's join and sync. */
+export const MEMBER_TIMERS = ['session', 'rebalance', 'classic-join', 'classic-sync'] as const;
+
+export interface ConsumerGroupProtocolHooks {
+  /** A consumer group became a classic group (its records are durable): its members must rebalance. */
+  onDowngraded?(shard: Shard, groupId: string): void;
+}
+
 export class ConsumerGroupProtocol {
   private readonly regexCache = new Map<string, RegExp>();
 
   constructor(
     private readonly ctx: CoordinatorContext,
     private readonly assignors: ReadonlyMap<string, ServerAssignor>,
+    private readonly hooks: ConsumerGroupProtocolHooks = {},
   ) {}
 
   get defaultAssignor(): string {
@@ -124,11 +151,11 @@ export class ConsumerGroupProtocol {
    */
   private validate(req: ConsumerHeartbeatInput): void {
     if ((req.apiVersion ?? 0) >= 1 || req.memberEpoch > 0 || req.memberEpoch === LEAVE_GROUP_MEMBER_EPOCH) {
-      if (req.memberId === '') throw invalid('MemberId can\'t be empty.');
+      if (isBlank(req.memberId)) throw invalid('MemberId can\'t be empty.');
     }
-    if (req.groupId === '') throw invalid('GroupId can\'t be empty.');
-    if (req.instanceId === '') throw invalid('InstanceId can\'t be empty.');
-    if (req.rackId === '') throw invalid('RackId can\'t be empty.');
+    if (isBlank(req.groupId)) throw invalid('GroupId can\'t be empty.');
+    if (isBlank(req.instanceId)) throw invalid('InstanceId can\'t be empty.');
+    if (isBlank(req.rackId)) throw invalid('RackId can\'t be empty.');
     if (req.memberEpoch === 0) {
       if (req.rebalanceTimeoutMs === -1) throw invalid('RebalanceTimeoutMs must be provided in first request.');
       if (req.topicPartitions === null || req.topicPartitions.length > 0) throw invalid('TopicPartitions must be empty when (re-)joining.');
@@ -166,10 +193,50 @@ export class ConsumerGroupProtocol {
         records.push(groupMetadataTombstone(groupId));
         return new ConsumerGroup(groupId);
       }
+      if (create && this.canUpgrade(g)) return this.upgrade(shard, g, records);
       throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`, { groupId });
     }
     if (!create) throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Consumer group ${groupId} not found.`, { groupId });
     return new ConsumerGroup(groupId);
+  }
+
+  /** Kafka's validateOnlineUpgrade: the policy allows it, the members use the consumer protocol, and they fit. */
+  private canUpgrade(g: ClassicGroup): boolean {
+    const policy = this.ctx.config.consumerGroupMigrationPolicy;
+    const why =
+      policy !== 'upgrade' && policy !== 'bidirectional'
+        ? 'the online upgrade is disabled'
+        : !g.usesConsumerProtocol()
+          ? 'the group does not use the consumer embedded protocol'
+          : g.numMembers > this.ctx.config.consumerGroupMaxSize
+            ? 'the group size exceeds the consumer group maximum size'
+            : null;
+    if (why !== null) this.ctx.log.info({ groupId: g.groupId, policy }, `cannot upgrade the classic group to a consumer group: ${why}`);
+    return why === null;
+  }
+
+  /**
+   * Kafka's convertToConsumerGroup: the classic members become members of a consumer group that keep speaking
+   * the classic protocol, each keeping its last assignment; the joining member then triggers a new assignment.
+   * Parked JoinGroup/SyncGroup requests are answered REBALANCE_IN_PROGRESS when the classic group is replaced.
+   */
+  private upgrade(shard: Shard, classic: ClassicGroup, records: CoordinatorRecord[]): ConsumerGroup {
+    let converted: { records: CoordinatorRecord[]; group: ConsumerGroup };
+    try {
+      converted = upgradeRecords(classic, this.ctx.topics, this.ctx.clock.now());
+    } catch (e) {
+      if (!(e instanceof EmbeddedProtocolError)) throw e;
+      this.ctx.log.warn({ groupId: classic.groupId, err: e }, 'cannot upgrade the classic group: its embedded consumer protocol is malformed');
+      throw new GroupApiError(
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        `Cannot upgrade the classic group ${classic.groupId} to consumer group because the embedded consumer protocol is malformed.`,
+        { groupId: classic.groupId },
+      );
+    }
+    records.push(...converted.records);
+    for (const m of converted.group.members.values()) this.scheduleSessionTimeout(shard, classic.groupId, m.memberId, m.classicMemberMetadata!.sessionTimeoutMs);
+    this.ctx.log.info({ groupId: classic.groupId, members: converted.group.members.size, generationId: classic.generationId }, 'upgrading the classic group to a consumer group');
+    return converted.group;
   }
 
   private throwIfEpochInvalid(member: ConsumerGroupMember, received: number, owned: OwnedPartitions): void {
@@ -221,23 +288,16 @@ export class ConsumerGroupProtocol {
           // The same instance rejoining under its own id (e.g. after being fenced).
           member = existingStatic;
         } else {
-          if (existingStatic.memberEpoch !== LEAVE_GROUP_STATIC_MEMBER_EPOCH) {
+          // Between two consumer-protocol members, only once the previous one left temporarily (epoch -2).
+          if (existingStatic.memberEpoch !== LEAVE_GROUP_STATIC_MEMBER_EPOCH && !usesClassicProtocol(existingStatic)) {
             throw new GroupApiError(
               ErrorCode.UNRELEASED_INSTANCE_ID,
               `Static member ${memberId} with instance id ${req.instanceId} cannot join the group because the instance id is owned by ${existingStatic.memberId} member.`,
               { groupId, memberId },
             );
           }
-          // KIP-848 static membership: the new member id takes over the previous one's state and partitions.
-          member = { ...existingStatic, memberId, memberEpoch: 0, previousMemberEpoch: 0 };
+          member = this.replaceStaticMember(shard, group, existingStatic, memberId, records);
           replacedMemberId = existingStatic.memberId;
-          records.push(...consumerGroupMemberTombstones(groupId, existingStatic.memberId));
-          records.push(consumerGroupMemberSubscriptionRecord(groupId, member));
-          records.push(consumerGroupTargetAssignmentRecord(groupId, memberId, group.targetAssignmentOf(existingStatic.memberId)));
-          records.push(consumerGroupCurrentAssignmentRecord(groupId, member));
-          shard.timer.cancel('session', groupId, existingStatic.memberId);
-          shard.timer.cancel('rebalance', groupId, existingStatic.memberId);
-          this.ctx.log.info({ groupId, instanceId: req.instanceId, memberId, replaced: existingStatic.memberId }, 'static member rejoined under a new member id');
         }
       } else {
         if (!existingStatic) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${req.instanceId} is unknown.`, { groupId, memberId });
@@ -264,7 +324,67 @@ export class ConsumerGroupProtocol {
       subscribedTopicRegex: req.subscribedTopicRegex === null ? member.subscribedTopicRegex : req.subscribedTopicRegex === '' ? null : req.subscribedTopicRegex,
       clientId: info.clientId,
       clientHost: info.clientHost,
+      classicMemberMetadata: null,
     };
+    const reconciled = this.updateAndReconcile(group, member, updated, replacedMemberId, req.topicPartitions, records);
+    if (reconciled.state === MemberState.UNREVOKED_PARTITIONS) {
+      if (!memberAssignmentEquals(reconciled, updated) || !shard.timer.isScheduled('rebalance', groupId, reconciled.memberId)) {
+        this.scheduleRebalanceTimeout(shard, groupId, reconciled.memberId, reconciled.memberEpoch, reconciled.rebalanceTimeoutMs);
+      }
+    } else {
+      shard.timer.cancel('rebalance', groupId, reconciled.memberId);
+    }
+
+    this.scheduleSessionTimeout(shard, groupId, reconciled.memberId);
+
+    const response = createConsumerGroupHeartbeatResponse({
+      memberId: reconciled.memberId,
+      memberEpoch: reconciled.memberEpoch,
+      heartbeatIntervalMs: this.ctx.config.consumerGroupHeartbeatIntervalMs,
+    });
+    // Kafka sends the assignment on a full request (joining, or after an error) or when it changed.
+    const isFullRequest = req.memberEpoch === 0 || (req.rebalanceTimeoutMs !== -1 && req.subscribedTopicNames !== null && req.topicPartitions !== null);
+    if (isFullRequest || !assignmentEquals(member.assignedPartitions, reconciled.assignedPartitions)) {
+      response.assignment = createConsumerGroupHeartbeatResponseAssignment({
+        topicPartitions: [...reconciled.assignedPartitions]
+          .map(([topicId, ps]) => createConsumerGroupHeartbeatResponseTopicPartitions({ topicId, partitions: [...ps].sort((a, b) => a - b) }))
+          .sort((a, b) => (a.topicId < b.topicId ? -1 : a.topicId > b.topicId ? 1 : 0)),
+      });
+    }
+    return { records, response };
+  }
+
+  /**
+   * KIP-848 static membership: a new member id takes over the previous member's state and partitions (Kafka's
+   * replaceMember). The new member starts at epoch 0.
+   */
+  private replaceStaticMember(shard: Shard, group: ConsumerGroup, existing: ConsumerGroupMember, memberId: string, records: CoordinatorRecord[]): ConsumerGroupMember {
+    const groupId = group.groupId;
+    const member: ConsumerGroupMember = { ...existing, memberId, memberEpoch: 0, previousMemberEpoch: 0 };
+    records.push(...consumerGroupMemberTombstones(groupId, existing.memberId));
+    records.push(consumerGroupMemberSubscriptionRecord(groupId, member));
+    records.push(consumerGroupTargetAssignmentRecord(groupId, memberId, group.targetAssignmentOf(existing.memberId)));
+    records.push(consumerGroupCurrentAssignmentRecord(groupId, member));
+    this.cancelMemberTimers(shard, groupId, existing.memberId);
+    this.ctx.log.info({ groupId, instanceId: existing.instanceId, memberId, replaced: existing.memberId }, 'static member rejoined under a new member id');
+    return member;
+  }
+
+  /**
+   * Steps 1-3 of a heartbeat (or of a classic member's JoinGroup): record the member's change, bump the group epoch
+   * when the subscriptions or their topics changed, compute a new target assignment when the epoch moved, and
+   * reconcile the member towards its target. Returns the member as reconciled.
+   */
+  private updateAndReconcile(
+    group: ConsumerGroup,
+    member: ConsumerGroupMember,
+    updated: ConsumerGroupMember,
+    replacedMemberId: string | null,
+    owned: OwnedPartitions,
+    records: CoordinatorRecord[],
+  ): ConsumerGroupMember {
+    const groupId = group.groupId;
+    // 1. The member's change.
     let bumpGroupEpoch = false;
     if (!memberSubscriptionEquals(member, updated)) {
       records.push(consumerGroupMemberSubscriptionRecord(groupId, updated));
@@ -307,39 +427,15 @@ export class ConsumerGroupProtocol {
         targetEpoch,
         target,
         currentPartitionEpoch: (topicId, p) => group.currentPartitionEpoch(topicId, p),
-        owned: req.topicPartitions,
+        owned,
       });
       if (!memberAssignmentEquals(reconciled, updated)) records.push(consumerGroupCurrentAssignmentRecord(groupId, reconciled));
     }
-    if (reconciled.state === MemberState.UNREVOKED_PARTITIONS) {
-      if (!memberAssignmentEquals(reconciled, updated) || !shard.timer.isScheduled('rebalance', groupId, reconciled.memberId)) {
-        this.scheduleRebalanceTimeout(shard, groupId, reconciled.memberId, reconciled.memberEpoch, reconciled.rebalanceTimeoutMs);
-      }
-    } else {
-      shard.timer.cancel('rebalance', groupId, reconciled.memberId);
-    }
-
-    this.scheduleSessionTimeout(shard, groupId, reconciled.memberId);
-
-    const response = createConsumerGroupHeartbeatResponse({
-      memberId: reconciled.memberId,
-      memberEpoch: reconciled.memberEpoch,
-      heartbeatIntervalMs: this.ctx.config.consumerGroupHeartbeatIntervalMs,
-    });
-    // Kafka sends the assignment on a full request (joining, or after an error) or when it changed.
-    const isFullRequest = req.memberEpoch === 0 || (req.rebalanceTimeoutMs !== -1 && req.subscribedTopicNames !== null && req.topicPartitions !== null);
-    if (isFullRequest || !assignmentEquals(member.assignedPartitions, reconciled.assignedPartitions)) {
-      response.assignment = createConsumerGroupHeartbeatResponseAssignment({
-        topicPartitions: [...reconciled.assignedPartitions]
-          .map(([topicId, ps]) => createConsumerGroupHeartbeatResponseTopicPartitions({ topicId, partitions: [...ps].sort((a, b) => a - b) }))
-          .sort((a, b) => (a.topicId < b.topicId ? -1 : a.topicId > b.topicId ? 1 : 0)),
-      });
-    }
-    return { records, response };
+    return reconciled;
   }
 
   /** Subscribed topics (names and regex matches of all members) that exist, with their partition counts. */
-  subscriptionMetadata(group: ConsumerGroup, change?: { overriding?: ConsumerGroupMember; removing?: string }): Map<string, TopicMetadata> {
+  subscriptionMetadata(group: ConsumerGroup, change?: SubscriptionChange): Map<string, TopicMetadata> {
     const names = group.subscribedTopicNames((r) => this.resolveRegex(r), change);
     const out = new Map<string, TopicMetadata>();
     for (const name of [...names].sort()) {
@@ -388,6 +484,232 @@ export class ConsumerGroupProtocol {
     return result.get(updated.memberId) ?? new Map();
   }
 
+  // ----------------------------------------------------------------------------- classic members
+  //
+  // During an online migration a consumer group has members that speak the classic protocol. They JoinGroup,
+  // SyncGroup, Heartbeat and LeaveGroup as before, but the broker assigns their partitions: a JoinGroup is one
+  // heartbeat of the consumer protocol (answered at once, with no leader and no member list), the SyncGroup
+  // returns the member's current assignment, and a Heartbeat answers REBALANCE_IN_PROGRESS whenever the member
+  // must rejoin to move on (a newer group epoch, partitions to revoke, or released partitions to collect).
+  // The generation is the member epoch. Kafka's classicGroup*ToConsumerGroup methods.
+
+  /** Kafka's classicGroupJoinToConsumerGroup. The session timeout and group id were validated by the caller. */
+  classicJoin(shard: Shard, req: JoinGroupRequest, info: RequestInfo): OpResult<JoinGroupResponse> {
+    const group = shard.groups.get(req.groupId);
+    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${req.groupId} is not a consumer group`);
+    const groupId = group.groupId;
+    const isUnknownMember = req.memberId === '';
+    const memberId = isUnknownMember ? randomUuid() : req.memberId;
+    const records: CoordinatorRecord[] = [];
+
+    const max = this.ctx.config.consumerGroupMaxSize;
+    if (group.members.size >= max && !group.members.has(memberId)) {
+      throw new GroupApiError(ErrorCode.GROUP_MAX_SIZE_REACHED, `The consumer group has reached its maximum capacity of ${max} members.`, { groupId });
+    }
+    if (!group.supportsClassicProtocols(req.protocolType, req.protocols.map((p) => p.name))) {
+      throw new GroupApiError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `Member ${memberId}'s protocols are not supported.`, { groupId, memberId });
+    }
+    // KIP-394: a dynamic member without an id is given one and asked to rejoin with it.
+    if (isUnknownMember && info.apiVersion >= 4 && req.groupInstanceId === null) {
+      this.ctx.log.info({ groupId, memberId }, 'dynamic member with unknown member id joins the consumer group: asking it to rejoin with its new id');
+      return { records: [], response: createJoinGroupResponse({ memberId, errorCode: ErrorCode.MEMBER_ID_REQUIRED, protocolName: null }) };
+    }
+
+    let member: ConsumerGroupMember;
+    let replacedMemberId: string | null = null;
+    if (req.groupInstanceId === null) {
+      member = group.members.get(memberId) ?? newMember(memberId);
+    } else {
+      const existing = group.staticMember(req.groupInstanceId);
+      if (isUnknownMember) {
+        if (!existing) {
+          member = group.members.get(memberId) ?? newMember(memberId);
+        } else {
+          member = this.replaceStaticMember(shard, group, existing, memberId, records);
+          replacedMemberId = existing.memberId;
+        }
+      } else {
+        if (!existing) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${req.groupInstanceId} is unknown.`, { groupId, memberId });
+        if (existing.memberId !== memberId) {
+          throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, `Static member ${memberId} with instance id ${req.groupInstanceId} was fenced by member ${existing.memberId}.`, { groupId, memberId });
+        }
+        member = existing;
+      }
+    }
+    if (!group.members.has(member.memberId) && replacedMemberId === null) {
+      this.ctx.log.info({ groupId, memberId, instanceId: req.groupInstanceId }, 'member joins the consumer group using the classic protocol');
+    }
+
+    let subscription: EmbeddedSubscription;
+    try {
+      // Every protocol of a consumer carries the same subscription.
+      subscription = parseSubscription(req.protocols[0]!.metadata);
+    } catch (e) {
+      if (!(e instanceof EmbeddedProtocolError)) throw e;
+      throw new GroupApiError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `Member ${memberId}'s subscription does not parse: ${e.message}.`, { groupId, memberId });
+    }
+    const updated: ConsumerGroupMember = {
+      ...member,
+      instanceId: req.groupInstanceId ?? member.instanceId,
+      rackId: subscription.rackId ?? member.rackId,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs !== -1 ? req.rebalanceTimeoutMs : member.rebalanceTimeoutMs,
+      subscribedTopicNames: [...new Set(subscription.topics)].sort(),
+      clientId: info.clientId,
+      clientHost: info.clientHost,
+      classicMemberMetadata: { sessionTimeoutMs: req.sessionTimeoutMs, supportedProtocols: req.protocols.map((p) => ({ name: p.name, metadata: p.metadata })) },
+    };
+    const owned = subscription.ownedPartitions.map((tp) => ({ topicId: this.ctx.topics.get(tp.topic)?.topicId ?? '', partitions: [...tp.partitions] })).filter((tp) => tp.topicId !== '');
+    const reconciled = this.updateAndReconcile(group, member, updated, replacedMemberId, owned, records);
+
+    shard.timer.cancel('classic-join', groupId, reconciled.memberId);
+    this.scheduleSessionTimeout(shard, groupId, reconciled.memberId, req.sessionTimeoutMs);
+    const rebalanceTimeoutMs = req.rebalanceTimeoutMs;
+    shard.timer.schedule('classic-sync', groupId, reconciled.memberId, Math.max(0, rebalanceTimeoutMs), () =>
+      shard.runScheduled(() => this.fenceById(shard, groupId, reconciled.memberId, 'the classic member failed to sync within the rebalance timeout')),
+    );
+    return {
+      records,
+      response: createJoinGroupResponse({
+        memberId: reconciled.memberId,
+        generationId: reconciled.memberEpoch,
+        protocolType: CONSUMER_PROTOCOL_TYPE,
+        protocolName: req.protocols[0]!.name,
+      }),
+    };
+  }
+
+  /** Kafka's classicGroupSyncToConsumerGroup: the member's current assignment, in its subscription's version. */
+  classicSync(shard: Shard, req: SyncGroupRequest): OpResult<SyncGroupResponse> {
+    const group = shard.groups.get(req.groupId);
+    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${req.groupId} is not a consumer group`);
+    const member = this.classicMember(group, req.memberId, req.groupInstanceId);
+    this.throwIfGenerationUnmatched(member, req.generationId);
+    const protocolName = member.classicMemberMetadata!.supportedProtocols[0]!.name;
+    if (req.protocolType !== null && req.protocolType !== CONSUMER_PROTOCOL_TYPE) {
+      throw new GroupApiError(
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+        `The protocol type ${req.protocolType} from member ${member.memberId} request is not equal to the group protocol type ${CONSUMER_PROTOCOL_TYPE}.`,
+      );
+    }
+    if (req.protocolName !== null && req.protocolName !== protocolName) {
+      throw new GroupApiError(
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+        `The protocol name ${req.protocolName} from member ${member.memberId} request is not equal to the protocol name ${protocolName} returned in the join response.`,
+      );
+    }
+    // A newer group epoch: the member rejoins first, unless it is still revoking (it rejoins once done).
+    if (group.groupEpoch > member.memberEpoch && member.state !== MemberState.UNREVOKED_PARTITIONS) {
+      this.scheduleClassicJoinTimeoutIfAbsent(shard, group.groupId, member);
+      throw new GroupApiError(ErrorCode.REBALANCE_IN_PROGRESS, `A new rebalance is triggered in group ${group.groupId} and member ${member.memberId} should rejoin to catch up.`);
+    }
+    shard.timer.cancel('classic-sync', group.groupId, member.memberId);
+    this.scheduleSessionTimeout(shard, group.groupId, member.memberId, member.classicMemberMetadata!.sessionTimeoutMs);
+    const version = parseSubscription(member.classicMemberMetadata!.supportedProtocols[0]!.metadata).version;
+    return {
+      records: [],
+      response: createSyncGroupResponse({
+        protocolType: req.protocolType,
+        protocolName: req.protocolName,
+        assignment: serializeAssignment(toTopicPartitions(member.assignedPartitions, this.ctx.topics), version),
+      }),
+    };
+  }
+
+  /** Kafka's classicGroupHeartbeatToConsumerGroup. */
+  classicHeartbeat(shard: Shard, req: HeartbeatRequest): OpResult<HeartbeatResponse> {
+    const group = shard.groups.get(req.groupId);
+    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${req.groupId} is not a consumer group`);
+    const member = this.classicMember(group, req.memberId, req.groupInstanceId);
+    this.throwIfGenerationUnmatched(member, req.generationId);
+    this.scheduleSessionTimeout(shard, group.groupId, member.memberId, member.classicMemberMetadata!.sessionTimeoutMs);
+    // The member rejoins to catch up with a newer group epoch, to revoke partitions, or to collect partitions
+    // that other members have released since.
+    const rejoin =
+      member.memberEpoch < group.groupEpoch ||
+      member.state === MemberState.UNREVOKED_PARTITIONS ||
+      (member.state === MemberState.UNRELEASED_PARTITIONS && !group.waitingOnUnreleasedPartition(member));
+    if (rejoin) this.scheduleClassicJoinTimeoutIfAbsent(shard, group.groupId, member);
+    return { records: [], response: createHeartbeatResponse({ errorCode: rejoin ? ErrorCode.REBALANCE_IN_PROGRESS : ErrorCode.NONE }) };
+  }
+
+  /** Kafka's classicGroupLeaveToConsumerGroup: removes the classic members named, then bumps the group epoch. */
+  classicLeave(shard: Shard, groupId: string, identities: readonly LeaveGroupRequestMemberIdentity[]): OpResult<LeaveGroupResponse> {
+    const group = shard.groups.get(groupId);
+    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${groupId} is not a consumer group`);
+    const records: CoordinatorRecord[] = [];
+    const removed = new Set<string>();
+    const responses = identities.map((identity) => {
+      const response = createLeaveGroupResponseMemberResponse({ memberId: identity.memberId, groupInstanceId: identity.groupInstanceId });
+      try {
+        let member: ConsumerGroupMember;
+        if (identity.groupInstanceId === null) {
+          member = this.classicMember(group, identity.memberId, null);
+        } else {
+          const existing = group.staticMember(identity.groupInstanceId);
+          if (!existing) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${identity.groupInstanceId} is unknown.`);
+          // LeaveGroup may remove a static member by instance id alone (an administrative removal).
+          if (identity.memberId !== '' && existing.memberId !== identity.memberId) {
+            throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, `Static member ${identity.memberId} with instance id ${identity.groupInstanceId} was fenced by member ${existing.memberId}.`);
+          }
+          if (!usesClassicProtocol(existing)) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${existing.memberId} does not use the classic protocol.`);
+          member = existing;
+          response.memberId = member.memberId;
+        }
+        if (!removed.has(member.memberId)) {
+          this.ctx.log.info({ groupId, memberId: member.memberId, instanceId: member.instanceId, reason: identity.reason ?? 'not provided' }, 'classic member left the consumer group');
+          records.push(...consumerGroupMemberTombstones(groupId, member.memberId));
+          this.cancelMemberTimers(shard, groupId, member.memberId);
+          removed.add(member.memberId);
+        }
+      } catch (e) {
+        if (!(e instanceof GroupApiError)) throw e;
+        response.errorCode = e.errorCode;
+      }
+      return response;
+    });
+    if (removed.size > 0) {
+      const metadata = this.subscriptionMetadata(group, { removing: removed });
+      if (!metadataEquals(metadata, group.subscriptionMetadata)) records.push(consumerGroupSubscriptionMetadataRecord(groupId, metadata));
+      records.push(consumerGroupEpochRecord(groupId, group.groupEpoch + 1));
+      this.ctx.events.rebalance(groupId, 'consumer');
+    }
+    return { records, response: createLeaveGroupResponse({ members: responses }) };
+  }
+
+  /** Kafka's validateConsumerGroupMember and throwIfMemberDoesNotUseClassicProtocol. */
+  private classicMember(group: ConsumerGroup, memberId: string, instanceId: string | null): ConsumerGroupMember {
+    let member: ConsumerGroupMember | undefined;
+    if (instanceId === null) {
+      member = group.members.get(memberId);
+      if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${group.groupId}.`, { groupId: group.groupId, memberId });
+    } else {
+      member = group.staticMember(instanceId);
+      if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member with instance id ${instanceId} is not a member of group ${group.groupId}.`, { groupId: group.groupId, memberId });
+      if (member.memberId !== memberId) {
+        throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, `Static member ${memberId} with instance id ${instanceId} was fenced by member ${member.memberId}.`, { groupId: group.groupId, memberId });
+      }
+    }
+    if (!usesClassicProtocol(member)) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${member.memberId} does not use the classic protocol.`, { groupId: group.groupId, memberId });
+    return member;
+  }
+
+  private throwIfGenerationUnmatched(member: ConsumerGroupMember, generationId: number): void {
+    if (member.memberEpoch !== generationId) {
+      throw new GroupApiError(
+        ErrorCode.ILLEGAL_GENERATION,
+        `The request generation id ${generationId} is not equal to the member epoch ${member.memberEpoch} of member ${member.memberId}.`,
+      );
+    }
+  }
+
+  private scheduleClassicJoinTimeoutIfAbsent(shard: Shard, groupId: string, member: ConsumerGroupMember): void {
+    if (shard.timer.isScheduled('classic-join', groupId, member.memberId)) return;
+    const memberId = member.memberId;
+    shard.timer.schedule('classic-join', groupId, memberId, Math.max(0, member.rebalanceTimeoutMs), () =>
+      shard.runScheduled(() => this.fenceById(shard, groupId, memberId, 'the classic member failed to join within the rebalance timeout')),
+    );
+  }
+
   // -------------------------------------------------------------------------------------- leaving
 
   private leave(shard: Shard, req: ConsumerHeartbeatInput): OpResult<ConsumerGroupHeartbeatResponse> {
@@ -398,7 +720,7 @@ export class ConsumerGroupProtocol {
       const m = g.members.get(req.memberId);
       if (!m) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${req.groupId}.`, { groupId: req.groupId, memberId: req.memberId });
       this.ctx.log.info({ groupId: req.groupId, memberId: m.memberId }, 'member left the consumer group');
-      return { records: this.fenceRecords(shard, g, m), response };
+      return { ...this.fence(shard, g, m), response };
     }
     const m = g.staticMember(req.instanceId);
     if (!m) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Instance id ${req.instanceId} is unknown.`, { groupId: req.groupId, memberId: req.memberId });
@@ -416,19 +738,46 @@ export class ConsumerGroupProtocol {
       return { records: [consumerGroupCurrentAssignmentRecord(req.groupId, leaving)], response: createConsumerGroupHeartbeatResponse({ memberId: m.memberId, memberEpoch: LEAVE_GROUP_STATIC_MEMBER_EPOCH }) };
     }
     this.ctx.log.info({ groupId: req.groupId, memberId: m.memberId, instanceId: req.instanceId }, 'static member left the consumer group');
-    return { records: this.fenceRecords(shard, g, m), response };
+    return { ...this.fence(shard, g, m), response };
   }
 
-  /** Kafka's consumerGroupFenceMember: remove the member, refresh the subscription metadata, bump the epoch. */
-  private fenceRecords(shard: Shard, group: ConsumerGroup, member: ConsumerGroupMember): CoordinatorRecord[] {
+  /**
+   * Kafka's consumerGroupFenceMember: remove the member, refresh the subscription metadata, bump the epoch. When
+   * the member is the last one speaking the consumer protocol and classic members remain, the group goes back to
+   * being a classic group instead, which then rebalances (Kafka's online downgrade).
+   */
+  private fence(shard: Shard, group: ConsumerGroup, member: ConsumerGroupMember): { records: CoordinatorRecord[]; onAppend?: (err: Error | null) => void } {
+    if (this.canDowngrade(group, member.memberId)) {
+      this.ctx.log.info({ groupId: group.groupId, memberId: member.memberId, members: group.members.size - 1 }, 'downgrading the consumer group to a classic group');
+      // Replaying these records replaces the group, which cancels its timers.
+      const records = downgradeRecords(group, member.memberId, this.ctx.topics, this.ctx.clock.now());
+      return { records, onAppend: (err) => (err === null ? this.hooks.onDowngraded?.(shard, group.groupId) : undefined) };
+    }
     const records = consumerGroupMemberTombstones(group.groupId, member.memberId);
     const metadata = this.subscriptionMetadata(group, { removing: member.memberId });
     if (!metadataEquals(metadata, group.subscriptionMetadata)) records.push(consumerGroupSubscriptionMetadataRecord(group.groupId, metadata));
     records.push(consumerGroupEpochRecord(group.groupId, group.groupEpoch + 1));
     this.ctx.events.rebalance(group.groupId, 'consumer');
-    shard.timer.cancel('session', group.groupId, member.memberId);
-    shard.timer.cancel('rebalance', group.groupId, member.memberId);
-    return records;
+    this.cancelMemberTimers(shard, group.groupId, member.memberId);
+    return { records };
+  }
+
+  /** Kafka's validateOnlineDowngradeWithFencedMember. */
+  private canDowngrade(group: ConsumerGroup, leavingMemberId: string): boolean {
+    if (!group.allMembersUseClassicProtocolExcept(leavingMemberId) || group.members.size <= 1) return false;
+    const policy = this.ctx.config.consumerGroupMigrationPolicy;
+    const why =
+      policy !== 'downgrade' && policy !== 'bidirectional'
+        ? 'the online downgrade is disabled'
+        : group.members.size - 1 > this.ctx.config.classicGroupMaxSize
+          ? 'its group size is greater than the classic group max size'
+          : null;
+    if (why !== null) this.ctx.log.info({ groupId: group.groupId, policy }, `cannot downgrade the consumer group to a classic group: ${why}`);
+    return why === null;
+  }
+
+  private cancelMemberTimers(shard: Shard, groupId: string, memberId: string): void {
+    for (const kind of MEMBER_TIMERS) shard.timer.cancel(kind, groupId, memberId);
   }
 
   private fenceById(shard: Shard, groupId: string, memberId: string, reason: string, onlyAtEpoch?: number): OpResult<void> {
@@ -437,11 +786,11 @@ export class ConsumerGroupProtocol {
     if (!(g instanceof ConsumerGroup) || !m) return { records: [], response: undefined };
     if (onlyAtEpoch !== undefined && m.memberEpoch !== onlyAtEpoch) return { records: [], response: undefined };
     this.ctx.log.info({ groupId, memberId, reason }, 'member fenced from the consumer group');
-    return { records: this.fenceRecords(shard, g, m), response: undefined };
+    return { ...this.fence(shard, g, m), response: undefined };
   }
 
-  private scheduleSessionTimeout(shard: Shard, groupId: string, memberId: string): void {
-    shard.timer.schedule('session', groupId, memberId, this.ctx.config.consumerGroupSessionTimeoutMs, () =>
+  private scheduleSessionTimeout(shard: Shard, groupId: string, memberId: string, timeoutMs = this.ctx.config.consumerGroupSessionTimeoutMs): void {
+    shard.timer.schedule('session', groupId, memberId, timeoutMs, () =>
       shard.runScheduled(() => this.fenceById(shard, groupId, memberId, 'the member session expired')),
     );
   }
@@ -455,7 +804,7 @@ export class ConsumerGroupProtocol {
   /** Kafka's onLoaded for consumer groups: restart session timers, and rebalance timers of members revoking. */
   onLoaded(shard: Shard, group: ConsumerGroup): void {
     for (const m of group.members.values()) {
-      this.scheduleSessionTimeout(shard, group.groupId, m.memberId);
+      this.scheduleSessionTimeout(shard, group.groupId, m.memberId, m.classicMemberMetadata?.sessionTimeoutMs);
       if (m.state === MemberState.UNREVOKED_PARTITIONS) this.scheduleRebalanceTimeout(shard, group.groupId, m.memberId, m.memberEpoch, m.rebalanceTimeoutMs);
     }
   }

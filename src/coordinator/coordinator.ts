@@ -37,16 +37,16 @@ import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { systemClock, type Clock } from '../metadata/clock.js';
 import { createAssignors } from './assignors.js';
 import { CONSUMER_PROTOCOL_TYPE, ClassicGroup, ClassicGroupState } from './classic-group.js';
-import { ClassicGroupProtocol } from './classic-protocol.js';
+import { ClassicGroupProtocol, type JoinHandle } from './classic-protocol.js';
 import type { GroupCoordinatorConfig } from './config.js';
-import { ConsumerGroup, type Assignment } from './consumer-group.js';
-import { ConsumerGroupProtocol, type ConsumerHeartbeatInput } from './consumer-protocol.js';
+import { ConsumerGroup, usesClassicProtocol, type Assignment } from './consumer-group.js';
+import { ConsumerGroupProtocol, MEMBER_TIMERS, type ConsumerHeartbeatInput } from './consumer-protocol.js';
 import { SILENT_LOGGER, type CoordinatorContext, type CoordinatorLogger, type RequestInfo, type TopicInfo, type TopicView } from './context.js';
 import { GroupApiError, errorCodeOf, errorMessageOf } from './errors.js';
 import type { Group } from './group-records.js';
 import { OffsetManager } from './offset-manager.js';
 import { partitionForGroup } from './partitioner.js';
-import { Shard } from './shard.js';
+import { Shard, type OpResult } from './shard.js';
 import type { CoordinatorPartitionLog } from './storage.js';
 
 /** Topic registry events (src/cluster/topics.ts TopicListener). */
@@ -113,7 +113,9 @@ export class GroupCoordinator {
       events: { rebalance: (groupId) => this.rebalanceCounts.set(groupId, (this.rebalanceCounts.get(groupId) ?? 0) + 1) },
     };
     this.classic = new ClassicGroupProtocol(this.ctx);
-    this.consumer = new ConsumerGroupProtocol(this.ctx, createAssignors(this.config.consumerGroupAssignors));
+    this.consumer = new ConsumerGroupProtocol(this.ctx, createAssignors(this.config.consumerGroupAssignors), {
+      onDowngraded: (shard, groupId) => this.classic.adoptDowngraded(shard, groupId),
+    });
     this.offsets = new OffsetManager(this.ctx, this.classic, this.consumer);
   }
 
@@ -240,7 +242,7 @@ export class GroupCoordinator {
 
   private onGroupRemoved(shard: Shard, g: Group): void {
     // Only the removed group's own timers: a group of the other type may replace it in the same operation.
-    shard.timer.cancelGroup(g.groupId, g instanceof ClassicGroup ? ['heartbeat', 'join', 'sync'] : ['session', 'rebalance']);
+    shard.timer.cancelGroup(g.groupId, g instanceof ClassicGroup ? ['heartbeat', 'join', 'sync'] : [...MEMBER_TIMERS]);
     if (!shard.groups.has(g.groupId)) this.rebalanceCounts.delete(g.groupId);
     if (g instanceof ClassicGroup) this.classic.onRemoved(g, ErrorCode.REBALANCE_IN_PROGRESS);
   }
@@ -293,7 +295,15 @@ export class GroupCoordinator {
     try {
       shard = this.shardFor(req.groupId);
       const s = shard;
-      handle = await s.write(() => this.classic.join(s, req, info));
+      handle = await s.write((): OpResult<JoinHandle> => {
+        const g = s.groups.get(req.groupId);
+        // A classic member joining a KIP-848 group that has members (online migration).
+        if (g instanceof ConsumerGroup && !g.isEmpty) {
+          const r = this.consumer.classicJoin(s, req, info);
+          return { ...r, response: { response: Promise.resolve(r.response), parkedMemberId: null } };
+        }
+        return this.classic.join(s, req, info);
+      });
     } catch (e) {
       return fail(this.logged(e, 'JoinGroup'));
     }
@@ -316,7 +326,11 @@ export class GroupCoordinator {
     if (req.groupId === '') return createSyncGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
       const s = this.shardFor(req.groupId);
-      const response = await s.write(() => this.classic.sync(s, req));
+      const response = await s.write((): OpResult<Promise<SyncGroupResponse>> => {
+        if (!(s.groups.get(req.groupId) instanceof ConsumerGroup)) return this.classic.sync(s, req);
+        const r = this.consumer.classicSync(s, req);
+        return { ...r, response: Promise.resolve(r.response) };
+      });
       return await response;
     } catch (e) {
       return createSyncGroupResponse({ errorCode: this.logged(e, 'SyncGroup') });
@@ -327,7 +341,7 @@ export class GroupCoordinator {
     if (req.groupId === '') return createHeartbeatResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
       const s = this.shardFor(req.groupId);
-      return await s.write(() => this.classic.heartbeat(s, req));
+      return await s.write(() => (s.groups.get(req.groupId) instanceof ConsumerGroup ? this.consumer.classicHeartbeat(s, req) : this.classic.heartbeat(s, req)));
     } catch (e) {
       const code = this.logged(e, 'Heartbeat');
       // Kafka: a heartbeat to a group still loading is answered as if it succeeded.
@@ -340,7 +354,7 @@ export class GroupCoordinator {
     if (groupId === '') return createLeaveGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
       const s = this.shardFor(groupId);
-      return await s.write(() => this.classic.leave(s, groupId, members));
+      return await s.write(() => (s.groups.get(groupId) instanceof ConsumerGroup ? this.consumer.classicLeave(s, groupId, members) : this.classic.leave(s, groupId, members)));
     } catch (e) {
       const code = this.logged(e, 'LeaveGroup');
       if (code === ErrorCode.UNKNOWN_MEMBER_ID) {
@@ -548,9 +562,8 @@ export class GroupCoordinator {
           subscribedTopicRegex: m.subscribedTopicRegex,
           assignment: assignment(m.assignedPartitions),
           targetAssignment: assignment(g.targetAssignmentOf(m.memberId)),
-          // KIP-1099 (v1): every member of a consumer group here speaks the consumer protocol; classic members
-          // join classic groups only.
-          memberType: CONSUMER_MEMBER_TYPE,
+          // KIP-1099 (v1): classic members are there during an online migration between the protocols.
+          memberType: usesClassicProtocol(m) ? CLASSIC_MEMBER_TYPE : CONSUMER_MEMBER_TYPE,
         }),
       ),
     });
@@ -596,6 +609,7 @@ export class GroupCoordinator {
 }
 
 /** ConsumerGroupDescribe's MemberType (KIP-1099): -1 unknown, 0 classic, 1 consumer. */
+const CLASSIC_MEMBER_TYPE = 0;
 const CONSUMER_MEMBER_TYPE = 1;
 
 /** Kafka's DescribeGroups for one group: classic groups only. */

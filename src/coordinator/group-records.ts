@@ -10,6 +10,8 @@ import {
 } from '../../protocol/messages/data/group-coordinator/consumer-group-current-member-assignment-value.gen.js';
 import {
   createConsumerGroupMemberMetadataValue,
+  createConsumerGroupMemberMetadataValueClassicMemberMetadata,
+  createConsumerGroupMemberMetadataValueClassicProtocol,
 } from '../../protocol/messages/data/group-coordinator/consumer-group-member-metadata-value.gen.js';
 import {
   createConsumerGroupPartitionMetadataValue,
@@ -132,8 +134,14 @@ export function consumerGroupMemberSubscriptionRecord(groupId: string, m: Consum
       subscribedTopicRegex: m.subscribedTopicRegex,
       rebalanceTimeoutMs: m.rebalanceTimeoutMs,
       serverAssignor: m.serverAssignor,
-      // Null, the tagged field's default: not written, as Kafka does for members of the consumer protocol.
-      classicMemberMetadata: null,
+      // Null (the tagged field's default, not written) for members of the consumer protocol.
+      classicMemberMetadata:
+        m.classicMemberMetadata === null
+          ? null
+          : createConsumerGroupMemberMetadataValueClassicMemberMetadata({
+              sessionTimeoutMs: m.classicMemberMetadata.sessionTimeoutMs,
+              supportedProtocols: m.classicMemberMetadata.supportedProtocols.map((p) => createConsumerGroupMemberMetadataValueClassicProtocol({ name: p.name, metadata: p.metadata })),
+            }),
     }),
   };
 }
@@ -322,6 +330,13 @@ export function replayRecord(t: ReplayTarget, record: CoordinatorRecord): void {
         subscribedTopicRegex: v.subscribedTopicRegex === '' ? null : v.subscribedTopicRegex,
         rebalanceTimeoutMs: v.rebalanceTimeoutMs,
         serverAssignor: v.serverAssignor === '' ? null : v.serverAssignor,
+        classicMemberMetadata:
+          v.classicMemberMetadata === null
+            ? null
+            : {
+                sessionTimeoutMs: v.classicMemberMetadata.sessionTimeoutMs,
+                supportedProtocols: v.classicMemberMetadata.supportedProtocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) })),
+              },
       });
       return;
     }

@@ -35,7 +35,7 @@ import {
 } from '../../protocol/messages/047-offset-delete.gen.js';
 import { ClassicGroup, ClassicGroupState } from './classic-group.js';
 import type { ClassicGroupProtocol } from './classic-protocol.js';
-import { ConsumerGroup } from './consumer-group.js';
+import { ConsumerGroup, usesClassicProtocol } from './consumer-group.js';
 import type { ConsumerGroupProtocol } from './consumer-protocol.js';
 import type { CoordinatorContext } from './context.js';
 import { GroupApiError } from './errors.js';
@@ -95,6 +95,16 @@ export class OffsetManager {
     if (generation < 0 && group.isEmpty) return group;
     const member = group.members.get(req.memberId);
     if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${groupId}.`, { groupId, memberId: req.memberId });
+    if (usesClassicProtocol(member)) {
+      // A classic member of a KIP-848 group (online migration) commits with its generation, the member epoch.
+      if (generation !== member.memberEpoch) {
+        throw new GroupApiError(ErrorCode.ILLEGAL_GENERATION, `The received generation id ${generation} does not match the expected member epoch ${member.memberEpoch}.`, {
+          groupId,
+          memberId: req.memberId,
+        });
+      }
+      return group;
+    }
     if (apiVersion < 9) throw new GroupApiError(ErrorCode.UNSUPPORTED_VERSION, 'OffsetCommit version 9 or above must be used by members using the modern group protocol');
     if (generation !== member.memberEpoch) {
       throw new GroupApiError(ErrorCode.STALE_MEMBER_EPOCH, `The received member epoch ${generation} does not match the expected member epoch ${member.memberEpoch}.`, {

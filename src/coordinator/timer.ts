@@ -7,7 +7,11 @@
  */
 import type { Clock, ClockTimer } from '../metadata/clock.js';
 
-export type TimerKind = 'heartbeat' | 'join' | 'sync' | 'session' | 'rebalance' | 'expire';
+/**
+ * heartbeat/join/sync: classic groups · session/rebalance: consumer group members · classic-join/classic-sync:
+ * classic members of a consumer group (online migration) · expire: offset expiration of the partition.
+ */
+export type TimerKind = 'heartbeat' | 'join' | 'sync' | 'session' | 'rebalance' | 'classic-join' | 'classic-sync' | 'expire';
 
 interface Entry {
   readonly timer: ClockTimer;

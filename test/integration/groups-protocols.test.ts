@@ -1,13 +1,16 @@
 /**
  * Group protocols beyond kafkajs against a real broker process: KIP-345 static membership with
- * @platformatic/kafka consumers, and KIP-848 (ConsumerGroupHeartbeat) with a small client on the project's
- * codec that checks, at every response, that no partition is owned by two members.
+ * @platformatic/kafka consumers, KIP-848 (ConsumerGroupHeartbeat) with a small client on the project's
+ * codec that checks, at every response, that no partition is owned by two members, and the online migration
+ * of a kafkajs (classic) group to KIP-848 and back.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Consumer, Producer, stringSerializers } from '@platformatic/kafka';
+import { Kafka, logLevel } from 'kafkajs';
+import { ListGroupsApi, createListGroupsRequest } from '../../protocol/messages/016-list-groups.gen.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { ConsumerGroupDescribeApi, createConsumerGroupDescribeRequest } from '../../protocol/messages/069-consumer-group-describe.gen.js';
 import {
@@ -330,6 +333,54 @@ describe('KIP-848 consumer groups', () => {
     } finally {
       await Promise.all(consumers.map((c) => c.close(true)));
       await producer.close();
+    }
+  });
+});
+
+// --------------------------------------------------------------------------------- online migration
+
+describe('online migration between the protocols (group.consumer.migration.policy)', () => {
+  it('upgrades a kafkajs (classic) group when a KIP-848 member joins, splits the partitions, and downgrades when it leaves', async () => {
+    const topic = 'migrate-topic';
+    const groupId = 'migrate-group';
+    await admin.createTopics([{ name: topic, numPartitions: 4 }]);
+    await admin.waitForTopics([topic]);
+    const topicId = (await admin.metadata([topic])).topics[0]!.topicId;
+    const kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'migrating-classic', logLevel: logLevel.NOTHING, retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1000 } });
+    const classic = kafka.consumer({ groupId, sessionTimeout: 6000, rebalanceTimeout: 10_000, heartbeatInterval: 200, maxWaitTimeInMs: 100 });
+    let classicAssignment: number[] = [];
+    classic.on(classic.events.GROUP_JOIN, (e) => {
+      classicAssignment = [...(e.payload.memberAssignment[topic] ?? [])].sort((a, b) => a - b);
+    });
+    const listedType = async (): Promise<string | undefined> => (await admin.cluster.anyConnection().then((c) => c.request(ListGroupsApi, createListGroupsRequest({})))).groups.find((g) => g.groupId === groupId)?.groupType;
+    let member: Kip848Member | null = null;
+    try {
+      await classic.connect();
+      await classic.subscribe({ topics: [topic], fromBeginning: true });
+      await classic.run({ eachMessage: async () => undefined });
+      await waitFor('the classic consumer to own all 4 partitions', () => classicAssignment.length === 4);
+      expect(await listedType()).toBe('classic');
+
+      // A KIP-848 member joins: the group becomes a consumer group and the two split the partitions.
+      const violations: string[] = [];
+      member = await Kip848Member.start(groupId, [topic], () => {
+        const mine = new Set(member?.owned.flatMap((tp) => (tp.topicId === topicId ? tp.partitions : [])) ?? []);
+        for (const p of classicAssignment) if (mine.has(p)) violations.push(`partition ${p} owned by both`);
+      });
+      await waitFor('the classic and the KIP-848 member to hold 2 partitions each', () => classicAssignment.length === 2 && member!.partitions().length === 2);
+      expect(await listedType()).toBe('consumer');
+      const both = [...classicAssignment, ...member.owned.flatMap((tp) => tp.partitions)].sort();
+      expect(both).toEqual([0, 1, 2, 3]);
+      expect(violations).toEqual([]);
+
+      // The KIP-848 member leaves: the group goes back to the classic protocol and its consumer takes everything.
+      await member.leave();
+      member = null;
+      await waitFor('the classic consumer to own all 4 partitions again', () => classicAssignment.length === 4);
+      expect(await listedType()).toBe('classic');
+    } finally {
+      if (member) await member.crash();
+      await classic.disconnect();
     }
   });
 });
