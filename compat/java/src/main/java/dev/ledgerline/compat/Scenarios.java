@@ -120,6 +120,7 @@ public final class Scenarios {
         result.put("resume", groupResume(prefix + "-r", "consumer"));
         result.put("split", groupSplit(prefix + "-s", "consumer"));
         result.put("regex", groupRegex(prefix + "-x"));
+        result.put("migrate", groupMigrate(prefix + "-m"));
       }
       case "idempotent" -> idempotent();
       case "delete-topic" -> deleteTopic();
@@ -304,6 +305,84 @@ public final class Scenarios {
     out.put("assignment", new ArrayList<>(assigned));
     c.close();
     return out;
+  }
+
+  /**
+   * One group, both protocols (KIP-848's online migration): a classic consumer alone, a consumer-protocol one
+   * joining it (the broker upgrades the group), then leaving again (the broker downgrades it).
+   */
+  private Map<String, Object> groupMigrate(String p) throws Exception {
+    Admin admin = admin();
+    admin.createTopics(List.of(new NewTopic(p, 4, (short) 1))).all().get();
+    waitForTopic(admin, p, 4);
+    String g = p + "-g";
+    Map<String, Object> out = new LinkedHashMap<>();
+    KafkaConsumer<byte[], byte[]> classic = groupConsumer(g, "classic");
+    classic.subscribe(List.of(p));
+    Set<Integer> classicOwns = Collections.synchronizedSet(new TreeSet<>());
+    Set<Integer> modernOwns = Collections.synchronizedSet(new TreeSet<>());
+    AtomicBoolean stop = new AtomicBoolean(false);
+    AtomicBoolean modernStop = new AtomicBoolean(false);
+    List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+    Thread classicThread = pollAssignments(classic, classicOwns, stop, failures);
+    try {
+      out.put("classicAlone", waitFor(() -> snapshot(classicOwns).size() == 4, WAIT));
+      out.put("typeBefore", groupType(admin, g));
+      KafkaConsumer<byte[], byte[]> modern = groupConsumer(g, "consumer");
+      modern.subscribe(List.of(p));
+      Thread modernThread = pollAssignments(modern, modernOwns, modernStop, failures);
+      boolean split = waitFor(() -> {
+        Set<Integer> x = snapshot(classicOwns);
+        Set<Integer> y = snapshot(modernOwns);
+        Set<Integer> union = new TreeSet<>(x);
+        union.addAll(y);
+        return x.size() == 2 && y.size() == 2 && union.size() == 4;
+      }, Duration.ofSeconds(45));
+      out.put("split", split);
+      out.put("typeDuring", groupType(admin, g));
+      modernStop.set(true);
+      modernThread.join();
+      modern.close();
+      out.put("classicAfterLeave", waitFor(() -> snapshot(classicOwns).size() == 4, Duration.ofSeconds(45)));
+      out.put("typeAfter", groupType(admin, g));
+    } finally {
+      stop.set(true);
+      classicThread.join();
+    }
+    out.put("failures", failures.size());
+    classic.close();
+    return out;
+  }
+
+  private Thread pollAssignments(KafkaConsumer<byte[], byte[]> c, Set<Integer> owns, AtomicBoolean stop, List<Throwable> failures) {
+    Thread th = new Thread(() -> {
+      try {
+        while (!stop.get()) {
+          c.poll(Duration.ofMillis(100));
+          Set<Integer> now = new TreeSet<>();
+          for (TopicPartition tp : c.assignment()) {
+            now.add(tp.partition());
+          }
+          synchronized (owns) {
+            owns.clear();
+            owns.addAll(now);
+          }
+        }
+      } catch (Throwable e) {
+        failures.add(e);
+      }
+    });
+    th.start();
+    return th;
+  }
+
+  private static String groupType(Admin admin, String group) throws Exception {
+    for (GroupListing l : admin.listGroups().all().get()) {
+      if (l.groupId().equals(group)) {
+        return l.type().map(Object::toString).orElse("unknown");
+      }
+    }
+    return "absent";
   }
 
   private static List<Object> valuesOf(List<ConsumerRecord<byte[], byte[]>> rs) {
