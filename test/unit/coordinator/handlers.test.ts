@@ -24,6 +24,7 @@ import { describeGroups } from '../../../src/api/015-describe-groups.js';
 import { listGroups } from '../../../src/api/016-list-groups.js';
 import { consumerGroupHeartbeat } from '../../../src/api/068-consumer-group-heartbeat.js';
 import { clientHostOf } from '../../../src/coordinator/request-context.js';
+import { ClassicGroup } from '../../../src/coordinator/classic-group.js';
 import type { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
 import { harness, joinRequest } from './harness.js';
 
@@ -66,6 +67,17 @@ describe('group API handlers', () => {
     // The member's host is recorded as Kafka prints it.
     expect(clientHostOf('10.0.0.5:53122')).toBe('/10.0.0.5');
     expect(clientHostOf('[::1]:9092')).toBe('/::1');
+  });
+
+  it('JoinGroup v0 joins without a member id round trip and rebalances within the session timeout (it has no rebalance timeout)', async () => {
+    const h = await harness();
+    // v0 carries no RebalanceTimeoutMs: the codec leaves the default, the handler uses the session timeout.
+    const joined = joinGroup.handle(joinRequest('g', { sessionTimeoutMs: 7000, rebalanceTimeoutMs: -1 }), context(h.coordinator, 0));
+    await h.advance(3000);
+    const r = (await joined) as { errorCode: number; memberId: string; generationId: number };
+    expect(r).toMatchObject({ errorCode: ErrorCode.NONE, generationId: 1 });
+    const g = h.coordinator.shard(h.coordinator.partitionFor('g')).groups.get('g') as ClassicGroup;
+    expect(g.member(r.memberId).rebalanceTimeoutMs).toBe(7000);
   });
 
   it('JoinGroup stops waiting when the connection closes', async () => {
