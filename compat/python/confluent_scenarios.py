@@ -266,6 +266,25 @@ def group_resume(r, prefix, protocol):
     return out
 
 
+def group_regex(r, prefix):
+    """A KIP-848 subscription by regular expression (librdkafka sends it in ConsumerGroupHeartbeat v1 and the
+    broker resolves it): the topics it matches at first, then one created while the member is in the group."""
+    for t in (prefix + '-rx-a', prefix + '-rx-b', prefix + '-other'):
+        r.create_ready(t, 1)
+        r.produce_values(t, t[len(prefix) + 1:] + '-', 0, 2)
+    out = {}
+    c = r.group_consumer(prefix + '-g', 'consumer')
+    c.subscribe(['^' + prefix + '-rx-.*'])
+    out['firstRead'] = sorted(m.value().decode() for m in r.poll_until(c, 4))
+    r.create_ready(prefix + '-rx-c', 1)
+    r.produce_values(prefix + '-rx-c', 'rx-c-', 0, 2)
+    # The broker re-evaluates regexes when topics change; Kafka does it in the background within seconds.
+    out['afterCreate'] = sorted(m.value().decode() for m in r.poll_until(c, 2, timeout=45))
+    out['assignment'] = sorted('%s-%d' % (tp.topic[len(prefix) + 1:], tp.partition) for tp in c.assignment())
+    c.close()
+    return out
+
+
 def group_split(r, prefix, protocol):
     t, g = prefix, prefix + '-g'
     r.create_ready(t, 4)
@@ -505,7 +524,8 @@ SCENARIOS = {
     'group-resume': lambda r: r.result.update(group_resume(r, r.prefix, 'classic')),
     'group-split': lambda r: r.result.update(group_split(r, r.prefix, 'classic')),
     'group-848': lambda r: r.result.update({'resume': group_resume(r, r.prefix + '-r', 'consumer'),
-                                            'split': group_split(r, r.prefix + '-s', 'consumer')}),
+                                            'split': group_split(r, r.prefix + '-s', 'consumer'),
+                                            'regex': group_regex(r, r.prefix + '-x')}),
     'idempotent': idempotent,
     'delete-topic': delete_topic,
     'configs': configs,

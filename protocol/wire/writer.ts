@@ -128,11 +128,12 @@ export class Writer {
   }
 
   /**
-   * Zigzag signed varlong. Values are numbers, so the range is what zigzag keeps exact in a double:
-   * |v| ≤ 2^52 (record timestamp and offset deltas are far inside it).
+   * Zigzag signed varlong. Values are numbers, so the range is what zigzag keeps a safe integer, the same range
+   * Reader.varlong accepts: -2^52 ≤ v < 2^52, whose zigzag form is at most 2^53 - 1 (record timestamp and offset
+   * deltas are far inside it).
    */
   varlong(v: number): void {
-    if (!Number.isInteger(v) || Math.abs(v) > 2 ** 52) throw new EncodeError(`varlong ${v} outside ±2^52`);
+    if (!Number.isInteger(v) || v < -(2 ** 52) || v >= 2 ** 52) throw new EncodeError(`varlong ${v} outside [-2^52, 2^52)`);
     let u = v >= 0 ? v * 2 : -v * 2 - 1;
     this.ensure(10);
     while (u >= 0x80) {
