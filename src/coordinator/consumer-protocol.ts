@@ -131,7 +131,10 @@ export class ConsumerGroupProtocol {
     return this.ctx.config.consumerGroupAssignors[0]!;
   }
 
-  /** Topic names (not internal) that a regex subscription matches now. */
+  /**
+   * Topic names that a regex subscription matches now. Internal topics included: Kafka's TopicRegexResolver
+   * matches every topic of the metadata image (the Java consumer's exclude.internal.topics is client-side).
+   */
   resolveRegex(regex: string): string[] {
     let re = this.regexCache.get(regex);
     if (!re) {
@@ -140,7 +143,7 @@ export class ConsumerGroupProtocol {
       this.regexCache.set(regex, re);
     }
     const out: string[] = [];
-    for (const t of this.ctx.topics.list()) if (!t.internal && re.test(t.name)) out.push(t.name);
+    for (const t of this.ctx.topics.list()) if (re.test(t.name)) out.push(t.name);
     return out;
   }
 
@@ -440,7 +443,7 @@ export class ConsumerGroupProtocol {
     const out = new Map<string, TopicMetadata>();
     for (const name of [...names].sort()) {
       const t = this.ctx.topics.get(name);
-      if (t && !t.internal) out.set(name, { topicId: t.topicId, name, numPartitions: t.partitions });
+      if (t) out.set(name, { topicId: t.topicId, name, numPartitions: t.partitions });
     }
     return out;
   }

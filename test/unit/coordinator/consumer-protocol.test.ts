@@ -316,6 +316,15 @@ describe('KIP-848 ConsumerGroupHeartbeat', () => {
     expect(d!.members[0]!.subscribedTopicRegex).toBe('logs-.*');
   });
 
+  it('matches internal topics too, as Kafka\'s broker-side regex resolution does', async () => {
+    const h = await harness();
+    const internal = h.topics.add('__audit_internal', 1, true);
+    h.topics.add('audit', 1);
+    const r = await join(h, [], { subscribedTopicRegex: '.*audit.*' });
+    expect(owned(r).map((tp) => tp.topicId)).toContain(internal.topicId);
+    expect(count(owned(r))).toBe(2);
+  });
+
   it('keeps a static member\'s partitions while it restarts and gives them to its next member id', async () => {
     const h = await harness();
     h.topics.add('t', 4);
