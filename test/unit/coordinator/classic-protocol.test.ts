@@ -198,6 +198,40 @@ describe('classic group membership', () => {
     expect(await isSettled(rejoin)).toBe(false);
   });
 
+  it('runs a leader-initiated rebalance of a Stable group to a new generation that both members get', async () => {
+    // The sequence of a consumer-group leader that assigned before it knew the topic's partitions: it rejoins
+    // a Stable group on its own (same protocols), the follower hears of it from its heartbeat and rejoins, and
+    // the leader's new assignment reaches both members, as in Kafka's classicGroupJoin/classicGroupSync.
+    const h = await harness();
+    const [leader, follower] = await stableGroupOfTwo(h);
+    const rejoin = h.coordinator.joinGroup(joinRequest(G, { memberId: leader.memberId }), info(7));
+    await h.advance(0);
+    expect(group(h).state).toBe('PreparingRebalance');
+    // The join phase waits for the follower (within the rebalance timeout), which keeps its session alive.
+    await h.advance(500);
+    expect(await isSettled(rejoin)).toBe(false);
+    expect((await heartbeat(h, follower)).errorCode).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+    const followerJoin = h.coordinator.joinGroup(joinRequest(G, { memberId: follower.memberId }), info(7));
+    const [l2, f2] = await Promise.all([rejoin, followerJoin]);
+    expect([l2.errorCode, f2.errorCode]).toEqual([ErrorCode.NONE, ErrorCode.NONE]);
+    expect(l2.generationId).toBe(leader.generationId + 1);
+    expect(f2.generationId).toBe(l2.generationId);
+    // The member that was leader and rejoined stays leader (Kafka's maybeElectNewJoinedLeader).
+    expect(l2.leader).toBe(leader.memberId);
+    expect(f2.leader).toBe(leader.memberId);
+    expect(l2.members.map((m) => m.memberId).sort()).toEqual([leader.memberId, follower.memberId].sort());
+    expect(f2.members).toEqual([]);
+    expect(group(h).state).toBe('CompletingRebalance');
+    const fs = await sync(h, G, f2);
+    expect(await isSettled(fs)).toBe(false);
+    const ls = await sync(h, G, l2, { [leader.memberId]: assignmentBytes({ t: [2, 3] }), [follower.memberId]: assignmentBytes({ t: [0, 1] }) });
+    expect((await ls.result).assignment).toEqual(assignmentBytes({ t: [2, 3] }));
+    expect((await fs.result).assignment).toEqual(assignmentBytes({ t: [0, 1] }));
+    expect(group(h).state).toBe('Stable');
+    expect((await heartbeat(h, l2)).errorCode).toBe(ErrorCode.NONE);
+    expect((await heartbeat(h, f2)).errorCode).toBe(ErrorCode.NONE);
+  });
+
   it('gives a Stable follower rejoining with the same metadata its current generation without a rebalance', async () => {
     const h = await harness();
     const [, follower] = await stableGroupOfTwo(h);
