@@ -818,12 +818,13 @@ export class ClassicGroupProtocol {
 
   /**
    * A consumer group just became this classic group (online downgrade, durable): its members get session timers
-   * and must rejoin, as in Kafka's convertToClassicGroup.
+   * and, unless a static member took the leaving one's place, must rejoin (Kafka's convertToClassicGroup).
    */
-  adoptDowngraded(shard: Shard, groupId: string): void {
+  adoptDowngraded(shard: Shard, groupId: string, rebalance: boolean): void {
     const group = this.classicGroup(shard, groupId);
     if (!group) return;
     for (const m of group.members.values()) this.rescheduleHeartbeat(shard, group, m);
+    if (!rebalance) return;
     shard.runScheduled(() => {
       const op = new Op();
       if (shard.groups.get(groupId) === group && group.canRebalance()) this.prepareRebalance(op, shard, group, `downgrade of group ${groupId} from consumer to classic`);

@@ -114,8 +114,8 @@ export function compileTopicRegex(regex: string): RegExp {
 export const MEMBER_TIMERS = ['session', 'rebalance', 'classic-join', 'classic-sync'] as const;
 
 export interface ConsumerGroupProtocolHooks {
-  /** A consumer group became a classic group (its records are durable): its members must rebalance. */
-  onDowngraded?(shard: Shard, groupId: string): void;
+  /** A consumer group became a classic group (its records are durable); `rebalance`: its members must rejoin. */
+  onDowngraded?(shard: Shard, groupId: string, rebalance: boolean): void;
 }
 
 export class ConsumerGroupProtocol {
@@ -563,6 +563,20 @@ export class ConsumerGroupProtocol {
     };
     const owned = subscription.ownedPartitions.map((tp) => ({ topicId: this.ctx.topics.get(tp.topic)?.topicId ?? '', partitions: [...tp.partitions] })).filter((tp) => tp.topicId !== '');
     const reconciled = this.updateAndReconcile(group, member, updated, replacedMemberId, owned, records);
+    const response = createJoinGroupResponse({
+      memberId: reconciled.memberId,
+      generationId: reconciled.memberEpoch,
+      protocolType: CONSUMER_PROTOCOL_TYPE,
+      protocolName: req.protocols[0]!.name,
+    });
+
+    // Kafka's validateOnlineDowngradeWithReplacedMemberId: the static member replaced was the last one speaking
+    // the consumer protocol, so the group becomes a classic group, the joining member in the replaced one's place.
+    if (replacedMemberId !== null && this.canDowngrade(group, replacedMemberId, group.members.size)) {
+      this.ctx.log.info({ groupId, memberId: reconciled.memberId, replaced: replacedMemberId }, 'downgrading the consumer group to a classic group');
+      records.push(...downgradeRecords(group, replacedMemberId, this.ctx.topics, this.ctx.clock.now(), reconciled));
+      return { records, response, onAppend: (err) => (err === null ? this.hooks.onDowngraded?.(shard, groupId, false) : undefined) };
+    }
 
     shard.timer.cancel('classic-join', groupId, reconciled.memberId);
     this.scheduleSessionTimeout(shard, groupId, reconciled.memberId, req.sessionTimeoutMs);
@@ -570,15 +584,7 @@ export class ConsumerGroupProtocol {
     shard.timer.schedule('classic-sync', groupId, reconciled.memberId, Math.max(0, rebalanceTimeoutMs), () =>
       shard.runScheduled(() => this.fenceById(shard, groupId, reconciled.memberId, 'the classic member failed to sync within the rebalance timeout')),
     );
-    return {
-      records,
-      response: createJoinGroupResponse({
-        memberId: reconciled.memberId,
-        generationId: reconciled.memberEpoch,
-        protocolType: CONSUMER_PROTOCOL_TYPE,
-        protocolName: req.protocols[0]!.name,
-      }),
-    };
+    return { records, response };
   }
 
   /** Kafka's classicGroupSyncToConsumerGroup: the member's current assignment, in its subscription's version. */
@@ -754,7 +760,7 @@ export class ConsumerGroupProtocol {
       this.ctx.log.info({ groupId: group.groupId, memberId: member.memberId, members: group.members.size - 1 }, 'downgrading the consumer group to a classic group');
       // Replaying these records replaces the group, which cancels its timers.
       const records = downgradeRecords(group, member.memberId, this.ctx.topics, this.ctx.clock.now());
-      return { records, onAppend: (err) => (err === null ? this.hooks.onDowngraded?.(shard, group.groupId) : undefined) };
+      return { records, onAppend: (err) => (err === null ? this.hooks.onDowngraded?.(shard, group.groupId, true) : undefined) };
     }
     const records = consumerGroupMemberTombstones(group.groupId, member.memberId);
     const metadata = this.subscriptionMetadata(group, { removing: member.memberId });
@@ -765,14 +771,17 @@ export class ConsumerGroupProtocol {
     return { records };
   }
 
-  /** Kafka's validateOnlineDowngradeWithFencedMember. */
-  private canDowngrade(group: ConsumerGroup, leavingMemberId: string): boolean {
-    if (!group.allMembersUseClassicProtocolExcept(leavingMemberId) || group.members.size <= 1) return false;
+  /**
+   * Kafka's validateOnlineDowngradeWithFencedMember (the group keeps `size` - 1 members) and
+   * validateOnlineDowngradeWithReplacedMemberId (a classic member replaces the leaving one: `size` members).
+   */
+  private canDowngrade(group: ConsumerGroup, leavingMemberId: string, size = group.members.size - 1): boolean {
+    if (!group.allMembersUseClassicProtocolExcept(leavingMemberId) || size < 1) return false;
     const policy = this.ctx.config.consumerGroupMigrationPolicy;
     const why =
       policy !== 'downgrade' && policy !== 'bidirectional'
         ? 'the online downgrade is disabled'
-        : group.members.size - 1 > this.ctx.config.classicGroupMaxSize
+        : size > this.ctx.config.classicGroupMaxSize
           ? 'its group size is greater than the classic group max size'
           : null;
     if (why !== null) this.ctx.log.info({ groupId: group.groupId, policy }, `cannot downgrade the consumer group to a classic group: ${why}`);

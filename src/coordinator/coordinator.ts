@@ -114,7 +114,7 @@ export class GroupCoordinator {
     };
     this.classic = new ClassicGroupProtocol(this.ctx);
     this.consumer = new ConsumerGroupProtocol(this.ctx, createAssignors(this.config.consumerGroupAssignors), {
-      onDowngraded: (shard, groupId) => this.classic.adoptDowngraded(shard, groupId),
+      onDowngraded: (shard, groupId, rebalance) => this.classic.adoptDowngraded(shard, groupId, rebalance),
     });
     this.offsets = new OffsetManager(this.ctx, this.classic, this.consumer);
   }

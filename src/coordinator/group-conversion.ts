@@ -96,12 +96,16 @@ export function upgradeRecords(classic: ClassicGroup, topics: TopicView, nowMs: 
 /**
  * The records turning a consumer group whose remaining members all speak the classic protocol into a classic
  * group, without `leavingMemberId`. The classic group has the group epoch as its generation and every member's
- * target assignment; it must then rebalance.
+ * target assignment. When a static member speaking the classic protocol replaces the leaving one (`joining`),
+ * it takes the leaving member's place and assignment and no rebalance is needed; otherwise the group must
+ * rebalance.
  */
-export function downgradeRecords(group: ConsumerGroup, leavingMemberId: string, topics: TopicView, nowMs: number): CoordinatorRecord[] {
+export function downgradeRecords(group: ConsumerGroup, leavingMemberId: string, topics: TopicView, nowMs: number, joining?: ConsumerGroupMember): CoordinatorRecord[] {
   const classic = new ClassicGroup(group.groupId, { generationId: group.groupEpoch, protocolType: CONSUMER_PROTOCOL_TYPE, nowMs });
-  for (const m of group.members.values()) {
-    if (m.memberId === leavingMemberId) continue;
+  const members = [...group.members.values()].filter((m) => m.memberId !== leavingMemberId);
+  if (joining) members.push(joining);
+  const targetOf = (memberId: string): Assignment => group.targetAssignmentOf(joining && memberId === joining.memberId ? leavingMemberId : memberId);
+  for (const m of members) {
     const meta = m.classicMemberMetadata!;
     classic.add(
       new ClassicGroupMember(m.memberId, m.instanceId, m.clientId, m.clientHost, m.rebalanceTimeoutMs, meta.sessionTimeoutMs, CONSUMER_PROTOCOL_TYPE, meta.supportedProtocols),
@@ -112,9 +116,9 @@ export function downgradeRecords(group: ConsumerGroup, leavingMemberId: string, 
   const assignments = new Map<string, Buffer>();
   for (const m of classic.members.values()) {
     const version = parseSubscription(m.metadata(classic.protocolName)).version;
-    assignments.set(m.memberId, serializeAssignment(toTopicPartitions(group.targetAssignmentOf(m.memberId), topics), version));
+    assignments.set(m.memberId, serializeAssignment(toTopicPartitions(targetOf(m.memberId), topics), version));
   }
-  return [...consumerGroupTombstones(group), groupMetadataRecord(classic, assignments)];
+  return [...consumerGroupTombstones(group, joining ? [joining.memberId] : []), groupMetadataRecord(classic, assignments)];
 }
 
 /** A consumer group as `records` build it, in a scratch state. */

@@ -189,13 +189,14 @@ export function consumerGroupMemberTombstones(groupId: string, memberId: string)
   ];
 }
 
-/** Kafka's ConsumerGroup.createGroupTombstoneRecords. */
-export function consumerGroupTombstones(group: ConsumerGroup): CoordinatorRecord[] {
+/** Kafka's ConsumerGroup.createGroupTombstoneRecords; `alsoMemberIds`: members the same operation adds (createGroupTombstoneRecordsWithReplacedMember). */
+export function consumerGroupTombstones(group: ConsumerGroup, alsoMemberIds: readonly string[] = []): CoordinatorRecord[] {
   const out: CoordinatorRecord[] = [];
-  for (const id of group.members.keys()) out.push({ type: 'ConsumerGroupCurrentMemberAssignment', key: { groupId: group.groupId, memberId: id }, value: null });
-  for (const id of group.members.keys()) out.push({ type: 'ConsumerGroupTargetAssignmentMember', key: { groupId: group.groupId, memberId: id }, value: null });
+  const ids = [...new Set([...group.members.keys(), ...alsoMemberIds])];
+  for (const id of ids) out.push({ type: 'ConsumerGroupCurrentMemberAssignment', key: { groupId: group.groupId, memberId: id }, value: null });
+  for (const id of ids) out.push({ type: 'ConsumerGroupTargetAssignmentMember', key: { groupId: group.groupId, memberId: id }, value: null });
   out.push({ type: 'ConsumerGroupTargetAssignmentMetadata', key: { groupId: group.groupId }, value: null });
-  for (const id of group.members.keys()) out.push({ type: 'ConsumerGroupMemberMetadata', key: { groupId: group.groupId, memberId: id }, value: null });
+  for (const id of ids) out.push({ type: 'ConsumerGroupMemberMetadata', key: { groupId: group.groupId, memberId: id }, value: null });
   out.push({ type: 'ConsumerGroupPartitionMetadata', key: { groupId: group.groupId }, value: null });
   out.push({ type: 'ConsumerGroupMetadata', key: { groupId: group.groupId }, value: null });
   return out;

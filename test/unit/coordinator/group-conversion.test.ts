@@ -354,6 +354,37 @@ describe('online downgrade to a classic group', () => {
     expect(groupOf(h)).toBeInstanceOf(ClassicGroup);
   });
 
+  it('downgrades without a rebalance when the last KIP-848 member is a static one that restarts as a classic member', async () => {
+    const h = await harness();
+    const t = h.topics.add('t', 4);
+    const c = new ConsumerMember(h, t.topicId);
+    // A static KIP-848 member (instance "host-c").
+    const joined = await consumerHeartbeat(h, { memberEpoch: 0, instanceId: 'host-c', rebalanceTimeoutMs: 30_000, subscribedTopicNames: ['t'], topicPartitions: [] });
+    c.id = joined.memberId!;
+    c.epoch = joined.memberEpoch;
+    const a = new ClassicMember(h);
+    await a.join();
+    await a.sync();
+    const before = groupOf(h) as ConsumerGroup;
+    const targetOfC = [...(before.targetAssignmentOf(c.id).get(t.topicId) ?? [])].sort();
+    expect(targetOfC.length).toBeGreaterThan(0);
+
+    // The same instance comes back speaking the classic protocol, under a new member id.
+    const r = await h.coordinator.joinGroup(joinRequest(G, { groupInstanceId: 'host-c', sessionTimeoutMs: SESSION_MS, protocols: protocols() }), info(9));
+    expect(r.errorCode).toBe(ErrorCode.NONE);
+    const g = groupOf(h);
+    expect(g).toBeInstanceOf(ClassicGroup);
+    const classic = g as ClassicGroup;
+    expect([...classic.members.keys()].sort()).toEqual([a.id, r.memberId].sort());
+    expect(classic.staticMemberId('host-c')).toBe(r.memberId);
+    // The new member holds what the replaced one was to have, and the group did not start a rebalance.
+    expect(parseAssignment(classic.member(r.memberId).assignment).flatMap((tp) => [...tp.partitions]).sort()).toEqual(targetOfC);
+    await h.advance(0);
+    expect(classic.state).toBe('Stable');
+    await h.restart();
+    expect((groupOf(h) as ClassicGroup).staticMemberId('host-c')).toBe(r.memberId);
+  });
+
   it('keeps a consumer group of classic members when the policy does not allow the downgrade', async () => {
     const h = await harness({}, { 'group.consumer.migration.policy': 'upgrade' });
     const t = h.topics.add('t', 2);
