@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { ProduceApi, type ProduceResponse } from '../protocol/messages/000-produce.gen.js';
 import { buildRecordBatch, splitRecordBatches } from '../protocol/records/index.js';
 import { encodeRequestBody, KafkaClient } from '../src/client/index.js';
+import { positiveOption } from './lib/cli.js';
 import { measureDisk } from './lib/limits.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -56,20 +57,15 @@ function options(args: string[]): Options {
     },
     strict: true,
   });
-  const num = (v: string | undefined, d: number, what: string): number => {
-    if (v === undefined) return d;
-    const n = Number(v);
-    if (!(n > 0)) throw new Error(`--${what} must be a positive number, got ${v}`);
-    return n;
-  };
+  const num = (name: string, fallback: number): number => positiveOption(values, name, fallback);
   return {
-    seconds: num(values.seconds, 8, 'seconds'),
-    connections: Math.floor(num(values.connections, 4, 'connections')),
-    inFlight: Math.floor(num(values['in-flight'], 8, 'in-flight')),
-    partitions: Math.floor(num(values.partitions, 16, 'partitions')),
-    recordBytes: Math.floor(num(values['record-bytes'], 1024, 'record-bytes')),
-    batchRecords: Math.floor(num(values['batch-records'], 64, 'batch-records')),
-    fsyncSeconds: num(values['fsync-seconds'], 4, 'fsync-seconds'),
+    seconds: num('seconds', 8),
+    connections: Math.floor(num('connections', 4)),
+    inFlight: Math.floor(num('in-flight', 8)),
+    partitions: Math.floor(num('partitions', 16)),
+    recordBytes: Math.floor(num('record-bytes', 1024)),
+    batchRecords: Math.floor(num('batch-records', 64)),
+    fsyncSeconds: num('fsync-seconds', 4),
   };
 }
 

@@ -26,6 +26,7 @@ import { ConsumerGroupHeartbeatApi, createConsumerGroupHeartbeatRequest } from '
 import { randomUuid } from '../protocol/wire/uuid.js';
 import { Connection, KafkaClient, encodeRequestBody, parseHostPort } from '../src/client/index.js';
 import { startBroker, type BrokerKind, type StartedBroker } from './lib/brokers.js';
+import { positiveOption } from './lib/cli.js';
 import { measureDisk } from './lib/limits.js';
 import { latencyHistogram, recordMs, summarize } from './lib/stats.js';
 
@@ -51,21 +52,16 @@ function options(args: string[]): Options {
     },
     strict: true,
   });
-  const num = (v: string | undefined, d: number, what: string): number => {
-    if (v === undefined) return d;
-    const n = Number(v);
-    if (!(n > 0)) throw new Error(`--${what} must be a positive number, got ${v}`);
-    return n;
-  };
+  const num = (name: string, fallback: number): number => positiveOption(values, name, fallback);
   const brokers = (values.brokers ?? 'ledgerline').split(',').map((b) => b.trim());
   for (const b of brokers) if (b !== 'ledgerline' && b !== 'kafka') throw new Error(`--brokers: unknown broker ${b}`);
   return {
     brokers: brokers as BrokerKind[],
-    seconds: num(values.seconds, 8, 'seconds'),
-    connections: Math.floor(num(values.connections, 4, 'connections')),
-    inFlight: Math.floor(num(values['in-flight'], 8, 'in-flight')),
-    partitions: Math.floor(num(values.partitions, 32, 'partitions')),
-    members: Math.floor(num(values.members, 8, 'members')),
+    seconds: num('seconds', 8),
+    connections: Math.floor(num('connections', 4)),
+    inFlight: Math.floor(num('in-flight', 8)),
+    partitions: Math.floor(num('partitions', 32)),
+    members: Math.floor(num('members', 8)),
   };
 }
 

@@ -1,4 +1,4 @@
-/** Command-line options shared by run, compare and smoke. */
+/** Command-line options shared by the benchmarks (run, compare and smoke; broker and groups). */
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { executeWorkload } from './execute.js';
@@ -23,6 +23,15 @@ export const WORKLOAD_HELP = `  --duration S        measured seconds (default: t
 
 export function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
   return parseArgs({ args, options: { ...WORKLOAD_OPTIONS, ...options }, allowPositionals: true, strict: true });
+}
+
+/** A `--name` option's positive number, or `fallback` when it was not given. */
+export function positiveOption(values: Record<string, unknown>, name: string, fallback: number): number {
+  const v = values[name];
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${String(v)}`);
+  return n;
 }
 
 function positiveInt(v: string | undefined, what: string): number | undefined {

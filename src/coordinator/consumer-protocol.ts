@@ -498,8 +498,7 @@ export class ConsumerGroupProtocol {
 
   /** Kafka's classicGroupJoinToConsumerGroup. The session timeout and group id were validated by the caller. */
   classicJoin(shard: Shard, req: JoinGroupRequest, info: RequestInfo): OpResult<JoinGroupResponse> {
-    const group = shard.groups.get(req.groupId);
-    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${req.groupId} is not a consumer group`);
+    const group = this.withClassicMembers(shard, req.groupId);
     const groupId = group.groupId;
     const isUnknownMember = req.memberId === '';
     const memberId = isUnknownMember ? randomUuid() : req.memberId;
@@ -589,8 +588,7 @@ export class ConsumerGroupProtocol {
 
   /** Kafka's classicGroupSyncToConsumerGroup: the member's current assignment, in its subscription's version. */
   classicSync(shard: Shard, req: SyncGroupRequest): OpResult<SyncGroupResponse> {
-    const group = shard.groups.get(req.groupId);
-    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${req.groupId} is not a consumer group`);
+    const group = this.withClassicMembers(shard, req.groupId);
     const member = this.classicMember(group, req.memberId, req.groupInstanceId);
     this.throwIfGenerationUnmatched(member, req.generationId);
     const protocolName = member.classicMemberMetadata!.supportedProtocols[0]!.name;
@@ -626,8 +624,7 @@ export class ConsumerGroupProtocol {
 
   /** Kafka's classicGroupHeartbeatToConsumerGroup. */
   classicHeartbeat(shard: Shard, req: HeartbeatRequest): OpResult<HeartbeatResponse> {
-    const group = shard.groups.get(req.groupId);
-    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${req.groupId} is not a consumer group`);
+    const group = this.withClassicMembers(shard, req.groupId);
     const member = this.classicMember(group, req.memberId, req.groupInstanceId);
     this.throwIfGenerationUnmatched(member, req.generationId);
     this.scheduleSessionTimeout(shard, group.groupId, member.memberId, member.classicMemberMetadata!.sessionTimeoutMs);
@@ -643,8 +640,7 @@ export class ConsumerGroupProtocol {
 
   /** Kafka's classicGroupLeaveToConsumerGroup: removes the classic members named, then bumps the group epoch. */
   classicLeave(shard: Shard, groupId: string, identities: readonly LeaveGroupRequestMemberIdentity[]): OpResult<LeaveGroupResponse> {
-    const group = shard.groups.get(groupId);
-    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${groupId} is not a consumer group`);
+    const group = this.withClassicMembers(shard, groupId);
     const records: CoordinatorRecord[] = [];
     const removed = new Set<string>();
     const responses = identities.map((identity) => {
@@ -683,6 +679,13 @@ export class ConsumerGroupProtocol {
       this.ctx.events.rebalance(groupId, 'consumer');
     }
     return { records, response: createLeaveGroupResponse({ members: responses }) };
+  }
+
+  /** The consumer group the coordinator routed a classic request to (it checked the group's type). */
+  private withClassicMembers(shard: Shard, groupId: string): ConsumerGroup {
+    const group = shard.groups.get(groupId);
+    if (!(group instanceof ConsumerGroup)) throw new Error(`group ${groupId} is not a consumer group`);
+    return group;
   }
 
   /** Kafka's validateConsumerGroupMember and throwIfMemberDoesNotUseClassicProtocol. */

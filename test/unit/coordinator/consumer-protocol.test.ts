@@ -6,29 +6,14 @@ import type { ConsumerGroupHeartbeatResponse } from '../../../protocol/messages/
 import { ConsumerGroup } from '../../../src/coordinator/consumer-group.js';
 import type { ConsumerHeartbeatInput } from '../../../src/coordinator/consumer-protocol.js';
 import { createJoinGroupRequestProtocol } from '../../../protocol/messages/011-join-group.gen.js';
-import { harness, info, joinRequest, startJoin, type Harness } from './harness.js';
+import { consumerGroupHeartbeat, harness, info, joinRequest, startJoin, type Harness } from './harness.js';
 
 const G = 'kip848-group';
 
 type Owned = Array<{ topicId: string; partitions: number[] }>;
 
 function hb(h: Harness, init: Partial<ConsumerHeartbeatInput>): Promise<ConsumerGroupHeartbeatResponse> {
-  return h.coordinator.consumerGroupHeartbeat(
-    {
-      groupId: G,
-      memberId: '',
-      memberEpoch: 0,
-      instanceId: null,
-      rackId: null,
-      rebalanceTimeoutMs: -1,
-      subscribedTopicNames: null,
-      subscribedTopicRegex: null,
-      serverAssignor: null,
-      topicPartitions: null,
-      ...init,
-    },
-    info(0),
-  );
+  return consumerGroupHeartbeat(h, G, init);
 }
 
 function join(h: Harness, topics: string[], init: Partial<ConsumerHeartbeatInput> = {}) {

@@ -16,7 +16,7 @@ import { ClassicGroup } from '../../../src/coordinator/classic-group.js';
 import { ConsumerGroup } from '../../../src/coordinator/consumer-group.js';
 import type { ConsumerHeartbeatInput } from '../../../src/coordinator/consumer-protocol.js';
 import { parseAssignment } from '../../../src/coordinator/embedded-protocol.js';
-import { assignmentBytes, harness, info, isSettled, joinRequest, startJoin, sync, type Harness } from './harness.js';
+import { assignmentBytes, consumerGroupHeartbeat, harness, info, isSettled, joinRequest, startJoin, sync, type Harness } from './harness.js';
 
 const G = 'migrating-group';
 const SESSION_MS = 10_000;
@@ -42,22 +42,7 @@ function protocols(owned: Record<string, number[]> = {}) {
 }
 
 function consumerHeartbeat(h: Harness, init: Partial<ConsumerHeartbeatInput>): Promise<ConsumerGroupHeartbeatResponse> {
-  return h.coordinator.consumerGroupHeartbeat(
-    {
-      groupId: G,
-      memberId: '',
-      memberEpoch: 0,
-      instanceId: null,
-      rackId: null,
-      rebalanceTimeoutMs: -1,
-      subscribedTopicNames: null,
-      subscribedTopicRegex: null,
-      serverAssignor: null,
-      topicPartitions: null,
-      ...init,
-    },
-    info(0),
-  );
+  return consumerGroupHeartbeat(h, G, init);
 }
 
 /** A classic consumer: joins, syncs, heartbeats, and owns what its last SyncGroup gave it. */
@@ -399,11 +384,5 @@ describe('online downgrade to a classic group', () => {
     expect([...g.members.keys()]).toEqual([a.id]);
     await a.catchUp();
     expect(a.owns).toEqual([0, 1]);
-  });
-});
-
-describe('joinRequest defaults', () => {
-  it('are a consumer-protocol JoinGroup, as the classic helpers above assume', () => {
-    expect(joinRequest(G).protocolType).toBe('consumer');
   });
 });

@@ -13,6 +13,8 @@ import { groupCoordinatorConfig, type GroupCoordinatorConfig } from '../../../sr
 import { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
 import type { RequestInfo, TopicInfo, TopicView } from '../../../src/coordinator/context.js';
 import { MemoryPartitionLog } from '../../../src/coordinator/memory-log.js';
+import type { ConsumerHeartbeatInput } from '../../../src/coordinator/consumer-protocol.js';
+import type { ConsumerGroupHeartbeatResponse } from '../../../protocol/messages/068-consumer-group-heartbeat.gen.js';
 
 type Listener = {
   topicCreated?(t: TopicInfo): void | Promise<void>;
@@ -195,4 +197,24 @@ export async function isSettled(p: Parked<unknown> | Promise<unknown>): Promise<
   );
   await settle();
   return done;
+}
+
+/** ConsumerGroupHeartbeat (KIP-848) with every field at its "unchanged" value unless `init` sets it. */
+export function consumerGroupHeartbeat(h: Harness, groupId: string, init: Partial<ConsumerHeartbeatInput>): Promise<ConsumerGroupHeartbeatResponse> {
+  return h.coordinator.consumerGroupHeartbeat(
+    {
+      groupId,
+      memberId: '',
+      memberEpoch: 0,
+      instanceId: null,
+      rackId: null,
+      rebalanceTimeoutMs: -1,
+      subscribedTopicNames: null,
+      subscribedTopicRegex: null,
+      serverAssignor: null,
+      topicPartitions: null,
+      ...init,
+    },
+    info(0),
+  );
 }

@@ -5,7 +5,7 @@ import { createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '.
 import { createLeaveGroupRequestMemberIdentity } from '../../../protocol/messages/013-leave-group.gen.js';
 import { createOffsetDeleteRequestPartition, createOffsetDeleteRequestTopic } from '../../../protocol/messages/047-offset-delete.gen.js';
 import type { JoinGroupResponse } from '../../../protocol/messages/011-join-group.gen.js';
-import { assignmentBytes, harness, info, joinRequest, startJoin, sync, type Harness } from './harness.js';
+import { assignmentBytes, consumerGroupHeartbeat, harness, info, joinRequest, startJoin, sync, type Harness } from './harness.js';
 
 const G = 'offsets-group';
 
@@ -244,10 +244,7 @@ describe('OffsetDelete and DeleteGroups', () => {
     h.topics.add('t', 1);
     await commit(h, {}, { t: [[0, 1n]] });
     await h.coordinator.deleteGroups([G]);
-    await h.coordinator.consumerGroupHeartbeat(
-      { groupId: 'kip848', memberId: 'm-1', memberEpoch: 0, instanceId: null, rackId: null, rebalanceTimeoutMs: 1000, subscribedTopicNames: ['t'], subscribedTopicRegex: null, serverAssignor: null, topicPartitions: [] },
-      info(0),
-    );
+    await consumerGroupHeartbeat(h, 'kip848', { memberId: 'm-1', rebalanceTimeoutMs: 1000, subscribedTopicNames: ['t'], topicPartitions: [] });
     const v6 = await h.coordinator.describeGroups(['missing', G, 'kip848'], 6);
     expect(v6.map((d) => [d.groupId, d.errorCode, d.errorMessage, d.groupState])).toEqual([
       ['missing', ErrorCode.GROUP_ID_NOT_FOUND, 'Group missing not found.', 'Dead'],
