@@ -21,6 +21,8 @@ import { ErrorCode } from '../error-codes.js';
 export interface RecordsErrorContext {
   /** Byte offset in the buffer given to the call that failed. */
   offset?: number;
+  /** Index in its batch of the record that is malformed (ProduceResponse's batchIndex, KIP-467). */
+  recordIndex?: number;
   cause?: unknown;
 }
 
@@ -28,6 +30,8 @@ export class RecordsError extends CodecError {
   /** The Kafka error code for a response (`ErrorCode.CORRUPT_MESSAGE`, ...). */
   readonly kafkaErrorCode: number;
   readonly offset: number | undefined;
+  /** Set when one record of a batch is at fault: its index in the batch. */
+  readonly recordIndex: number | undefined;
 
   constructor(code: string, kafkaErrorCode: number, message: string, context: RecordsErrorContext = {}) {
     super(
@@ -37,6 +41,7 @@ export class RecordsError extends CodecError {
     );
     this.kafkaErrorCode = kafkaErrorCode;
     this.offset = context.offset;
+    this.recordIndex = context.recordIndex;
   }
 }
 

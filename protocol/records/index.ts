@@ -10,3 +10,5 @@ export * from './legacy.js';
 export * from './produce.js';
 export * from './record.js';
 export * from './split.js';
+export * from './scan.js';
+export * from './validate.js';
