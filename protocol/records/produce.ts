@@ -18,8 +18,8 @@
  * Kafka's iterator stops at an incomplete trailing entry and the log silently trims it; a client never sends
  * one, so such bytes mean a broken client or a framing bug, better reported than dropped.
  *
- * Record-level rules (keys on compacted topics, timestamps against message.timestamp.*.max.ms) need the
- * records and belong to the features that decode them.
+ * Then every record is checked (structure, count, offset deltas, timestamps against
+ * message.timestamp.*.max.ms) by validate.ts, after these header checks, as LogValidator does.
  */
 import { CompressionType, isCompressionType } from '../compression/index.js';
 import { BatchField, MAGIC_V2, RecordBatch } from './batch.js';

@@ -3,10 +3,13 @@
 // · v7: zstd (KIP-110) · v8: recordErrors and errorMessage (KIP-467) · v9+: flexible · v10: currentLeader
 // and nodeEndpoints (KIP-951).
 //
-// The batch is validated from its header (magic, lengths, CRC-32C, offsets, sequence; no decompression)
-// and appended as the client sent it; only baseOffset and partitionLeaderEpoch are rewritten, in place.
+// The batch is validated from its header (magic, lengths, CRC-32C, offsets, sequence), then record by record
+// as Kafka's LogValidator does (protocol/records/validate.ts: decompressed once within a bound, every record
+// scanned), and appended as the client sent it; only baseOffset, partitionLeaderEpoch and (as Kafka's
+// setMaxTimestamp) a maxTimestamp that disagrees with the records are rewritten, in place.
 // Appends are issued synchronously in request order, so pipelined requests keep their order per
-// partition; the response waits for every append to be durable.
+// partition; a zstd batch, whose codec is asynchronous, holds back the later batches of its partition until
+// it has been issued. The response waits for every append to be durable.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   ProduceApi,
@@ -18,7 +21,8 @@ import {
 } from '../../protocol/messages/000-produce.gen.js';
 import { isRecordsError } from '../../protocol/records/errors.js';
 import { validateProducePartitionRecords } from '../../protocol/records/produce.js';
-import type { RecordBatch } from '../../protocol/records/batch.js';
+import { TimestampType, type RecordBatch } from '../../protocol/records/batch.js';
+import { RecordValidationError, validateProducedRecords, type RecordValidationResult } from '../../protocol/records/validate.js';
 import type { Partition } from '../cluster/partitions.js';
 import { LogError } from '../log/errors.js';
 import { logErrorCode } from './partition-errors.js';
@@ -32,21 +36,30 @@ function failed(index: number, errorCode: number, errorMessage: string | null = 
   return createProduceResponsePartitionProduceResponse({ index, errorCode, baseOffset: -1n, logAppendTimeMs: NO_TIMESTAMP, logStartOffset: -1n, errorMessage });
 }
 
-/** CreateTime bounds of message.timestamp.before/after.max.ms, checked on the batch header. */
-function timestampError(part: Partition, batch: RecordBatch, nowMs: number): string | null {
-  const { createTime, timestampBeforeMaxMs: before, timestampAfterMaxMs: after } = part.produceConfig;
-  if (!createTime) return null;
-  const range = (): string => `[${before === null ? '-inf' : nowMs - before}, ${after === null ? '+inf' : nowMs + after}]`;
-  if (after !== null && batch.maxTimestamp > nowMs + after) {
-    return `Timestamp ${batch.maxTimestamp} of message with offset 0 is out of range. The timestamp should be within ${range()}`;
+/** A RecordsError as the partition's response: v8+ also carry the errorMessage and recordErrors (KIP-467). */
+function recordsFailure(index: number, e: unknown): PartitionResult {
+  if (!isRecordsError(e)) throw e;
+  const r = failed(index, e.kafkaErrorCode, e.message);
+  if (e instanceof RecordValidationError) {
+    r.recordErrors = e.recordErrors.map((x) => createProduceResponseBatchIndexAndErrorMessage({ batchIndex: x.batchIndex, batchIndexErrorMessage: x.message }));
+  } else if (e.kafkaErrorCode === ErrorCode.INVALID_RECORD) {
+    r.recordErrors = [createProduceResponseBatchIndexAndErrorMessage({ batchIndex: e.recordIndex ?? 0, batchIndexErrorMessage: e.message })];
   }
-  if (before !== null && batch.baseTimestamp >= 0 && batch.baseTimestamp < nowMs - before) {
-    return `Timestamp ${batch.baseTimestamp} of message with offset 0 is out of range. The timestamp should be within ${range()}`;
-  }
-  return null;
+  return r;
 }
 
-/** Validates and appends one partition's batch; every step before the append runs synchronously. */
+/** What a partition's produce has done once its append is issued: the result, durable later. */
+interface Issued {
+  result: PartitionResult | Promise<PartitionResult>;
+}
+
+/**
+ * Per partition, the produce whose record validation is still asynchronous (zstd): later produces to the
+ * partition wait for it to be issued, not for it to be durable, so appends keep request order.
+ */
+const validating = new WeakMap<Partition, Promise<Issued>>();
+
+/** Validates and appends one partition's batch; every step before the append runs synchronously but zstd decompression. */
 function producePartition(ctx: RequestContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number): PartitionResult | Promise<PartitionResult> {
   const { broker } = ctx;
   const topic = broker.topics.get(topicName);
@@ -62,13 +75,40 @@ function producePartition(ctx: RequestContext, topicName: string, index: number,
   try {
     batch = validateProducePartitionRecords(records, ctx.apiVersion, { maxMessageBytes: config.maxMessageBytes });
   } catch (e) {
-    if (!isRecordsError(e)) throw e;
-    const r = failed(index, e.kafkaErrorCode, e.message);
-    if (e.kafkaErrorCode === ErrorCode.INVALID_RECORD) r.recordErrors = [createProduceResponseBatchIndexAndErrorMessage({ batchIndex: 0, batchIndexErrorMessage: e.message })];
-    return r;
+    return recordsFailure(index, e);
   }
-  const tsError = timestampError(part, batch, nowMs);
-  if (tsError) return failed(index, ErrorCode.INVALID_TIMESTAMP, tsError);
+  const recordOptions = { nowMs, createTime: config.createTime, timestampBeforeMaxMs: config.timestampBeforeMaxMs, timestampAfterMaxMs: config.timestampAfterMaxMs };
+  const step = (): Issued | Promise<Issued> => {
+    let validated: RecordValidationResult | Promise<RecordValidationResult>;
+    try {
+      validated = validateProducedRecords(batch, recordOptions);
+    } catch (e) {
+      return { result: recordsFailure(index, e) };
+    }
+    if (validated instanceof Promise) {
+      return validated.then(
+        (v) => ({ result: appendValidated(ctx, topicName, index, part, batch, v, nowMs) }),
+        (e: unknown) => ({ result: recordsFailure(index, e) }),
+      );
+    }
+    return { result: appendValidated(ctx, topicName, index, part, batch, validated, nowMs) };
+  };
+  const ahead = validating.get(part);
+  const issued = ahead === undefined ? step() : ahead.then(step, step);
+  if (!(issued instanceof Promise)) return issued.result;
+  validating.set(part, issued);
+  const clear = (): void => {
+    if (validating.get(part) === issued) validating.delete(part);
+  };
+  issued.then(clear, clear);
+  return issued.then((i) => i.result);
+}
+
+/** After the records passed: producer rules, then the append (issued synchronously). */
+function appendValidated(ctx: RequestContext, topicName: string, index: number, part: Partition, batch: RecordBatch, validated: RecordValidationResult, nowMs: number): PartitionResult | Promise<PartitionResult> {
+  const { broker } = ctx;
+  // LogValidator: a CreateTime batch's maxTimestamp is its records' largest (a no-op when the client's is right).
+  if (part.produceConfig.createTime) batch.setMaxTimestamp(TimestampType.CREATE_TIME, validated.maxTimestamp);
   if (batch.isTransactional) {
     return failed(index, ErrorCode.INVALID_TXN_STATE, 'Transactional produce is not supported by this broker yet');
   }
