@@ -17,6 +17,9 @@
  *   - exactly recordCount records: none missing (premature EOF), nothing left after the last
  * An error is an InvalidRecordError carrying `recordIndex`, the index of the record at fault.
  */
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../compression/index.js';
+import { RECORD_BATCH_OVERHEAD, TimestampType } from './batch.js';
+import type { RecordBatch } from './batch.js';
 import { InvalidRecordError } from './errors.js';
 import { MIN_RECORD_SIZE } from './record.js';
 
@@ -186,4 +189,34 @@ export class RecordScanner {
     }
     this.end = limit;
   }
+}
+
+export interface TimestampAndOffsetOfRecord {
+  timestamp: number;
+  offset: number;
+}
+
+/**
+ * The first record of a stored batch whose timestamp and absolute offset `match` accepts, or null: what
+ * ListOffsets by timestamp reads (Kafka's searchForTimestamp). The payload is decompressed within
+ * `maxDecompressedBytes` (default: the read limit, DEFAULT_MAX_DECOMPRESSED_BYTES) and scanned without an
+ * object per record. Throws a RecordsError when the records do not decode (a batch stored by a broker that
+ * did not validate records): the caller decides to skip it.
+ */
+export async function findStoredRecord(
+  batch: RecordBatch,
+  match: (timestamp: number, offset: number) => boolean,
+  maxDecompressedBytes = DEFAULT_MAX_DECOMPRESSED_BYTES,
+): Promise<TimestampAndOffsetOfRecord | null> {
+  const payload = await batch.recordsPayload({ maxOutputBytes: maxDecompressedBytes });
+  const scanner = new RecordScanner(payload, batch.recordCount, batch.isCompressed ? 0 : RECORD_BATCH_OVERHEAD);
+  const baseOffset = batch.baseOffsetNumber;
+  const baseTimestamp = batch.baseTimestamp;
+  const logAppendTime = batch.timestampType === TimestampType.LOG_APPEND_TIME ? batch.maxTimestamp : null;
+  while (scanner.next()) {
+    const timestamp = logAppendTime ?? baseTimestamp + scanner.timestampDelta;
+    const offset = baseOffset + scanner.offsetDelta;
+    if (match(timestamp, offset)) return { timestamp, offset };
+  }
+  return null;
 }

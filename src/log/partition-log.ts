@@ -20,7 +20,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RecordBatch } from '../../protocol/records/batch.js';
-import { RecordTooLargeError } from '../../protocol/records/errors.js';
+import { RecordTooLargeError, isRecordsError } from '../../protocol/records/errors.js';
+import { findStoredRecord, type TimestampAndOffsetOfRecord } from '../../protocol/records/scan.js';
 import { LedgerError } from '../ledger/errors.js';
 import type { LedgerEntry, LedgerMetadata, LedgerStore, LedgerWriter } from '../ledger/types.js';
 import { systemClock, type Clock, type ClockTimer } from '../metadata/clock.js';
@@ -176,6 +177,8 @@ export class PartitionLog {
   readonly #openConcurrency: number;
   readonly #onBackgroundError: (err: Error) => void;
   readonly #logger: LogLogger | undefined;
+  /** Stored batches whose records did not decode, already reported (ledgerId:entryId; at most 1024 kept). */
+  readonly #undecodable = new Set<string>();
   #config: PartitionLogConfig;
 
   #state: PartitionLogState = 'open';
@@ -929,11 +932,8 @@ export class PartitionLog {
       if (!pos) return null;
       const batch = await this.#readBatchAt(pos);
       const startAt = Math.max(from, this.#logStartOffset);
-      for (const record of await batch.readRecords()) {
-        if (record.timestamp >= timestamp && record.offset >= startAt) {
-          return { timestamp: record.timestamp, offset: record.offset, leaderEpoch: epochOrUnknown(batch) };
-        }
-      }
+      const found = await this.#findRecord(batch, pos, (ts, offset) => ts >= timestamp && offset >= startAt);
+      if (found) return { timestamp: found.timestamp, offset: found.offset, leaderEpoch: epochOrUnknown(batch) };
       // Its records at or above the target all lie below the log start offset: look further.
       from = pos.ledger.lastOffsetAt(pos.entryId) + 1;
     }
@@ -945,10 +945,32 @@ export class PartitionLog {
     if (!pos) return null;
     const batch = await this.#readBatchAt(pos);
     const max = batch.maxTimestamp;
-    for (const record of await batch.readRecords()) {
-      if (record.timestamp === max) return { timestamp: max, offset: record.offset, leaderEpoch: epochOrUnknown(batch) };
+    const found = await this.#findRecord(batch, pos, (ts) => ts === max);
+    // A batch whose records do not decode answers with its first offset: the offsets are the header's.
+    if (found === undefined) return { timestamp: max, offset: batch.baseOffsetNumber, leaderEpoch: epochOrUnknown(batch) };
+    return found && { timestamp: max, offset: found.offset, leaderEpoch: epochOrUnknown(batch) };
+  }
+
+  /**
+   * The first record of a stored batch that `match` accepts, null if none; undefined when the batch's
+   * records do not decode (stored by a broker that did not validate records): reported once per batch and
+   * skipped, so ListOffsets (and the producer-state rebuild, which uses it) never fails on old bad data.
+   */
+  async #findRecord(batch: RecordBatch, pos: BatchPosition, match: (timestamp: number, offset: number) => boolean): Promise<TimestampAndOffsetOfRecord | null | undefined> {
+    try {
+      return await findStoredRecord(batch, match);
+    } catch (err) {
+      if (!isRecordsError(err)) throw err;
+      const key = `${pos.ledger.ledgerId}:${pos.entryId}`;
+      if (!this.#undecodable.has(key)) {
+        if (this.#undecodable.size < 1024) this.#undecodable.add(key);
+        this.#logger?.warn(
+          { partition: this.name, ledgerId: pos.ledger.ledgerId, entryId: pos.entryId, baseOffset: batch.baseOffsetNumber, err: err.message },
+          'stored record batch does not decode: ListOffsets skips its records',
+        );
+      }
+      return undefined;
     }
-    return null;
   }
 
   async #readBatchAt(pos: BatchPosition): Promise<RecordBatch> {
