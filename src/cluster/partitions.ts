@@ -8,7 +8,7 @@
  * and sealed, a new one opened) and its producer state is rebuilt from the batches written within
  * `producer.id.expiration.ms`: older producers would have expired anyway.
  */
-import { RecordBatch } from '../../protocol/records/batch.js';
+import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../../protocol/records/batch.js';
 import type { Broker } from '../server/broker.js';
 import { LocalLedgerStore } from '../ledger/local-store.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
@@ -52,6 +52,19 @@ export class Partition {
     readonly log: PartitionLog,
     public produceConfig: ProduceConfig,
   ) {}
+}
+
+/** One stored batch header into the producer state (control batches carry no sequence). */
+function replayBatchHeader(part: Partition, b: RecordBatch, now: number): void {
+  if (!b.hasProducerId || b.isControl) return;
+  const base = b.baseOffsetNumber;
+  part.producers.replay(
+    { producerId: b.producerId, producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.lastOffsetDelta },
+    BigInt(base),
+    BigInt(base + b.lastOffsetDelta),
+    BigInt(b.maxTimestamp),
+    now,
+  );
 }
 
 /** Partition logs opened at once during start-up. */
@@ -142,31 +155,47 @@ export class PartitionManager {
     return part;
   }
 
-  /** Replays the batch headers written within producer.id.expiration.ms into the producer state. */
+  /**
+   * Replays the batch headers written within producer.id.expiration.ms into the producer state. Only headers
+   * are read (Kafka's ProducerStateManager loads from batch headers too), and stored data that cannot be
+   * read is reported and skipped, never a failed start: the first batch to replay is found with ListOffsets
+   * by timestamp, which skips batches whose records do not decode; should the search itself fail, the replay
+   * starts from the log start offset; an entry too short for a batch header is skipped; a read that fails
+   * ends the replay with the state gathered so far.
+   */
   private async rebuildProducerState(part: Partition): Promise<void> {
     const { log } = part;
     if (log.highWatermark === log.logStartOffset) return;
+    const where = { topic: part.topic.name, partition: part.index };
     const now = Date.now();
-    const since = await log.listOffsets(now - this.broker.producerExpirationMs);
-    let offset = since?.offset ?? log.highWatermark;
+    let offset: number;
+    try {
+      const since = await log.listOffsets(now - this.broker.producerExpirationMs);
+      offset = since?.offset ?? log.highWatermark;
+    } catch (err) {
+      this.broker.log.warn({ ...where, err }, 'producer state: cannot find the batches to replay by timestamp; replaying from the log start offset');
+      offset = log.logStartOffset;
+    }
+    let skipped = 0;
     while (offset < log.highWatermark) {
-      const res = await log.read(offset, { maxBytes: 8 * 1024 * 1024 });
-      if (res.records.length === 0) break;
+      let res: Awaited<ReturnType<PartitionLog['read']>>;
+      try {
+        res = await log.read(offset, { maxBytes: 8 * 1024 * 1024 });
+      } catch (err) {
+        this.broker.log.error({ ...where, offset, err }, 'producer state: cannot read the log; idempotent producers of this partition are known only up to here');
+        return;
+      }
+      if (res.records.length === 0 || res.nextOffset <= offset) break;
       for (const buf of res.records) {
-        const b = RecordBatch.unchecked(buf);
-        if (b.producerId >= 0n && !b.isControl) {
-          const base = b.baseOffsetNumber;
-          part.producers.replay(
-            { producerId: b.producerId, producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.lastOffsetDelta },
-            BigInt(base),
-            BigInt(base + b.lastOffsetDelta),
-            BigInt(b.maxTimestamp),
-            now,
-          );
+        if (buf.length < RECORD_BATCH_OVERHEAD) {
+          skipped++;
+          continue;
         }
+        replayBatchHeader(part, RecordBatch.unchecked(buf), now);
       }
       offset = res.nextOffset;
     }
+    if (skipped > 0) this.broker.log.warn({ ...where, skipped }, 'producer state: skipped stored entries too short to be record batches');
   }
 
   private async deleteTopic(t: TopicRecord): Promise<void> {
