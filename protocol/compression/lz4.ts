@@ -22,10 +22,10 @@
  * Kafka's reader does for magic 0.
  *
  * Bounded: the frame is walked first (headers and block sizes, no decoding). A compressed block never decodes
- * to more than the frame's maximum block size, so the walk gives an upper bound. Within the limit, the frame
- * is handed to lz4_flex's frame decoder in one call; above it, blocks are decoded one at a time with an exact
- * output budget, so a frame whose bound is loose (4 MiB blocks holding little data) still decodes when its
- * real size fits.
+ * to more than the frame's maximum block size, so the walk gives an upper bound. Blocks are then decoded one
+ * at a time with an exact output budget, so a frame whose bound is loose (4 MiB blocks holding little data)
+ * still decodes when its real size fits; a frame of large blocks (over 256 KiB) whose bound is within the
+ * limit is handed to lz4_flex's frame decoder in one call instead.
  */
 import * as lz4napi from 'lz4-napi';
 import { CompressionError, DecompressionLimitError } from './errors.js';
@@ -42,6 +42,9 @@ const UNCOMPRESSED_FLAG = 0x80000000;
 export const LZ4_BLOCK_SIZE = 64 * 1024;
 const FLG_JAVA = 0x60; // version 01, independent blocks
 const BD_64KB = 0x40;
+
+/** Up to this block size a frame is decoded block by block (see lz4DecompressSync). */
+const SMALL_BLOCK_MAX = 256 * 1024;
 
 const BLOCK_MAX_BY_ID = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
 
@@ -243,7 +246,10 @@ export function lz4DecompressSync(data: Buffer, maxOutputBytes: number, options:
     const frame = walkFrame(data, pos, options.ignoreHeaderChecksum === true);
     const budget = maxOutputBytes - produced;
     let content: Buffer;
-    if (frame.bound <= budget && !options.ignoreHeaderChecksum) {
+    // lz4-napi's frame decoder is about 5x slower than its block decoder on Kafka's 64 KiB blocks (measured
+    // on a 1 MiB batch: 24 ms against 5 ms, bench/validate.ts), so frames of small blocks are decoded block
+    // by block; the frame decoder stays for large blocks, where a block call would allocate blockMax each time.
+    if (frame.bound <= budget && frame.blockMax > SMALL_BLOCK_MAX && !options.ignoreHeaderChecksum) {
       try {
         content = lz4napi.decompressFrameSync(data.subarray(frame.start, frame.end));
       } catch (err) {

@@ -90,6 +90,14 @@ export class RecordScanner {
   private varint(limit: number): number {
     const buf = this.payload;
     const start = this.pos;
+    if (start < limit) {
+      const first = buf[start]!;
+      if (first < 0x80) {
+        // One byte: most lengths, deltas and counts.
+        this.pos = start + 1;
+        return (first >>> 1) ^ -(first & 1);
+      }
+    }
     let p = start;
     let result = 0;
     for (let shift = 0; ; shift += 7) {
@@ -114,6 +122,13 @@ export class RecordScanner {
   private varlong(limit: number): number {
     const buf = this.payload;
     const start = this.pos;
+    if (start < limit) {
+      const first = buf[start]!;
+      if (first < 0x80) {
+        this.pos = start + 1;
+        return (first >>> 1) ^ -(first & 1);
+      }
+    }
     let p = start;
     let result = 0;
     let scale = 1;
