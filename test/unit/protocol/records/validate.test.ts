@@ -13,6 +13,7 @@ import {
   validateProducedRecords,
 } from '../../../../protocol/records/index.js';
 import type { RecordValidationOptions, RecordValidationResult } from '../../../../protocol/records/index.js';
+import { KafkajsCompression, kafkajsBatch } from './kafkajs-fixtures.js';
 import { sizeOfVarint, writeVarint } from '../../../../protocol/records/varint.js';
 import { T0, batchAround, compressedBatch, goodPayload, gzipZeros, poisonedBatches, rawRecord, zstdRleBomb } from '../../../support/poisoned-batches.js';
 
@@ -46,6 +47,19 @@ describe('validating every record of a produced batch', () => {
     const result = await validate(records);
     expect(result.maxTimestamp).toBe(T0 + 6);
     expect(records.equals(copy)).toBe(true);
+  });
+
+  it.each([
+    ['none', KafkajsCompression.None!, 'raw'],
+    ['gzip', KafkajsCompression.GZIP!, 'raw'],
+    ['snappy (raw)', KafkajsCompression.Snappy!, 'raw'],
+    ['snappy (xerial, as Java writes it)', KafkajsCompression.Snappy!, 'xerial'],
+    ['lz4 (4 MiB blocks, content checksum)', KafkajsCompression.LZ4!, 'raw'],
+    ['zstd', KafkajsCompression.ZSTD!, 'raw'],
+  ] as const)('accepts what kafkajs produces with %s', async (_name, compression, snappy) => {
+    const messages = Array.from({ length: 30 }, (_, i) => ({ key: `k${i}`, value: `value ${i}`.repeat(i), timestamp: T0 + i, headers: { h: 'v' } }));
+    const records = await kafkajsBatch(messages, { compression, snappy });
+    expect((await validate(records)).maxTimestamp).toBe(T0 + 29);
   });
 
   it('rejects each malformed shape with Kafka error code', async () => {
