@@ -177,7 +177,7 @@ export class PartitionLog {
   readonly #openConcurrency: number;
   readonly #onBackgroundError: (err: Error) => void;
   readonly #logger: LogLogger | undefined;
-  /** Stored batches whose records did not decode, already reported (ledgerId:entryId; at most 1024 kept). */
+  /** Stored batches whose records did not decode, reported and not decoded again (ledgerId:entryId; at most 1024). */
   readonly #undecodable = new Set<string>();
   #config: PartitionLogConfig;
 
@@ -957,18 +957,18 @@ export class PartitionLog {
    * skipped, so ListOffsets (and the producer-state rebuild, which uses it) never fails on old bad data.
    */
   async #findRecord(batch: RecordBatch, pos: BatchPosition, match: (timestamp: number, offset: number) => boolean): Promise<TimestampAndOffsetOfRecord | null | undefined> {
+    // Stored batches never change: one known not to decode is not inflated again (a bomb costs the read limit).
+    const key = `${pos.ledger.ledgerId}:${pos.entryId}`;
+    if (this.#undecodable.has(key)) return undefined;
     try {
       return await findStoredRecord(batch, match);
     } catch (err) {
       if (!isRecordsError(err)) throw err;
-      const key = `${pos.ledger.ledgerId}:${pos.entryId}`;
-      if (!this.#undecodable.has(key)) {
-        if (this.#undecodable.size < 1024) this.#undecodable.add(key);
-        this.#logger?.warn(
-          { partition: this.name, ledgerId: pos.ledger.ledgerId, entryId: pos.entryId, baseOffset: batch.baseOffsetNumber, err: err.message },
-          'stored record batch does not decode: ListOffsets skips its records',
-        );
-      }
+      if (this.#undecodable.size < 1024) this.#undecodable.add(key);
+      this.#logger?.warn(
+        { partition: this.name, ledgerId: pos.ledger.ledgerId, entryId: pos.entryId, baseOffset: batch.baseOffsetNumber, err: err.message },
+        'stored record batch does not decode: ListOffsets skips its records',
+      );
       return undefined;
     }
   }
