@@ -58,6 +58,10 @@ export interface RecordValidationOptions {
   /** message.timestamp.before.max.ms / after.max.ms; null when unlimited (Long.MAX_VALUE). */
   timestampBeforeMaxMs: number | null;
   timestampAfterMaxMs: number | null;
+  /** The topic is compacted: a record without a key is refused (LogValidator.validateKey). */
+  compacted?: boolean;
+  /** For messages that name the partition, as Kafka's do: `topic-partition`. */
+  topicPartition?: string;
   /** Default MAX_DECOMPRESSED_RECORDS_BYTES. */
   maxDecompressedBytes?: number;
 }
@@ -137,6 +141,7 @@ export function validateRecordsPayload(batch: RecordBatch, payload: Buffer, opti
   const logAppendTime = batch.timestampType === TimestampType.LOG_APPEND_TIME;
   const batchMaxTimestamp = batch.maxTimestamp;
   const { nowMs, createTime } = options;
+  const compacted = options.compacted === true;
   const lower = options.timestampBeforeMaxMs === null ? -Infinity : nowMs - options.timestampBeforeMaxMs;
   const upper = options.timestampAfterMaxMs === null ? Infinity : nowMs + options.timestampAfterMaxMs;
   const errors = new ErrorCollector();
@@ -147,6 +152,11 @@ export function validateRecordsPayload(batch: RecordBatch, payload: Buffer, opti
     const offset = scanner.offsetDelta;
     if (offset !== i) {
       errors.add(i, `Record offset delta ${offset} does not match the record's position ${i} in the batch`, false);
+      continue;
+    }
+    // LogValidator.validateKey: compaction keeps the latest record per key, so a keyless one has no place.
+    if (compacted && scanner.keyLength < 0) {
+      errors.add(i, `Compacted topic cannot accept message without key in topic partition ${options.topicPartition ?? 'unknown'}.`, false);
       continue;
     }
     const timestamp = logAppendTime ? batchMaxTimestamp : baseTimestamp + scanner.timestampDelta;

@@ -77,7 +77,14 @@ function producePartition(ctx: RequestContext, topicName: string, index: number,
   } catch (e) {
     return recordsFailure(index, e);
   }
-  const recordOptions = { nowMs, createTime: config.createTime, timestampBeforeMaxMs: config.timestampBeforeMaxMs, timestampAfterMaxMs: config.timestampAfterMaxMs };
+  const recordOptions = {
+    nowMs,
+    createTime: config.createTime,
+    timestampBeforeMaxMs: config.timestampBeforeMaxMs,
+    timestampAfterMaxMs: config.timestampAfterMaxMs,
+    compacted: config.compacted,
+    topicPartition: `${topicName}-${index}`,
+  };
   const step = (): Issued | Promise<Issued> => {
     let validated: RecordValidationResult | Promise<RecordValidationResult>;
     try {

@@ -28,6 +28,8 @@ export interface ProduceConfig {
   readonly createTime: boolean;
   readonly timestampBeforeMaxMs: number | null;
   readonly timestampAfterMaxMs: number | null;
+  /** cleanup.policy includes compact: every record needs a key (LogValidator.validateKey). */
+  readonly compacted: boolean;
 }
 
 export function produceConfigOf(topics: TopicManager, t: TopicRecord): ProduceConfig {
@@ -41,6 +43,7 @@ export function produceConfigOf(topics: TopicManager, t: TopicRecord): ProduceCo
     createTime: topics.configValue(t, 'message.timestamp.type') === 'CreateTime',
     timestampBeforeMaxMs: bound('message.timestamp.before.max.ms'),
     timestampAfterMaxMs: bound('message.timestamp.after.max.ms'),
+    compacted: String(topics.configValue(t, 'cleanup.policy') ?? '').split(',').some((p) => p.trim() === 'compact'),
   };
 }
 

@@ -205,6 +205,22 @@ describe('validating every record of a produced batch', () => {
     );
   });
 
+  it.each(CODECS)('rejects records without a key on a compacted topic, with compression %i, as Kafka validateKey does', async (compression) => {
+    const records = await buildRecordBatch(
+      [
+        { key: 'k0', value: 'a', timestamp: T0 },
+        { key: null, value: 'b', timestamp: T0 },
+        { key: 'k2', value: 'c', timestamp: T0 },
+      ],
+      { compression },
+    );
+    const e = (await rejection(records, { compacted: true, topicPartition: 'changelog-3' })) as RecordValidationError;
+    expect(e.kafkaErrorCode).toBe(ErrorCode.INVALID_RECORD);
+    expect(e.recordErrors).toEqual([{ batchIndex: 1, message: 'Compacted topic cannot accept message without key in topic partition changelog-3.' }]);
+    // The same batch is fine where the topic is not compacted.
+    await expect(validate(records, { compacted: false })).resolves.toBeDefined();
+  });
+
   it('keeps at most MAX_RECORD_ERRORS record errors however many records fail', async () => {
     const n = MAX_RECORD_ERRORS + 500;
     const stored = Buffer.concat(Array.from({ length: n }, (_, i) => rawRecord({ offsetDelta: i, timestampDelta: 1_000_000 })));
