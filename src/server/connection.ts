@@ -16,6 +16,7 @@
  * body that does not parse closes the connection; ApiVersions with a version it does not know is answered
  * in v0 with UNSUPPORTED_VERSION and the supported ranges (KIP-511).
  */
+import { setMaxListeners } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { CodecError } from '../../protocol/errors.js';
@@ -63,6 +64,9 @@ export class Connection {
     };
     this.log = broker.log.child({ conn: this.info.id, remote: this.info.remoteAddress });
     this.decoder = new FrameDecoder(broker.config.socketRequestMaxBytes);
+    // Every request in flight may wait on the connection's signal (a Fetch long-poll adds one listener for
+    // its whole wait, JoinGroup two), so its limit is what MAX_IN_FLIGHT allows, not Node's default of 10.
+    setMaxListeners(2 * MAX_IN_FLIGHT, this.abort.signal);
     socket.setNoDelay(true);
     socket.setTimeout(broker.config.connectionsMaxIdleMs, () => {
       this.log.debug('closing idle connection');
