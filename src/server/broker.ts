@@ -25,6 +25,7 @@ import { openSqliteMetadataStore } from '../metadata/index.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Connection } from './connection.js';
+import { RefusalLog } from './refusals.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
 import type { Counter } from 'prom-client';
@@ -55,6 +56,8 @@ export class Broker {
   metrics!: BrokerMetrics;
   groups!: GroupCoordinator;
   admin: AdminHttpServer | null = null;
+  /** Refused requests, logged once per client, API and reason (src/server/refusals.ts). */
+  readonly refusals: RefusalLog;
   private readonly requestCounters = new Map<number, Counter.Internal>();
   private readonly topicCounters = new Map<string, { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal }>();
   private readonly servers: Server[] = [];
@@ -65,6 +68,7 @@ export class Broker {
     readonly log: Logger,
   ) {
     for (const h of allHandlers) this.handlers.set(h.api.apiKey, h);
+    this.refusals = new RefusalLog(log.child({ component: 'refusals' }));
   }
 
   get nodeId(): number {

@@ -20,11 +20,13 @@ import { setMaxListeners } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { CodecError } from '../../protocol/errors.js';
-import { encodeResponseFrame, readRequestHeader } from '../../protocol/headers.js';
+import { encodeResponseFrame, readRequestHeader, type RequestHeader } from '../../protocol/headers.js';
+import { errorByCode } from '../../protocol/error-codes.js';
 import { Reader } from '../../protocol/wire/reader.js';
 import { NO_RESPONSE, type ConnectionInfo, type RequestContext } from '../api/handler.js';
 import type { Broker } from './broker.js';
 import { FrameDecoder, FrameTooLargeError } from './frame-decoder.js';
+import { findRefusal } from './refusals.js';
 
 /** Requests a connection may have in flight before it stops reading. */
 const MAX_IN_FLIGHT = 100;
@@ -176,7 +178,17 @@ export class Connection {
     const seq = this.nextSeq++;
     this.slots.set(seq, undefined);
     this.inFlight++;
-    const ctx: RequestContext = { broker: this.broker, header, apiVersion: version, connection: this.info, signal: this.abort.signal };
+    let refusedBecause: string | null = null;
+    const ctx: RequestContext = {
+      broker: this.broker,
+      header,
+      apiVersion: version,
+      connection: this.info,
+      signal: this.abort.signal,
+      refuse: (reason) => {
+        refusedBecause ??= reason;
+      },
+    };
     let result;
     try {
       result = handler.handle(request, ctx);
@@ -186,17 +198,37 @@ export class Connection {
     }
     if (result instanceof Promise) {
       result.then(
-        (res) => this.finish(seq, handler.api, version, header.correlationId, res),
+        (res) => this.finish(seq, handler.api, version, header, res, refusedBecause),
         (e: unknown) => this.failed(e, header.requestApiKey, version),
       );
     } else {
-      this.finish(seq, handler.api, version, header.correlationId, result);
+      this.finish(seq, handler.api, version, header, result, refusedBecause);
     }
   }
 
-  private finish(seq: number, api: { apiKey: number }, version: number, correlationId: number, res: unknown): void {
+  /** The dispatch seam's refusal check: logs (once) a request the handler refused or answered with a refusal code. */
+  private noteRefusal(api: { apiKey: number; name: string }, version: number, header: RequestHeader, res: unknown, reason: string | null): void {
+    const found = res === NO_RESPONSE ? null : findRefusal(res);
+    if (reason === null && found === null) return;
+    this.broker.refusals.report({
+      clientId: header.clientId,
+      remoteAddress: this.info.remoteAddress,
+      apiKey: api.apiKey,
+      api: api.name,
+      apiVersion: version,
+      correlationId: header.correlationId,
+      reason: reason ?? found!.errorMessage ?? errorByCode(found!.errorCode).message ?? errorByCode(found!.errorCode).name,
+      errorCode: found?.errorCode ?? null,
+      resource: found?.resource ?? null,
+      level: reason !== null || found!.topLevel ? 'warn' : 'info',
+    });
+  }
+
+  private finish(seq: number, api: { apiKey: number; name: string }, version: number, header: RequestHeader, res: unknown, refusedBecause: string | null): void {
     this.inFlight--;
     if (this.closed) return;
+    const correlationId = header.correlationId;
+    this.noteRefusal(api, version, header, res, refusedBecause);
     if (res === NO_RESPONSE) {
       this.respond(seq, NO_RESPONSE);
       return;
