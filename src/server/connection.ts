@@ -200,10 +200,21 @@ export class Connection {
         this.respond(this.nextSeq++, this.broker.apiVersionsFallback(header));
         return;
       }
-      this.log.info(
-        { apiKey: header.requestApiKey, apiVersion: version, clientId: header.clientId, known: api !== undefined && versionKnown },
-        'closing connection: unsupported API key or version',
-      );
+      // Kafka closes the connection; the refusal is logged once per client and API, as others are.
+      this.broker.refusals.report({
+        clientId: header.clientId,
+        remoteAddress: this.info.remoteAddress,
+        apiKey: header.requestApiKey,
+        api: api?.name ?? `ApiKey ${header.requestApiKey}`,
+        apiVersion: version,
+        correlationId: header.correlationId,
+        reason: handler
+          ? `version ${version} is outside the served ${handler.versions.min}-${handler.versions.max}${versionKnown ? '' : ' (and unknown to the schema)'}; closing the connection`
+          : `${api ? 'API not served' : 'unknown API key'}; closing the connection`,
+        errorCode: null,
+        resource: null,
+        level: 'info',
+      });
       this.close();
       return;
     }

@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { CreateTopicsApi } from '../../protocol/messages/019-create-topics.gen.js';
 import { InitProducerIdApi } from '../../protocol/messages/022-init-producer-id.gen.js';
+import { FetchApi } from '../../protocol/messages/001-fetch.gen.js';
+import { MetadataApi } from '../../protocol/messages/003-metadata.gen.js';
+import { fetchRequest, metadataRequest } from '../support/requests.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { RawConnection, waitFor } from '../support/raw-connection.js';
 
@@ -86,5 +89,21 @@ describe('refused requests in the broker log', () => {
     } finally {
       c.destroy();
     }
+  });
+
+  it('logs a version it does not serve once, however often the client reconnects and tries again', async () => {
+    for (let i = 0; i < 3; i++) {
+      const c = await RawConnection.connect(broker.port);
+      // Fetch v3: removed by Kafka 4, refused by closing the connection.
+      c.send(FetchApi, 3, fetchRequest({ topics: [] }), 77, 'old-consumer');
+      await c.waitClosed(5000);
+    }
+    const healthy = await RawConnection.connect(broker.port);
+    await healthy.request(MetadataApi, 12, metadataRequest([], false));
+    healthy.destroy();
+    const lines = refusals('Fetch');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ clientId: 'old-consumer', apiVersion: 3, correlationId: 77 });
+    expect(lines[0]!.reason).toMatch(/outside the served 4-17; closing the connection/);
   });
 });
