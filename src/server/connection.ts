@@ -152,7 +152,8 @@ export class Connection {
     this.memoryWait = null;
     this.decoder.resume();
     setImmediate(() => {
-      if (this.closed) return;
+      // A draining connection reads no new request: the granted memory goes back when it closes.
+      if (this.closed || this.draining) return;
       this.onData(EMPTY);
       this.maybeResume();
     });
