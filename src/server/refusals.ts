@@ -73,6 +73,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function resourceName(o: Record<string, unknown>): string | null {
+  if (o.name === undefined && o.topic === undefined && o.groupId === undefined && o.resourceName === undefined && o.transactionalId === undefined) return null;
   for (const k of ['name', 'topic', 'groupId', 'resourceName', 'transactionalId']) {
     const v = o[k];
     if (typeof v === 'string' && v !== '') return v;
@@ -91,27 +92,63 @@ export function findRefusal(res: unknown): FoundRefusal | null {
   if (typeof own === 'number' && REFUSAL_CODES.has(own)) {
     return { errorCode: own, errorMessage: typeof res.errorMessage === 'string' ? res.errorMessage : null, resource: null, topLevel: true };
   }
-  return findIn(res, 1, null);
-}
-
-function findIn(o: Record<string, unknown>, depth: number, parent: string | null): FoundRefusal | null {
-  if (depth > MAX_DEPTH) return null;
-  for (const k in o) {
-    const v = o[k];
-    if (!Array.isArray(v) || v.length === 0 || !isRecord(v[0])) continue;
-    for (const item of v as unknown[]) {
-      if (!isRecord(item)) continue;
-      const code = item.errorCode;
-      const name = resourceName(item);
-      const label = parent && name ? `${parent}/${name}` : name ?? (parent && typeof item.partitionIndex === 'number' ? `${parent}-${item.partitionIndex}` : parent);
-      if (typeof code === 'number' && REFUSAL_CODES.has(code)) {
-        return { errorCode: code, errorMessage: typeof item.errorMessage === 'string' ? item.errorMessage : null, resource: label, topLevel: false };
-      }
-      const inner = findIn(item, depth + 1, label);
-      if (inner) return inner;
+  for (const k in res) {
+    const v = res[k];
+    if (Array.isArray(v) && v.length > 0 && isRecord(v[0])) {
+      const found = findInArray(v as unknown[], 1, []);
+      if (found) return found;
     }
   }
   return null;
+}
+
+/**
+ * Looks through one array of resources. The generated types make every element of an array the same
+ * shape, so the keys that may hold nested arrays are read off the first element once, and a resource's
+ * name is only worked out for the one refused (from `path`, the resources above it): a Fetch response of
+ * a thousand partitions costs a few property reads per partition, no strings.
+ */
+function findInArray(items: unknown[], depth: number, path: Record<string, unknown>[]): FoundRefusal | null {
+  const first = items[0] as Record<string, unknown>;
+  let nested: string[] | null = null;
+  if (depth < MAX_DEPTH) {
+    for (const k in first) {
+      // Arrays of resources; not record sets (arrays of Buffers).
+      const v = first[k];
+      if (Array.isArray(v) && (v.length === 0 || isRecord(v[0]))) (nested ??= []).push(k);
+    }
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (!isRecord(item)) continue;
+    const code = item.errorCode;
+    if (typeof code === 'number' && code !== 0 && REFUSAL_CODES.has(code)) {
+      return { errorCode: code, errorMessage: typeof item.errorMessage === 'string' ? item.errorMessage : null, resource: labelOf([...path, item]), topLevel: false };
+    }
+    if (nested === null) continue;
+    for (const k of nested) {
+      const v = item[k];
+      if (Array.isArray(v) && v.length > 0 && isRecord(v[0])) {
+        path.push(item);
+        const found = findInArray(v as unknown[], depth + 1, path);
+        path.pop();
+        if (found) return found;
+      }
+    }
+  }
+  return null;
+}
+
+/** `topic`, `topic-3` (a partition), `group/topic`: the names along the path to a refused resource. */
+function labelOf(path: Record<string, unknown>[]): string | null {
+  let label: string | null = null;
+  for (const item of path) {
+    const name = resourceName(item);
+    const index = typeof item.partitionIndex === 'number' ? item.partitionIndex : typeof item.index === 'number' ? item.index : null;
+    if (name !== null) label = label !== null ? `${label}/${name}` : name;
+    else if (label !== null && index !== null) label = `${label}-${index}`;
+  }
+  return label;
 }
 
 export interface Refusal {

@@ -38,7 +38,7 @@ describe('findRefusal', () => {
     const res = { errorCode: 0, topics: [{ name: 'ok', errorCode: 0 }, { name: 'bad', errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: 'policy' }] };
     expect(findRefusal(res)).toEqual({ errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: 'policy', resource: 'bad', topLevel: false });
     const produce = { responses: [{ name: 't', partitionResponses: [{ index: 0, errorCode: 0 }, { index: 3, errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: null }] }] };
-    expect(findRefusal(produce)).toMatchObject({ errorCode: ErrorCode.CORRUPT_MESSAGE, resource: 't' });
+    expect(findRefusal(produce)).toMatchObject({ errorCode: ErrorCode.CORRUPT_MESSAGE, resource: 't-3' });
   });
 
   it('does not count the protocol\'s normal-flow errors, and never looks into record bytes', () => {
