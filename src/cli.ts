@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './observability/logger.js';
+import { routeProcessWarnings } from './observability/process-warnings.js';
 import { Broker } from './server/broker.js';
 
 /** package.json of the installation, found upwards from this file (src/ when run from source, dist/src/ when built). */
@@ -61,6 +62,7 @@ async function start(args: string[]): Promise<number> {
     throw e;
   }
   const log = createLogger();
+  routeProcessWarnings(log);
   const broker = new Broker(config, log);
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): void => {

@@ -34,6 +34,8 @@ export interface BrokerConfig {
   readonly deleteTopicEnable: boolean;
   readonly messageMaxBytes: number;
   readonly socketRequestMaxBytes: number;
+  /** queued.max.request.bytes: the request memory pool's capacity; Infinity when unbounded (-1). */
+  readonly queuedMaxRequestBytes: number;
   readonly connectionsMaxIdleMs: number;
   readonly logRetentionCheckIntervalMs: number;
   readonly maxFetchSessions: number;
@@ -82,6 +84,28 @@ export function parseListeners(value: string, what: string): Listener[] {
   }
   if (out.length === 0) throw new ConfigError(`${what} is empty`);
   return out;
+}
+
+/** Ledgerline's default for queued.max.request.bytes. */
+export const DEFAULT_QUEUED_MAX_REQUEST_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The request memory pool's capacity (queued.max.request.bytes). Kafka's default, -1, leaves request memory
+ * unbounded; Ledgerline's is bounded whatever clients do: 256 MiB, or twice socket.request.max.bytes when
+ * that is larger, so two largest requests always fit with room to spare for small ones. 256 MiB is a small
+ * share of a broker machine, and requests hold it only while being read and handled (a produce until its
+ * fsync), so at millisecond latencies it carries far more than the disk can take. An operator's explicit
+ * -1 (or 0) keeps Kafka's meaning, no bound. An explicit bound below socket.request.max.bytes is refused as
+ * Kafka refuses it (its SimpleMemoryPool cannot be smaller than its largest single allocation): a request
+ * of the maximum size could otherwise never be read.
+ */
+export function requestMemoryBound(explicit: number | null, socketRequestMaxBytes: number): number {
+  if (explicit === null) return Math.max(DEFAULT_QUEUED_MAX_REQUEST_BYTES, 2 * socketRequestMaxBytes);
+  if (explicit <= 0) return Infinity;
+  if (explicit < socketRequestMaxBytes) {
+    throw new ConfigError(`queued.max.request.bytes (${explicit}) must be at least socket.request.max.bytes (${socketRequestMaxBytes}), or -1 for no bound`);
+  }
+  return explicit;
 }
 
 export interface ConfigSources {
@@ -133,6 +157,9 @@ export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
   const dataDirs = logDirs.split(',').map((s) => s.trim()).filter(Boolean);
   if (dataDirs.length !== 1) throw new ConfigError(`log.dirs must name exactly one directory (got ${JSON.stringify(logDirs)})`);
 
+  const socketRequestMaxBytes = int('socket.request.max.bytes');
+  const queuedMaxRequestBytes = requestMemoryBound(explicit.has('queued.max.request.bytes') ? Number(str('queued.max.request.bytes')) : null, socketRequestMaxBytes);
+
   return {
     values,
     explicit,
@@ -145,7 +172,8 @@ export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
     autoCreateTopics: bool('auto.create.topics.enable'),
     deleteTopicEnable: bool('delete.topic.enable'),
     messageMaxBytes: int('message.max.bytes'),
-    socketRequestMaxBytes: int('socket.request.max.bytes'),
+    socketRequestMaxBytes,
+    queuedMaxRequestBytes,
     connectionsMaxIdleMs: int('connections.max.idle.ms'),
     logRetentionCheckIntervalMs: int('log.retention.check.interval.ms'),
     maxFetchSessions: int('max.incremental.fetch.session.cache.slots'),

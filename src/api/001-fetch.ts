@@ -129,26 +129,34 @@ function waitPositions(reads: PartitionRead[]): { fetch: FetchPartition; offset:
   return out;
 }
 
-/** Waits until one of the partitions gets data past its position, the deadline passes or the client goes. */
-async function waitForAny(broker: Broker, positions: { fetch: FetchPartition; offset: number }[], deadline: number, signal: AbortSignal): Promise<void> {
+/**
+ * Waits until one of the partitions gets data past its position, the deadline passes or the client goes.
+ * One timer and one abort listener for the whole wait, however many partitions it covers: each partition
+ * gets a plain callback (PartitionLog.onData), not a listener on a shared AbortSignal, so a long-poll of
+ * hundreds of partitions stays under Node's MaxListeners limit of 10 per signal.
+ */
+function waitForAny(broker: Broker, positions: { fetch: FetchPartition; offset: number }[], deadline: number, signal: AbortSignal): Promise<void> {
   const remaining = deadline - Date.now();
-  if (remaining <= 0 || signal.aborted) return;
-  const done = new AbortController();
-  const onAbort = (): void => done.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const waits: Promise<unknown>[] = [new Promise<void>((r) => (timer = setTimeout(r, remaining)))];
+  if (remaining <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const cancels: (() => void)[] = [];
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      for (const c of cancels) c();
+      resolve();
+    };
+    const timer = setTimeout(finish, remaining);
+    signal.addEventListener('abort', finish, { once: true });
     for (const { fetch: f, offset } of positions) {
+      if (done) break;
       const part = broker.partitions.get(f.topic, f.partition);
-      if (part) waits.push(part.log.waitForData(offset, done.signal));
+      if (part) cancels.push(part.log.onData(offset, finish));
     }
-    await Promise.race(waits);
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
-    done.abort();
-  }
+  });
 }
 
 export const fetch = defineHandler({

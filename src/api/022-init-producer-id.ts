@@ -12,7 +12,9 @@ export const initProducerId = defineHandler({
   async handle(req, ctx) {
     if (req.transactionalId !== null) {
       // Transactions are not served yet: refuse with an error the clients treat as fatal rather than
-      // one they would retry until they time out.
+      // one they would retry until they time out. Clients then say "see the broker logs": the reason is
+      // logged there once (ctx.refuse).
+      ctx.refuse(`transactions are not supported yet: transactional.id ${JSON.stringify(req.transactionalId)} refused; unset transactional.id for an idempotent producer`);
       return createInitProducerIdResponse({ errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1 });
     }
     const producerId = await ctx.broker.producerIds.allocate();

@@ -27,6 +27,13 @@ export interface RequestContext {
   readonly connection: ConnectionInfo;
   /** Aborted when the connection closes or the broker shuts down, so long waits (Fetch, JoinGroup) end early. */
   readonly signal: AbortSignal;
+  /**
+   * States why this request is refused (answered, but not done as asked): the dispatch seam logs it once,
+   * with the client, API and correlation id (src/server/refusals.ts). Responses carrying a refusal code
+   * (INVALID_REQUEST, POLICY_VIOLATION, ...) are logged without it, with their errorMessage or Kafka's text
+   * for the code; a handler calls this when the code alone would not tell an operator why.
+   */
+  refuse(reason: string): void;
 }
 
 export type HandlerResult<Res> = Res | typeof NO_RESPONSE;

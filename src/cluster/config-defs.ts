@@ -82,6 +82,8 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'delete.topic.enable', type: 'BOOLEAN', default: 'true', doc: 'Allow DeleteTopics.', readOnly: true },
   { name: 'message.max.bytes', type: 'INT', default: '1048588', doc: 'Largest record batch size allowed (topic default for max.message.bytes).', min: 0 },
   { name: 'socket.request.max.bytes', type: 'INT', default: '104857600', doc: 'Largest request a connection may send.', min: 1, readOnly: true },
+  // Kafka's default is -1 (no bound); Ledgerline bounds request memory by default (src/config.ts).
+  { name: 'queued.max.request.bytes', type: 'LONG', default: '268435456', doc: 'Request bytes the broker holds, read or being handled, before it stops reading connections; -1: no bound.', readOnly: true },
   { name: 'connections.max.idle.ms', type: 'LONG', default: '600000', doc: 'Close connections idle this long.', readOnly: true },
   { name: 'log.retention.ms', type: 'LONG', default: null, doc: 'Topic default retention.ms; when null, log.retention.minutes/hours apply.' },
   { name: 'log.retention.minutes', type: 'INT', default: null, doc: 'Used when log.retention.ms is not set.' },

@@ -120,6 +120,9 @@ interface Waiter {
   readonly cleanup: () => void;
 }
 
+/** What onData returns when it woke its caller at once: nothing to cancel. */
+const NO_WAIT = (): void => undefined;
+
 function isLedgerError(err: unknown, code: string): boolean {
   return err instanceof LedgerError && err.code === code;
 }
@@ -853,17 +856,33 @@ export class PartitionLog {
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const onAbort = (): void => {
-        this.#waiters.delete(waiter);
+        cancel();
         resolve(false);
       };
-      const waiter: Waiter = {
-        offset,
-        resolve,
-        cleanup: () => signal?.removeEventListener('abort', onAbort),
-      };
+      const cancel = this.onData(offset, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiters.add(waiter);
     });
+  }
+
+  /**
+   * Calls `wake` once a batch at or after `offset` is readable (or the log can no longer serve) — at once,
+   * synchronously, if that is already so. Returns a function that cancels the wait. Takes no AbortSignal,
+   * so a caller waiting on many partitions (a Fetch long-poll) adds one abort listener for its whole wait,
+   * not one per partition.
+   */
+  onData(offset: number, wake: () => void): () => void {
+    if (this.#highWatermark > offset || this.#readError()) {
+      wake();
+      return NO_WAIT;
+    }
+    const w: Waiter = { offset, resolve: wake, cleanup: () => undefined };
+    this.#waiters.add(w);
+    return () => {
+      this.#waiters.delete(w);
+    };
   }
 
   #notifyWaiters(): void {

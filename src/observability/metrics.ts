@@ -31,6 +31,31 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
       this.set(broker.connections.size);
     },
   });
+  // Kafka's kafka.network:type=SocketServer,name=MemoryPoolAvailable / MemoryPoolUsed (KIP-72).
+  new Gauge({
+    name: 'kafka_network_socketserver_memorypoolavailable',
+    help: 'Request memory the pool can still grant (queued.max.request.bytes minus what requests hold); +Inf when unbounded.',
+    registers,
+    collect() {
+      this.set(broker.requestMemory.available);
+    },
+  });
+  new Gauge({
+    name: 'kafka_network_socketserver_memorypoolused',
+    help: 'Request memory held by requests being read or handled.',
+    registers,
+    collect() {
+      this.set(broker.requestMemory.used);
+    },
+  });
+  new Gauge({
+    name: 'ledgerline_request_memory_waiting_connections',
+    help: 'Connections not read from because the request memory pool cannot grant their next request yet.',
+    registers,
+    collect() {
+      this.set(broker.requestMemory.waiting);
+    },
+  });
   new Gauge({
     name: 'kafka_topic_partition_current_offset',
     help: 'High watermark of each partition.',

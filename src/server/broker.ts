@@ -25,6 +25,8 @@ import { openSqliteMetadataStore } from '../metadata/index.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Connection } from './connection.js';
+import { RefusalLog } from './refusals.js';
+import { MemoryPool } from './memory-pool.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
 import type { Counter } from 'prom-client';
@@ -55,6 +57,11 @@ export class Broker {
   metrics!: BrokerMetrics;
   groups!: GroupCoordinator;
   admin: AdminHttpServer | null = null;
+  /** Refused requests, logged once per client, API and reason (src/server/refusals.ts). */
+  readonly refusals: RefusalLog;
+  /** The memory of request buffers, queued.max.request.bytes (src/server/memory-pool.ts). */
+  readonly requestMemory: MemoryPool;
+  private requestMemoryWarnedAt = -Infinity;
   private readonly requestCounters = new Map<number, Counter.Internal>();
   private readonly topicCounters = new Map<string, { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal }>();
   private readonly servers: Server[] = [];
@@ -65,6 +72,23 @@ export class Broker {
     readonly log: Logger,
   ) {
     for (const h of allHandlers) this.handlers.set(h.api.apiKey, h);
+    this.refusals = new RefusalLog(log.child({ component: 'refusals' }));
+    // The top eighth of the pool (at most what leaves room for one largest request) stays for small
+    // requests, so half-sent large frames cannot stop other clients' metadata, heartbeats and commits.
+    const capacity = config.queuedMaxRequestBytes;
+    this.requestMemory = new MemoryPool(capacity, { reserve: Math.min(Math.floor(capacity / 8), capacity - config.socketRequestMaxBytes), smallRequestBytes: 1024 * 1024 });
+  }
+
+  /** A connection stopped reading for want of request memory: said at warn, at most once a minute. */
+  requestMemoryExhausted(size: number): void {
+    const now = Date.now();
+    if (now - this.requestMemoryWarnedAt < 60_000) return;
+    this.requestMemoryWarnedAt = now;
+    const pool = this.requestMemory;
+    this.log.warn(
+      { size, used: pool.used, capacity: pool.capacity, waiting: pool.waiting + 1 },
+      'request memory exhausted (queued.max.request.bytes): connections wait, unread, until requests in progress finish',
+    );
   }
 
   get nodeId(): number {
@@ -123,6 +147,7 @@ export class Broker {
     await this.groups.start();
     this.metrics = createBrokerMetrics(this);
     registerGroupCoordinatorMetrics(this.metrics.registry, this.groups, { logEndOffset: (t, p) => this.partitions.get(t, p)?.log.highWatermark ?? null });
+    if (!Number.isFinite(this.requestMemory.capacity)) this.log.warn('queued.max.request.bytes is -1: request memory is unbounded, as Kafka\'s default leaves it');
     for (const l of this.config.listeners) await this.listen(l);
     const admin = parseAdminListener(this.config.values.get('ledgerline.admin.listener') ?? '');
     if (admin) {

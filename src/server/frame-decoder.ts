@@ -5,6 +5,11 @@
  * that sits inside one chunk is returned as a slice of it (no copy); one that spans chunks is copied
  * once into a buffer of exactly its size. A size above `maxFrameBytes` (Kafka's socket.request.max.bytes)
  * or below zero is reported before anything is allocated for it, so a lying length prefix costs nothing.
+ *
+ * An `admit` hook, when given, is asked for each frame's bytes as soon as its size prefix is read (the
+ * broker's request memory pool). When it says no, the decoder holds that frame: it returns the frames before
+ * it and decodes nothing more until `resume()` says the memory was granted. Bytes already received stay
+ * queued; the caller stops reading its socket meanwhile, so they are at most what one read brought.
  */
 export class FrameTooLargeError extends Error {
   readonly code = 'LL_ERR_FRAME_SIZE';
@@ -24,11 +29,32 @@ export class FrameDecoder {
   /** Size of the frame being assembled, or -1 while its prefix has not arrived. */
   private need = -1;
 
-  constructor(private readonly maxFrameBytes: number) {}
+  /** True while the frame whose size is `need` waits for `admit` to be granted. */
+  private held = false;
+
+  constructor(
+    private readonly maxFrameBytes: number,
+    private readonly admit?: (size: number) => boolean,
+  ) {}
 
   /** Bytes buffered but not yet returned as frames. */
   get buffered(): number {
     return this.queued;
+  }
+
+  /** Size of the frame waiting for its memory, or 0. */
+  get waitingFor(): number {
+    return this.held ? this.need : 0;
+  }
+
+  /** Size of the admitted frame still being received (its memory is granted, the frame not returned), or 0. */
+  get assembling(): number {
+    return !this.held && this.need > 0 ? this.need : 0;
+  }
+
+  /** The held frame's memory was granted: the next push (an empty chunk will do) goes on decoding. */
+  resume(): void {
+    this.held = false;
   }
 
   /** Adds a chunk; returns the frames it completes (frame bodies without the size prefix). */
@@ -44,8 +70,9 @@ export class FrameDecoder {
         const size = this.readSize();
         if (size < 0 || size > this.maxFrameBytes) throw new FrameTooLargeError(size, this.maxFrameBytes);
         this.need = size;
+        this.held = size > 0 && this.admit !== undefined && !this.admit(size);
       }
-      if (this.queued < this.need) break;
+      if (this.held || this.queued < this.need) break;
       frames.push(this.take(this.need));
       this.need = -1;
     }

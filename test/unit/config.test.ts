@@ -148,3 +148,22 @@ describe('loadConfig', () => {
   });
 
 });
+
+describe('queued.max.request.bytes', () => {
+  it('bounds request memory by default: 256 MiB, or twice socket.request.max.bytes when larger', () => {
+    expect(loadConfig().queuedMaxRequestBytes).toBe(256 * 1024 * 1024);
+    expect(loadConfig({ overrides: [['socket.request.max.bytes', String(200 * 1024 * 1024)]] }).queuedMaxRequestBytes).toBe(400 * 1024 * 1024);
+  });
+
+  it('takes Kafka\'s name, and -1 as Kafka\'s "no bound"', () => {
+    expect(loadConfig({ overrides: [['queued.max.request.bytes', String(512 * 1024 * 1024)]] }).queuedMaxRequestBytes).toBe(512 * 1024 * 1024);
+    expect(loadConfig({ overrides: [['queued.max.request.bytes', '-1']] }).queuedMaxRequestBytes).toBe(Infinity);
+    expect(loadConfig({ env: { LEDGERLINE_QUEUED_MAX_REQUEST_BYTES: '300000000' } }).queuedMaxRequestBytes).toBe(300_000_000);
+  });
+
+  it('refuses a bound below socket.request.max.bytes, which could never read a largest request', () => {
+    expect(() => loadConfig({ overrides: [['queued.max.request.bytes', '1000']] })).toThrow(ConfigError);
+    expect(() => loadConfig({ overrides: [['queued.max.request.bytes', '1000']] })).toThrow(/must be at least socket.request.max.bytes/);
+    expect(() => loadConfig({ overrides: [['queued.max.request.bytes', 'lots']] })).toThrow(ConfigError);
+  });
+});

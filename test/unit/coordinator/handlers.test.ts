@@ -40,6 +40,7 @@ function context(groups: GroupCoordinator | undefined, apiVersion: number, signa
     apiVersion,
     connection: { id: 1, remoteAddress: '10.0.0.5:53122', listenerName: 'PLAINTEXT', clientSoftwareName: null, clientSoftwareVersion: null },
     signal,
+    refuse: () => undefined,
   };
 }
 

@@ -232,6 +232,19 @@ describe('read', () => {
     controller.abort();
     expect(await aborted).toBe(false);
   });
+
+  it('calls an onData callback once data is there (at once if it already is) and not after it is cancelled', async () => {
+    const log = await open();
+    const woke: string[] = [];
+    const cancelA = log.onData(0, () => woke.push('a'));
+    const cancelB = log.onData(0, () => woke.push('b'));
+    cancelB();
+    await log.append(buildBatch(1));
+    expect(woke).toEqual(['a']);
+    cancelA();
+    log.onData(0, () => woke.push('now'));
+    expect(woke).toEqual(['a', 'now']);
+  });
 });
 
 describe('rollover', () => {

@@ -114,3 +114,44 @@ describe('FrameDecoder', () => {
     );
   });
 });
+
+describe('FrameDecoder with an admission hook', () => {
+  it('asks for each frame\'s bytes when its size prefix arrives, and holds the frame until resumed', () => {
+    const asked: number[] = [];
+    let allow = true;
+    const d = new FrameDecoder(1 << 20, (size) => {
+      asked.push(size);
+      return allow;
+    });
+    const a = framed(body(10, 1));
+    const b = framed(body(300, 2));
+    const c = framed(body(5, 3));
+    // The first frame is admitted; the second is not, so the third is not even looked at.
+    allow = true;
+    expect(d.push(Buffer.concat([a, b.subarray(0, 8)])).map((f) => f.length)).toEqual([10]);
+    expect(asked).toEqual([10, 300]);
+    expect(d.assembling).toBe(300);
+    allow = false;
+    const d2 = new FrameDecoder(1 << 20, (size) => size < 100 || allow);
+    expect(d2.push(Buffer.concat([a, b, c])).map((f) => f.length)).toEqual([10]);
+    expect(d2.waitingFor).toBe(300);
+    expect(d2.assembling).toBe(0);
+    // More bytes while held return nothing.
+    expect(d2.push(Buffer.alloc(0))).toEqual([]);
+    d2.resume();
+    expect(d2.waitingFor).toBe(0);
+    const rest = d2.push(Buffer.alloc(0));
+    expect(rest.map((f) => f.length)).toEqual([300, 5]);
+    expect(rest[0]!.equals(body(300, 2))).toBe(true);
+  });
+
+  it('does not ask for an empty frame', () => {
+    const asked: number[] = [];
+    const d = new FrameDecoder(1024, (size) => {
+      asked.push(size);
+      return false;
+    });
+    expect(d.push(framed(Buffer.alloc(0))).map((f) => f.length)).toEqual([0]);
+    expect(asked).toEqual([]);
+  });
+});
