@@ -8,6 +8,7 @@
  * `LogConfig.configDef`.
  */
 import { GROUP_COORDINATOR_CONFIG_DEFS } from '../coordinator/config-defs.js';
+import { quoted } from './topic-names.js';
 
 /** Kafka's `ConfigDef.Type`, numbered as DescribeConfigs v3+ reports it (`DescribeConfigsResponse.ConfigType`). */
 export const ConfigType = {
@@ -178,34 +179,34 @@ export function validateConfigValue(def: ConfigDef, value: string | null): strin
   const v = value.trim();
   switch (def.type) {
     case 'BOOLEAN':
-      if (!/^(true|false)$/i.test(v)) return `Invalid value ${value} for configuration ${def.name}: Expected value to be either true or false`;
+      if (!/^(true|false)$/i.test(v)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Expected value to be either true or false`;
       return null;
     case 'INT':
     case 'SHORT':
     case 'LONG': {
-      if (!/^-?\d+$/.test(v)) return `Invalid value ${value} for configuration ${def.name}: Not a number of type ${def.type}`;
+      if (!/^-?\d+$/.test(v)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Not a number of type ${def.type}`;
       const n = BigInt(v);
       const [lo, hi] = def.type === 'INT' ? [-(2n ** 31n), 2n ** 31n - 1n] : def.type === 'SHORT' ? [-32768n, 32767n] : [-(2n ** 63n), 2n ** 63n - 1n];
-      if (n < lo || n > hi) return `Invalid value ${value} for configuration ${def.name}: Not a number of type ${def.type}`;
-      if (def.min !== undefined && n < BigInt(def.min)) return `Invalid value ${value} for configuration ${def.name}: Value must be at least ${def.min}`;
-      if (def.max !== undefined && n > BigInt(def.max)) return `Invalid value ${value} for configuration ${def.name}: Value must be no more than ${def.max}`;
+      if (n < lo || n > hi) return `Invalid value ${quoted(value)} for configuration ${def.name}: Not a number of type ${def.type}`;
+      if (def.min !== undefined && n < BigInt(def.min)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be at least ${def.min}`;
+      if (def.max !== undefined && n > BigInt(def.max)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be no more than ${def.max}`;
       return null;
     }
     case 'DOUBLE': {
       const n = Number(v);
-      if (v === '' || !Number.isFinite(n)) return `Invalid value ${value} for configuration ${def.name}: Not a number of type DOUBLE`;
-      if (def.min !== undefined && n < def.min) return `Invalid value ${value} for configuration ${def.name}: Value must be at least ${def.min}`;
-      if (def.max !== undefined && n > def.max) return `Invalid value ${value} for configuration ${def.name}: Value must be no more than ${def.max}`;
+      if (v === '' || !Number.isFinite(n)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Not a number of type DOUBLE`;
+      if (def.min !== undefined && n < def.min) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be at least ${def.min}`;
+      if (def.max !== undefined && n > def.max) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be no more than ${def.max}`;
       return null;
     }
     case 'LIST':
       if (def.oneOf) {
         const items = v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-        for (const item of items) if (!def.oneOf.includes(item)) return `Invalid value ${item} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
+        for (const item of items) if (!def.oneOf.includes(item)) return `Invalid value ${quoted(item)} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
       }
       return null;
     default:
-      if (def.oneOf && !def.oneOf.includes(v)) return `Invalid value ${value} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
+      if (def.oneOf && !def.oneOf.includes(v)) return `Invalid value ${quoted(value)} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
       return null;
   }
 }

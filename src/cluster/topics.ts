@@ -15,7 +15,7 @@ import type { BrokerConfig } from '../config.js';
 import { topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
 import type { MetadataStore } from '../metadata/types.js';
 import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
-import { hasCollisionChars, isInternalTopic, topicNameError, unifyCollisionChars } from './topic-names.js';
+import { hasCollisionChars, isInternalTopic, quoted, topicNameError, unifyCollisionChars } from './topic-names.js';
 
 /** A Kafka error to put in a response: code and message. */
 export class KafkaError extends Error {
@@ -143,7 +143,7 @@ export class TopicManager {
     const out: Record<string, string> = {};
     for (const [name, value] of Object.entries(configs)) {
       const def = TOPIC_CONFIG_BY_NAME.get(name);
-      if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${name}`);
+      if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${quoted(name)}`);
       if (value === null) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${name}`);
       const err = validateConfigValue(def, value);
       if (err) throw new KafkaError(ErrorCode.INVALID_CONFIG, err);
