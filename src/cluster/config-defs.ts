@@ -140,6 +140,7 @@ export const TOPIC_CONFIGS: readonly TopicConfigDef[] = [
   { name: 'compression.type', type: 'STRING', default: 'producer', brokerSynonyms: [{ name: 'compression.type' }], oneOf: COMPRESSION, doc: 'Final compression of the topic; producer keeps what the producer sent.' },
   { name: 'compression.zstd.level', type: 'INT', default: '3', brokerSynonyms: [{ name: 'compression.zstd.level' }], min: -131072, max: 22, doc: 'Zstd level when compression.type is zstd.' },
   { name: 'delete.retention.ms', type: 'LONG', default: '86400000', brokerSynonyms: [{ name: 'log.cleaner.delete.retention.ms' }], min: 0, doc: 'How long tombstones are kept on compacted topics.' },
+  { name: 'errors.deadletterqueue.group.enable', type: 'BOOLEAN', default: 'false', doc: 'Kafka 4.4 (KIP-1191): the topic may be a share group\'s dead-letter queue. Accepted and described; Ledgerline has no share groups.' },
   { name: 'file.delete.delay.ms', type: 'LONG', default: '60000', brokerSynonyms: [{ name: 'log.segment.delete.delay.ms' }], min: 0, doc: 'Delay before a deleted ledger is removed from disk.' },
   { name: 'flush.messages', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.flush.interval.messages' }], min: 1, doc: 'Fsync after this many batches. Ledgerline treats the Kafka default as 1 (durable before acknowledged).' },
   { name: 'flush.ms', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.flush.interval.ms' }, { name: 'log.flush.scheduler.interval.ms' }], min: 0, doc: 'Fsync at least this often.' },
