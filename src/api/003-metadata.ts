@@ -62,7 +62,16 @@ export const metadata = defineHandler({
     const all = req.topics === null || (v === 0 && req.topics.length === 0);
     const autoCreate = broker.config.autoCreateTopics && (v < 4 || req.allowAutoTopicCreation);
     const topics: MetadataResponseTopic[] = [];
-    if (all) {
+    const byIdError = !all && v < 12 ? req.topics!.find((rt) => rt.name === null || rt.topicId !== ZERO_UUID) : undefined;
+    if (byIdError) {
+      // v10-11 carry a topic id field but Kafka serves lookups by id from v12 only: a null name or a topic id
+      // fails the whole request with INVALID_REQUEST ("Topic name can not be null for version 10", KafkaApis.
+      // handleTopicMetadataRequest), each topic answered by MetadataRequest.getErrorResponse with its name, ""
+      // for a null one (these versions cannot encode a null name), and its id.
+      for (const rt of req.topics!) {
+        topics.push(createMetadataResponseTopic({ name: rt.name ?? '', topicId: rt.topicId, errorCode: ErrorCode.INVALID_REQUEST, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }));
+      }
+    } else if (all) {
       for (const t of broker.topics.list()) topics.push(describeTopic(broker, t, includeOps));
     } else if (req.topics!.some((rt) => rt.topicId !== ZERO_UUID)) {
       // v12+: as soon as one topic carries an id the request is by id and every name is ignored (Kafka's
