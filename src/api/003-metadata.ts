@@ -21,14 +21,13 @@ export function describeTopic(broker: Broker, t: TopicRecord, includeOps: boolea
   const node = broker.nodeId;
   const partitions = [];
   for (let p = 0; p < t.partitions; p++) {
+    const part = broker.partitions.get(t.name, p);
     partitions.push(
-      createMetadataResponsePartition({
-        partitionIndex: p,
-        leaderId: node,
-        leaderEpoch: broker.partitions.leaderEpoch(t.name, p),
-        replicaNodes: [node],
-        isrNodes: [node],
-      }),
+      part
+        ? createMetadataResponsePartition({ partitionIndex: p, leaderId: node, leaderEpoch: part.log.leaderEpoch, replicaNodes: [node], isrNodes: [node] })
+        : // Still opening (src/cluster/partitions.ts, OPEN_INLINE): no leader yet, as Kafka reports a partition
+          // whose leader is not available; clients wait for one before they produce or fetch.
+          createMetadataResponsePartition({ partitionIndex: p, errorCode: ErrorCode.LEADER_NOT_AVAILABLE, leaderId: -1, leaderEpoch: -1, replicaNodes: [node], isrNodes: [] }),
     );
   }
   return createMetadataResponseTopic({
