@@ -21,14 +21,13 @@ export function describeTopic(broker: Broker, t: TopicRecord, includeOps: boolea
   const node = broker.nodeId;
   const partitions = [];
   for (let p = 0; p < t.partitions; p++) {
+    const part = broker.partitions.get(t.name, p);
     partitions.push(
-      createMetadataResponsePartition({
-        partitionIndex: p,
-        leaderId: node,
-        leaderEpoch: broker.partitions.leaderEpoch(t.name, p),
-        replicaNodes: [node],
-        isrNodes: [node],
-      }),
+      part
+        ? createMetadataResponsePartition({ partitionIndex: p, leaderId: node, leaderEpoch: part.log.leaderEpoch, replicaNodes: [node], isrNodes: [node] })
+        : // Still opening (src/cluster/partitions.ts, OPEN_INLINE): no leader yet, as Kafka reports a partition
+          // whose leader is not available; clients wait for one before they produce or fetch.
+          createMetadataResponsePartition({ partitionIndex: p, errorCode: ErrorCode.LEADER_NOT_AVAILABLE, leaderId: -1, leaderEpoch: -1, replicaNodes: [node], isrNodes: [] }),
     );
   }
   return createMetadataResponseTopic({
@@ -62,7 +61,16 @@ export const metadata = defineHandler({
     const all = req.topics === null || (v === 0 && req.topics.length === 0);
     const autoCreate = broker.config.autoCreateTopics && (v < 4 || req.allowAutoTopicCreation);
     const topics: MetadataResponseTopic[] = [];
-    if (all) {
+    const byIdError = !all && v < 12 ? req.topics!.find((rt) => rt.name === null || rt.topicId !== ZERO_UUID) : undefined;
+    if (byIdError) {
+      // v10-11 carry a topic id field but Kafka serves lookups by id from v12 only: a null name or a topic id
+      // fails the whole request with INVALID_REQUEST ("Topic name can not be null for version 10", KafkaApis.
+      // handleTopicMetadataRequest), each topic answered by MetadataRequest.getErrorResponse with its name, ""
+      // for a null one (these versions cannot encode a null name), and its id.
+      for (const rt of req.topics!) {
+        topics.push(createMetadataResponseTopic({ name: rt.name ?? '', topicId: rt.topicId, errorCode: ErrorCode.INVALID_REQUEST, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }));
+      }
+    } else if (all) {
       for (const t of broker.topics.list()) topics.push(describeTopic(broker, t, includeOps));
     } else if (req.topics!.some((rt) => rt.topicId !== ZERO_UUID)) {
       // v12+: as soon as one topic carries an id the request is by id and every name is ignored (Kafka's

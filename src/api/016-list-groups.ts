@@ -3,6 +3,7 @@
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { ListGroupsApi, createListGroupsResponse } from '../../protocol/messages/016-list-groups.gen.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
+import { exceedsInt16String } from '../coordinator/string-bounds.js';
 import { defineHandler } from './handler.js';
 
 export const listGroups = defineHandler({
@@ -13,6 +14,10 @@ export const listGroups = defineHandler({
     if (!groups) return createListGroupsResponse({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE });
     const v = ctx.apiVersion;
     const r = await groups.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
-    return createListGroupsResponse({ errorCode: r.errorCode, groups: r.groups });
+    // v0-2 carry int16-length strings: a group one of them cannot name is left out rather than failing the
+    // whole response (the coordinator refuses such ids on the way in; this keeps any other client's listing
+    // safe whatever is in memory).
+    const listed = v >= 3 ? r.groups : r.groups.filter((g) => !exceedsInt16String(g.groupId) && !exceedsInt16String(g.protocolType));
+    return createListGroupsResponse({ errorCode: r.errorCode, groups: listed });
   },
 });

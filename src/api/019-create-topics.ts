@@ -10,7 +10,7 @@ import {
   type CreateTopicsResponseCreatableTopicResult,
 } from '../../protocol/messages/019-create-topics.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
-import { KafkaError } from '../cluster/topics.js';
+import { EXCESSIVE_PARTITIONS_MESSAGE, KafkaError, MAX_PARTITIONS_PER_REQUEST, requestedPartitions } from '../cluster/topics.js';
 import { defineHandler } from './handler.js';
 
 export const createTopics = defineHandler({
@@ -22,6 +22,30 @@ export const createTopics = defineHandler({
     const seen = new Map<string, number>();
     for (const t of req.topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
     const results: CreateTopicsResponseCreatableTopicResult[] = [];
+    // Kafka's ReplicationControlManager.validateTotalNumberOfPartitions, before any other check: a request for
+    // more than 10,000 partitions in all fails whole, every topic answered POLICY_VIOLATION (the controller's
+    // exception through CreateTopicsRequest.getErrorResponse). Duplicates are not counted: Kafka's
+    // ControllerApis takes them out before the controller sees the request.
+    let total = 0;
+    for (const t of req.topics) {
+      if (seen.get(t.name)! === 1) total += requestedPartitions(t.numPartitions, t.assignments.length, ctx.broker.config.numPartitions);
+    }
+    if (total > MAX_PARTITIONS_PER_REQUEST) {
+      for (const t of req.topics) {
+        results.push(
+          createCreateTopicsResponseCreatableTopicResult({
+            name: t.name,
+            topicId: ZERO_UUID,
+            errorCode: ErrorCode.POLICY_VIOLATION,
+            errorMessage: EXCESSIVE_PARTITIONS_MESSAGE,
+            numPartitions: -1,
+            replicationFactor: -1,
+            configs: null,
+          }),
+        );
+      }
+      return createCreateTopicsResponse({ topics: results });
+    }
     for (const t of req.topics) {
       const result = createCreateTopicsResponseCreatableTopicResult({ name: t.name, topicId: ZERO_UUID, numPartitions: -1, replicationFactor: -1, configs: null });
       results.push(result);

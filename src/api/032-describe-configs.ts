@@ -8,7 +8,7 @@ import {
   createDescribeConfigsResponseDescribeConfigsResult,
   createDescribeConfigsResponseDescribeConfigsSynonym,
 } from '../../protocol/messages/032-describe-configs.gen.js';
-import { brokerResourceError, configTypeCode, describeBrokerConfigs, ResourceType, type DescribedConfig } from './configs.js';
+import { brokerResourceError, configTypeCode, describeBrokerConfigs, ResourceType, topicResourceError, type DescribedConfig } from './configs.js';
 import { defineHandler } from './handler.js';
 
 export const describeConfigs = defineHandler({
@@ -21,6 +21,12 @@ export const describeConfigs = defineHandler({
       const out = createDescribeConfigsResponseDescribeConfigsResult({ resourceType: res.resourceType, resourceName: res.resourceName });
       let described: DescribedConfig[];
       if (res.resourceType === ResourceType.TOPIC) {
+        const invalid = topicResourceError(res.resourceName, false);
+        if (invalid) {
+          out.errorCode = invalid.errorCode;
+          out.errorMessage = invalid.message;
+          return out;
+        }
         const t = broker.topics.get(res.resourceName);
         if (!t) {
           out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;

@@ -2,7 +2,8 @@
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { AlterConfigsApi, createAlterConfigsResponse, createAlterConfigsResponseAlterConfigsResourceResponse } from '../../protocol/messages/033-alter-configs.gen.js';
 import { KafkaError } from '../cluster/topics.js';
-import { brokerResourceError, ResourceType } from './configs.js';
+import { quoted } from '../cluster/topic-names.js';
+import { brokerResourceError, ResourceType, topicResourceError } from './configs.js';
 import { defineHandler } from './handler.js';
 
 export const alterConfigs = defineHandler({
@@ -18,17 +19,19 @@ export const alterConfigs = defineHandler({
         const configs: Record<string, string> = {};
         for (const c of res.configs) {
           if (c.name in configs) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
-          if (c.value === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
+          if (c.value === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${quoted(c.name)}`);
           configs[c.name] = c.value;
         }
         if (res.resourceType === ResourceType.TOPIC) {
+          const invalid = topicResourceError(res.resourceName, true);
+          if (invalid) throw invalid;
           if (!broker.topics.get(res.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
           await broker.topics.setConfigs(res.resourceName, configs, req.validateOnly);
         } else if (res.resourceType === ResourceType.BROKER) {
           const err = brokerResourceError(broker, res.resourceName);
           if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
           if (Object.keys(configs).length > 0) {
-            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${Object.keys(configs).join(',')}`);
+            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(Object.keys(configs).join(','))}`);
           }
         } else {
           throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);

@@ -1,7 +1,7 @@
 // CreatePartitions v0-3 · v1: same as v0 · v2+: flexible.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { CreatePartitionsApi, createCreatePartitionsResponse, createCreatePartitionsResponseCreatePartitionsTopicResult } from '../../protocol/messages/037-create-partitions.gen.js';
-import { KafkaError } from '../cluster/topics.js';
+import { EXCESSIVE_PARTITIONS_MESSAGE, KafkaError, MAX_PARTITIONS_PER_REQUEST } from '../cluster/topics.js';
 import { defineHandler } from './handler.js';
 
 export const createPartitions = defineHandler({
@@ -12,6 +12,12 @@ export const createPartitions = defineHandler({
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const results = [];
+    // Kafka bounds the records of one request at QuorumController.MAX_RECORDS_PER_USER_OP (10,000): the
+    // increases are counted in request order and the topic that would take the request past the bound fails.
+    // Kafka answers that topic UNKNOWN_SERVER_ERROR (its BoundedList overflow is caught per topic, after part of
+    // the increase was listed); Ledgerline creates none of it and answers POLICY_VIOLATION with CreateTopics'
+    // message, the error Kafka gives a request over the same bound.
+    let added = 0;
     for (const t of req.topics) {
       const r = createCreatePartitionsResponseCreatePartitionsTopicResult({ name: t.name });
       results.push(r);
@@ -26,7 +32,10 @@ export const createPartitions = defineHandler({
             throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes a broker that is not registered.');
           }
         }
+        const increase = existing ? t.count - existing.partitions : 0;
+        if (increase > 0 && added + increase > MAX_PARTITIONS_PER_REQUEST) throw new KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
         await broker.topics.addPartitions(t.name, t.count, req.validateOnly);
+        added += increase;
       } catch (e) {
         if (!(e instanceof KafkaError)) throw e;
         r.errorCode = e.errorCode;

@@ -1,5 +1,6 @@
 // IncrementalAlterConfigs v0-1 (KIP-339) · v1+: flexible. Operations SET, DELETE, APPEND and SUBTRACT
-// (the last two for LIST configs only) applied to a topic's overrides.
+// (the last two for LIST configs only) applied to a topic's overrides; DELETE of a config not set, known or not,
+// is a no-op as in Kafka.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   IncrementalAlterConfigsApi,
@@ -8,7 +9,8 @@ import {
 } from '../../protocol/messages/044-incremental-alter-configs.gen.js';
 import { TOPIC_CONFIG_BY_NAME } from '../cluster/config-defs.js';
 import { KafkaError } from '../cluster/topics.js';
-import { brokerResourceError, ResourceType } from './configs.js';
+import { quoted } from '../cluster/topic-names.js';
+import { brokerResourceError, ResourceType, topicResourceError } from './configs.js';
 import { defineHandler } from './handler.js';
 
 const SET = 0;
@@ -32,19 +34,26 @@ export const incrementalAlterConfigs = defineHandler({
           names.add(c.name);
         }
         if (res.resourceType === ResourceType.TOPIC) {
+          const invalid = topicResourceError(res.resourceName, true);
+          if (invalid) throw invalid;
           const t = broker.topics.get(res.resourceName);
           if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
           const next: Record<string, string> = { ...t.configs };
           for (const c of res.configs) {
+            if (c.configOperation === DELETE) {
+              // Kafka's ConfigurationControlManager.incrementalAlterConfigResource writes no record when the value
+              // is already absent, and validates only the configs that remain: deleting a config the topic does
+              // not set, or one this broker does not know (MirrorMaker 2 deletes every source default, e.g.
+              // Kafka 4.4's errors.deadletterqueue.group.enable), is a no-op, never an error.
+              delete next[c.name];
+              continue;
+            }
             const def = TOPIC_CONFIG_BY_NAME.get(c.name);
-            if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${c.name}`);
+            if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${quoted(c.name)}`);
             switch (c.configOperation) {
               case SET:
                 if (c.value === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
                 next[c.name] = c.value;
-                break;
-              case DELETE:
-                delete next[c.name];
                 break;
               case APPEND:
               case SUBTRACT: {
@@ -66,7 +75,7 @@ export const incrementalAlterConfigs = defineHandler({
           const err = brokerResourceError(broker, res.resourceName);
           if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
           if (res.configs.length > 0) {
-            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${res.configs.map((c) => c.name).join(',')}`);
+            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(res.configs.map((c) => c.name).join(','))}`);
           }
         } else {
           throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);

@@ -3,7 +3,10 @@
  * how a broker's own configs are described.
  */
 import type { Broker } from '../server/broker.js';
+import { ErrorCode } from '../../protocol/error-codes.js';
 import { BROKER_CONFIGS, ConfigSource, ConfigType, type ConfigDef } from '../cluster/config-defs.js';
+import { quoted, topicNameError } from '../cluster/topic-names.js';
+import { KafkaError } from '../cluster/topics.js';
 
 /** Kafka's ConfigResource.Type codes. */
 export const ResourceType = {
@@ -41,5 +44,16 @@ export function configTypeCode(def: ConfigDef): number {
 /** The error Kafka gives when a broker resource names another broker. */
 export function brokerResourceError(broker: Broker, resourceName: string): string | null {
   if (resourceName === '' || resourceName === String(broker.nodeId)) return null;
-  return `Unexpected broker id, expected ${broker.nodeId} or empty string, but received ${resourceName}`;
+  return `Unexpected broker id, expected ${broker.nodeId} or empty string, but received ${quoted(resourceName)}`;
+}
+
+/**
+ * The error for a topic resource whose name is not a legal topic name, or null. DescribeConfigs: Kafka's
+ * ConfigHelper runs Topic.validate (INVALID_TOPIC_EXCEPTION); the alter APIs: the controller's
+ * ControllerConfigurationValidator.validateTopicName, which first refuses the empty name with INVALID_REQUEST.
+ */
+export function topicResourceError(name: string, alter: boolean): KafkaError | null {
+  if (alter && name === '') return new KafkaError(ErrorCode.INVALID_REQUEST, 'Default topic resources are not allowed.');
+  const err = topicNameError(name);
+  return err === null ? null : new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, err);
 }

@@ -8,6 +8,7 @@
  * `LogConfig.configDef`.
  */
 import { GROUP_COORDINATOR_CONFIG_DEFS } from '../coordinator/config-defs.js';
+import { quoted } from './topic-names.js';
 
 /** Kafka's `ConfigDef.Type`, numbered as DescribeConfigs v3+ reports it (`DescribeConfigsResponse.ConfigType`). */
 export const ConfigType = {
@@ -141,6 +142,7 @@ export const TOPIC_CONFIGS: readonly TopicConfigDef[] = [
   { name: 'compression.type', type: 'STRING', default: 'producer', brokerSynonyms: [{ name: 'compression.type' }], oneOf: COMPRESSION, doc: 'Final compression of the topic; producer keeps what the producer sent.' },
   { name: 'compression.zstd.level', type: 'INT', default: '3', brokerSynonyms: [{ name: 'compression.zstd.level' }], min: -131072, max: 22, doc: 'Zstd level when compression.type is zstd.' },
   { name: 'delete.retention.ms', type: 'LONG', default: '86400000', brokerSynonyms: [{ name: 'log.cleaner.delete.retention.ms' }], min: 0, doc: 'How long tombstones are kept on compacted topics.' },
+  { name: 'errors.deadletterqueue.group.enable', type: 'BOOLEAN', default: 'false', doc: 'Kafka 4.4 (KIP-1191): the topic may be a share group\'s dead-letter queue. Accepted and described; Ledgerline has no share groups.' },
   { name: 'file.delete.delay.ms', type: 'LONG', default: '60000', brokerSynonyms: [{ name: 'log.segment.delete.delay.ms' }], min: 0, doc: 'Delay before a deleted ledger is removed from disk.' },
   { name: 'flush.messages', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.flush.interval.messages' }], min: 1, doc: 'Fsync after this many batches. Ledgerline treats the Kafka default as 1 (durable before acknowledged).' },
   { name: 'flush.ms', type: 'LONG', default: LONG_MAX, brokerSynonyms: [{ name: 'log.flush.interval.ms' }, { name: 'log.flush.scheduler.interval.ms' }], min: 0, doc: 'Fsync at least this often.' },
@@ -180,34 +182,34 @@ export function validateConfigValue(def: ConfigDef, value: string | null): strin
   const v = value.trim();
   switch (def.type) {
     case 'BOOLEAN':
-      if (!/^(true|false)$/i.test(v)) return `Invalid value ${value} for configuration ${def.name}: Expected value to be either true or false`;
+      if (!/^(true|false)$/i.test(v)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Expected value to be either true or false`;
       return null;
     case 'INT':
     case 'SHORT':
     case 'LONG': {
-      if (!/^-?\d+$/.test(v)) return `Invalid value ${value} for configuration ${def.name}: Not a number of type ${def.type}`;
+      if (!/^-?\d+$/.test(v)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Not a number of type ${def.type}`;
       const n = BigInt(v);
       const [lo, hi] = def.type === 'INT' ? [-(2n ** 31n), 2n ** 31n - 1n] : def.type === 'SHORT' ? [-32768n, 32767n] : [-(2n ** 63n), 2n ** 63n - 1n];
-      if (n < lo || n > hi) return `Invalid value ${value} for configuration ${def.name}: Not a number of type ${def.type}`;
-      if (def.min !== undefined && n < BigInt(def.min)) return `Invalid value ${value} for configuration ${def.name}: Value must be at least ${def.min}`;
-      if (def.max !== undefined && n > BigInt(def.max)) return `Invalid value ${value} for configuration ${def.name}: Value must be no more than ${def.max}`;
+      if (n < lo || n > hi) return `Invalid value ${quoted(value)} for configuration ${def.name}: Not a number of type ${def.type}`;
+      if (def.min !== undefined && n < BigInt(def.min)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be at least ${def.min}`;
+      if (def.max !== undefined && n > BigInt(def.max)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be no more than ${def.max}`;
       return null;
     }
     case 'DOUBLE': {
       const n = Number(v);
-      if (v === '' || !Number.isFinite(n)) return `Invalid value ${value} for configuration ${def.name}: Not a number of type DOUBLE`;
-      if (def.min !== undefined && n < def.min) return `Invalid value ${value} for configuration ${def.name}: Value must be at least ${def.min}`;
-      if (def.max !== undefined && n > def.max) return `Invalid value ${value} for configuration ${def.name}: Value must be no more than ${def.max}`;
+      if (v === '' || !Number.isFinite(n)) return `Invalid value ${quoted(value)} for configuration ${def.name}: Not a number of type DOUBLE`;
+      if (def.min !== undefined && n < def.min) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be at least ${def.min}`;
+      if (def.max !== undefined && n > def.max) return `Invalid value ${quoted(value)} for configuration ${def.name}: Value must be no more than ${def.max}`;
       return null;
     }
     case 'LIST':
       if (def.oneOf) {
         const items = v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-        for (const item of items) if (!def.oneOf.includes(item)) return `Invalid value ${item} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
+        for (const item of items) if (!def.oneOf.includes(item)) return `Invalid value ${quoted(item)} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
       }
       return null;
     default:
-      if (def.oneOf && !def.oneOf.includes(v)) return `Invalid value ${value} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
+      if (def.oneOf && !def.oneOf.includes(v)) return `Invalid value ${quoted(value)} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
       return null;
   }
 }

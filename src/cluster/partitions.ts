@@ -70,11 +70,36 @@ function replayBatchHeader(part: Partition, b: RecordBatch, now: number): void {
   );
 }
 
-/** Partition logs opened at once during start-up. */
+/** Partition logs opened at once during start-up, and by the background opener. */
 const OPEN_CONCURRENCY = 8;
+
+/**
+ * Partitions a topic change (CreateTopics, CreatePartitions) opens before it is answered. Opening a log costs an
+ * fsync of the metadata store (its chain) and one of the ledger store (its first ledger), ~4-8 ms each here,
+ * so the 10,000 partitions one request may create would take a minute. The rest open in the background, as
+ * Kafka's brokers create the logs of partitions the controller has registered after CreateTopics is
+ * answered; until then Metadata reports them LEADER_NOT_AVAILABLE, as Kafka does for a partition without a
+ * leader, and the partition APIs answer UNKNOWN_TOPIC_OR_PARTITION: both retriable.
+ */
+const OPEN_INLINE = 100;
+/** Partitions of non-internal topics opened before a starting broker listens; the rest open in the background. */
+const STARTUP_INLINE = 256;
+
+/** Partitions [next, end) of one topic (by id) still to open in the background. */
+interface OpenBacklog {
+  readonly topicId: string;
+  readonly name: string;
+  next: number;
+  readonly end: number;
+}
 
 export class PartitionManager {
   private readonly byTopic = new Map<string, Partition[]>();
+  private readonly backlog: OpenBacklog[] = [];
+  /** Background opens in flight, per topic name (a deletion waits for them). */
+  private readonly opening = new Map<string, Set<Promise<void>>>();
+  private openers = 0;
+  private closing = false;
 
   private constructor(
     private readonly broker: Broker,
@@ -97,10 +122,21 @@ export class PartitionManager {
     return new PartitionManager(broker, ledgers);
   }
 
-  /** Opens every partition of every registered topic. */
+  /**
+   * Opens the partitions of every registered topic: those of internal topics and the first STARTUP_INLINE
+   * others before the broker listens, the rest in the background (see OPEN_INLINE), so that a broker with many
+   * partitions starts in bounded time.
+   */
   async loadAll(): Promise<void> {
+    const topics = this.broker.topics.list();
     const work: [TopicRecord, number][] = [];
-    for (const t of this.broker.topics.list()) for (let p = 0; p < t.partitions; p++) work.push([t, p]);
+    let budget = STARTUP_INLINE;
+    for (const t of [...topics.filter((t) => t.internal), ...topics.filter((t) => !t.internal)]) {
+      const inline = t.internal ? t.partitions : Math.min(t.partitions, Math.max(0, budget));
+      if (!t.internal) budget -= inline;
+      for (let p = 0; p < inline; p++) work.push([t, p]);
+      if (inline < t.partitions) this.backlog.push({ topicId: t.topicId, name: t.name, next: inline, end: t.partitions });
+    }
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < work.length) {
@@ -109,6 +145,10 @@ export class PartitionManager {
       }
     };
     await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, work.length) }, worker));
+    if (this.backlog.length > 0) {
+      this.broker.log.info({ opened: work.length, background: this.backlog.reduce((n, b) => n + b.end - b.next, 0) }, 'opening the remaining partitions in the background');
+      this.pumpBacklog();
+    }
   }
 
   get(topic: string, partition: number): Partition | undefined {
@@ -130,12 +170,58 @@ export class PartitionManager {
   }
 
   private async openTopic(t: TopicRecord, from: number): Promise<void> {
-    for (let p = from; p < t.partitions; p++) await this.openPartition(t, p);
+    const inlineEnd = Math.min(t.partitions, from + OPEN_INLINE);
+    for (let p = from; p < inlineEnd; p++) await this.openPartition(t, p);
     const produceConfig = produceConfigOf(this.broker.topics, t);
     for (const part of this.byTopic.get(t.name) ?? []) {
+      if (!part) continue;
       part.topic = t;
       part.produceConfig = produceConfig;
     }
+    if (inlineEnd < t.partitions) {
+      this.backlog.push({ topicId: t.topicId, name: t.name, next: inlineEnd, end: t.partitions });
+      this.broker.log.info({ topic: t.name, inline: inlineEnd - from, background: t.partitions - inlineEnd }, 'opening the remaining partitions in the background');
+      this.pumpBacklog();
+    }
+  }
+
+  /** Starts background openers up to OPEN_CONCURRENCY while partitions wait to be opened. */
+  private pumpBacklog(): void {
+    while (!this.closing && this.openers < OPEN_CONCURRENCY && this.backlog.length > 0) {
+      this.openers++;
+      void this.backlogWorker().finally(() => {
+        this.openers--;
+        this.pumpBacklog();
+      });
+    }
+  }
+
+  private async backlogWorker(): Promise<void> {
+    for (;;) {
+      const b = this.backlog[0];
+      if (!b || this.closing) return;
+      const p = b.next++;
+      if (b.next >= b.end) this.backlog.shift();
+      // The topic's current record: its configs may have changed since it was queued.
+      const t = this.broker.topics.get(b.name);
+      if (!t || t.topicId !== b.topicId || p >= t.partitions) continue;
+      const run = this.openPartition(t, p).then(
+        () => undefined,
+        (err: unknown) => this.broker.log.error({ err, topic: t.name, partition: p }, 'opening a partition in the background failed'),
+      );
+      let set = this.opening.get(t.name);
+      if (!set) this.opening.set(t.name, (set = new Set()));
+      set.add(run);
+      await run;
+      set.delete(run);
+      if (set.size === 0) this.opening.delete(t.name);
+    }
+  }
+
+  /** Drops the background opens of a topic and waits for those in flight. */
+  private async cancelOpening(name: string): Promise<void> {
+    for (let i = this.backlog.length - 1; i >= 0; i--) if (this.backlog[i]!.name === name) this.backlog.splice(i, 1);
+    await Promise.all([...(this.opening.get(name) ?? [])]);
   }
 
   private async openPartition(t: TopicRecord, p: number): Promise<Partition> {
@@ -202,6 +288,7 @@ export class PartitionManager {
   }
 
   private async deleteTopic(t: TopicRecord): Promise<void> {
+    await this.cancelOpening(t.name);
     const parts = this.byTopic.get(t.name) ?? [];
     this.byTopic.delete(t.name);
     for (const part of parts) if (part) await part.log.delete();
@@ -211,6 +298,7 @@ export class PartitionManager {
     const cfg = this.logConfig(t);
     const produceConfig = produceConfigOf(this.broker.topics, t);
     for (const part of this.byTopic.get(t.name) ?? []) {
+      if (!part) continue; // not opened yet: it opens with the topic's current configs
       part.topic = t;
       part.produceConfig = produceConfig;
       part.log.updateConfig(cfg);
@@ -223,6 +311,9 @@ export class PartitionManager {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    this.backlog.length = 0;
+    await Promise.all([...this.opening.values()].flatMap((set) => [...set]));
     const parts = [...this.all()];
     this.byTopic.clear();
     await Promise.all(parts.map((p) => p.log.close().catch((err: unknown) => this.broker.log.warn({ err }, 'closing a partition log failed'))));

@@ -15,7 +15,7 @@ import type { BrokerConfig } from '../config.js';
 import { topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
 import type { MetadataStore } from '../metadata/types.js';
 import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
-import { hasCollisionChars, isInternalTopic, topicNameError, unifyCollisionChars } from './topic-names.js';
+import { hasCollisionChars, isInternalTopic, quoted, topicNameError, unifyCollisionChars } from './topic-names.js';
 
 /** A Kafka error to put in a response: code and message. */
 export class KafkaError extends Error {
@@ -64,6 +64,26 @@ export interface CreateTopicOptions {
 }
 
 const enc = (o: unknown): Buffer => Buffer.from(JSON.stringify(o));
+
+/**
+ * Kafka's bound on the partitions one CreateTopics request may create (ReplicationControlManager.
+ * MAX_PARTITIONS_PER_BATCH, checked by validateTotalNumberOfPartitions before anything else), which is also
+ * QuorumController.MAX_RECORDS_PER_USER_OP, the records one CreatePartitions request may write.
+ */
+export const MAX_PARTITIONS_PER_REQUEST = 10_000;
+/** Kafka's PolicyViolationException message for a request over MAX_PARTITIONS_PER_REQUEST. */
+export const EXCESSIVE_PARTITIONS_MESSAGE = 'Excessively large number of partitions per request.';
+
+/**
+ * The partitions a CreateTopics topic asks for, as Kafka's validateTotalNumberOfPartitions counts them: its
+ * assignments, else num.partitions for -1, else the count when positive (an invalid count adds nothing and
+ * fails on its own with INVALID_PARTITIONS).
+ */
+export function requestedPartitions(numPartitions: number, assignments: number, defaultPartitions: number): number {
+  if (assignments > 0) return assignments;
+  if (numPartitions === -1) return defaultPartitions;
+  return numPartitions > 0 ? numPartitions : 0;
+}
 
 export class TopicManager {
   private readonly byName = new Map<string, TopicRecord>();
@@ -123,7 +143,7 @@ export class TopicManager {
     const out: Record<string, string> = {};
     for (const [name, value] of Object.entries(configs)) {
       const def = TOPIC_CONFIG_BY_NAME.get(name);
-      if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${name}`);
+      if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${quoted(name)}`);
       if (value === null) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${name}`);
       const err = validateConfigValue(def, value);
       if (err) throw new KafkaError(ErrorCode.INVALID_CONFIG, err);
@@ -148,6 +168,8 @@ export class TopicManager {
     if (!Number.isInteger(partitions) || partitions <= 0) {
       throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions was set to an invalid non-positive value.`);
     }
+    // The handler bounds the whole request; this keeps every other caller (auto-creation) bounded too.
+    if (partitions > MAX_PARTITIONS_PER_REQUEST) throw new KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
     const rf = opts.replicationFactor === -1 ? this.config.defaultReplicationFactor : opts.replicationFactor;
     if (rf <= 0) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
     if (rf > 1) {
@@ -209,6 +231,7 @@ export class TopicManager {
         throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${t.partitions} partition(s); ${count} would not be an increase.`);
       }
       if (count === t.partitions) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${t.partitions} partition(s).`);
+      if (count - t.partitions > MAX_PARTITIONS_PER_REQUEST) throw new KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
       const next: TopicRecord = { ...t, partitions: count };
       if (validateOnly) return next;
       await this.put(t, next);

@@ -42,6 +42,7 @@ import { GroupApiError } from './errors.js';
 import { consumerGroupTombstones, emptyGroupMetadataRecord, groupMetadataRecord, replayRecord } from './group-records.js';
 import type { CoordinatorRecord } from './records.js';
 import type { OpResult, Shard } from './shard.js';
+import { classicMemberId } from './string-bounds.js';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -234,7 +235,7 @@ export class ClassicGroupProtocol {
       respond({ memberId: '', errorCode: ErrorCode.INCONSISTENT_GROUP_PROTOCOL });
       return null;
     }
-    const newMemberId = `${req.groupInstanceId ?? info.clientId}-${randomUUID()}`;
+    const newMemberId = classicMemberId(req.groupInstanceId ?? info.clientId, randomUUID());
     if (req.groupInstanceId !== null) {
       const existingMemberId = group.staticMemberId(req.groupInstanceId);
       if (existingMemberId !== undefined) {

@@ -71,6 +71,7 @@ import { downgradeRecords, toTopicPartitions, upgradeRecords } from './group-con
 import type { CoordinatorRecord } from './records.js';
 import { reconcile, type OwnedPartitions } from './reconciliation.js';
 import type { OpResult, Shard } from './shard.js';
+import { exceedsInt16String, MAX_STRING_BYTES } from './string-bounds.js';
 
 /** A ConsumerGroupHeartbeat request, version-independent (v1 adds the regex). */
 export interface ConsumerHeartbeatInput {
@@ -159,6 +160,11 @@ export class ConsumerGroupProtocol {
     if (isBlank(req.groupId)) throw invalid('GroupId can\'t be empty.');
     if (isBlank(req.instanceId)) throw invalid('InstanceId can\'t be empty.');
     if (isBlank(req.rackId)) throw invalid('RackId can\'t be empty.');
+    // Kept in records whose keys and GroupMetadataValue are non-flexible (string-bounds.ts).
+    if (exceedsInt16String(req.groupId)) throw new GroupApiError(ErrorCode.INVALID_GROUP_ID, `GroupId can't be longer than ${MAX_STRING_BYTES} bytes.`);
+    if (exceedsInt16String(req.memberId)) throw invalid(`MemberId can't be longer than ${MAX_STRING_BYTES} bytes.`);
+    if (exceedsInt16String(req.instanceId)) throw invalid(`InstanceId can't be longer than ${MAX_STRING_BYTES} bytes.`);
+    if (exceedsInt16String(req.rackId)) throw invalid(`RackId can't be longer than ${MAX_STRING_BYTES} bytes.`);
     if (req.memberEpoch === 0) {
       if (req.rebalanceTimeoutMs === -1) throw invalid('RebalanceTimeoutMs must be provided in first request.');
       if (req.topicPartitions === null || req.topicPartitions.length > 0) throw invalid('TopicPartitions must be empty when (re-)joining.');

@@ -48,6 +48,7 @@ import { OffsetManager } from './offset-manager.js';
 import { partitionForGroup } from './partitioner.js';
 import { Shard, type OpResult } from './shard.js';
 import type { CoordinatorPartitionLog } from './storage.js';
+import { exceedsInt16String } from './string-bounds.js';
 
 /** Topic registry events (src/cluster/topics.ts TopicListener). */
 export interface TopicEventSource {
@@ -286,7 +287,11 @@ export class GroupCoordinator {
   /** JoinGroup (session timeouts checked against group.min/max.session.timeout.ms, as Kafka's service does). */
   async joinGroup(req: JoinGroupRequest, info: RequestInfo, signal?: AbortSignal): Promise<JoinGroupResponse> {
     const fail = (errorCode: number): JoinGroupResponse => createJoinGroupResponse({ memberId: req.memberId, errorCode, protocolName: null });
-    if (req.groupId === '') return fail(ErrorCode.INVALID_GROUP_ID);
+    if (req.groupId === '' || exceedsInt16String(req.groupId)) return fail(ErrorCode.INVALID_GROUP_ID);
+    // Strings kept in the group and written in non-flexible records and responses (string-bounds.ts).
+    if (exceedsInt16String(req.groupInstanceId) || exceedsInt16String(req.protocolType) || req.protocols.some((p) => exceedsInt16String(p.name))) {
+      return fail(ErrorCode.INVALID_REQUEST);
+    }
     if (req.sessionTimeoutMs < this.config.classicGroupMinSessionTimeoutMs || req.sessionTimeoutMs > this.config.classicGroupMaxSessionTimeoutMs) {
       return fail(ErrorCode.INVALID_SESSION_TIMEOUT);
     }
@@ -387,6 +392,17 @@ export class GroupCoordinator {
       if (good.length > 0) known.push({ ...t, partitions: good });
     }
     if (known.length === 0) return createOffsetCommitResponse({ topics: unknown });
+    if (exceedsInt16String(req.groupId)) {
+      // OffsetCommitKey is non-flexible: such a group could not be stored (string-bounds.ts).
+      return createOffsetCommitResponse({
+        topics: [
+          ...unknown,
+          ...known.map((t) =>
+            createOffsetCommitResponseTopic({ name: t.name, partitions: t.partitions.map((p) => createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.INVALID_GROUP_ID })) }),
+          ),
+        ],
+      });
+    }
     try {
       const s = this.shardFor(req.groupId);
       const topics = await s.write(() => this.offsets.commit(s, { ...req, topics: known }, apiVersion));

@@ -40,7 +40,7 @@ import type { ConsumerGroupProtocol } from './consumer-protocol.js';
 import type { CoordinatorContext } from './context.js';
 import { GroupApiError } from './errors.js';
 import { consumerGroupTombstones, groupMetadataTombstone, newSimpleGroup, offsetCommitRecord, offsetCommitTombstone, type Group } from './group-records.js';
-import { isOffsetExpired, type OffsetAndMetadata } from './offsets.js';
+import { expireTimestampMs as expireTimestampMsOf, isOffsetExpired, type OffsetAndMetadata } from './offsets.js';
 import type { CoordinatorRecord } from './records.js';
 import type { OpResult, Shard } from './shard.js';
 
@@ -123,8 +123,9 @@ export class OffsetManager {
     const group = this.validateCommit(shard, req, apiVersion);
     if (group instanceof ClassicGroup) this.classic.commitKeepsAlive(shard, group, req.memberId);
     const now = this.ctx.clock.now();
-    // OffsetCommit v2-4 may override the retention; -1 (v5+: always) means the broker's.
-    const expireTimestampMs = req.retentionTimeMs === -1n ? null : now + Number(req.retentionTimeMs);
+    // OffsetCommit v2-4 may override the retention; -1 (v5+: always) means the broker's. Saturated at
+    // Long.MAX_VALUE (offsets.ts).
+    const expireTimestampMs = req.retentionTimeMs === -1n ? null : expireTimestampMsOf(now, req.retentionTimeMs);
     const maxMetadata = this.ctx.config.offsetMetadataMaxBytes;
     const records: CoordinatorRecord[] = [];
     const topics: OffsetCommitResponseTopic[] = [];

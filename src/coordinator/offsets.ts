@@ -26,13 +26,38 @@ export function offsetFromRecord(v: OffsetCommitValue): OffsetAndMetadata {
   };
 }
 
+/** Long.MAX_VALUE, the largest timestamp an int64 record field holds. */
+export const LONG_MAX_MS = 2n ** 63n - 1n;
+
+/**
+ * A millisecond time as an int64 record field, saturated at Long.MAX_VALUE. Times past 2^53 are inexact in
+ * a JS number (now + an OffsetCommit v2-4 retention of Long.MAX_VALUE is 9_223_373_832_971_995_136), and
+ * BigInt() of such a float would not fit the field the record encoder writes.
+ */
+export function saturatedTimestamp(ms: number): bigint {
+  if (!(ms < Number(LONG_MAX_MS))) return LONG_MAX_MS;
+  if (ms <= -Number(LONG_MAX_MS)) return -LONG_MAX_MS - 1n;
+  return BigInt(Math.trunc(ms));
+}
+
+/**
+ * The expire timestamp of an OffsetCommit v2-4 with an explicit retention: now + retention, saturated at
+ * Long.MAX_VALUE (an offset that never expires). Kafka's OffsetMetadataManager.expireTimestampMs adds the two
+ * longs unchecked, so a retention near Long.MAX_VALUE wraps to a negative time there and the offset expires at
+ * the next retention check; saturating keeps what the client asked for: keep it (practically) forever.
+ */
+export function expireTimestampMs(nowMs: number, retentionTimeMs: bigint): number {
+  const sum = BigInt(nowMs) + retentionTimeMs;
+  return sum >= LONG_MAX_MS ? Number(LONG_MAX_MS) : Number(sum);
+}
+
 export function offsetToRecord(o: OffsetAndMetadata): OffsetCommitValue {
   return createOffsetCommitValue({
     offset: o.committedOffset,
     leaderEpoch: o.leaderEpoch,
     metadata: o.metadata,
-    commitTimestamp: BigInt(o.commitTimestampMs),
-    expireTimestamp: o.expireTimestampMs === null ? -1n : BigInt(o.expireTimestampMs),
+    commitTimestamp: saturatedTimestamp(o.commitTimestampMs),
+    expireTimestamp: o.expireTimestampMs === null ? -1n : saturatedTimestamp(o.expireTimestampMs),
   });
 }
 

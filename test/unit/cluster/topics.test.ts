@@ -128,6 +128,28 @@ describe('TopicManager', () => {
     await again.close();
   });
 
+  it('bounds a creation and an increase at Kafka\'s 10,000 partitions per request with POLICY_VIOLATION, whoever asks (auto-creation too)', async () => {
+    const { topics, events, close } = await manager([['num.partitions', '20000']]);
+    const excessive: [number, string] = [ErrorCode.POLICY_VIOLATION, 'Excessively large number of partitions per request.'];
+    expect(await kafkaError(topics.create('huge', opts(0x40000001)))).toEqual(excessive);
+    expect(await kafkaError(topics.create('defaulted', opts(-1)))).toEqual(excessive);
+    expect((await topics.create('edge', { ...opts(10_000), validateOnly: true })).partitions).toBe(10_000);
+    await topics.create('small', opts(1));
+    expect(await kafkaError(topics.addPartitions('small', 10_002, false))).toEqual(excessive);
+    expect((await topics.addPartitions('small', 10_001, true)).partitions).toBe(10_001);
+    expect(topics.list().map((t) => t.name)).toEqual(['small']);
+    expect(events).toEqual(['created small 1']);
+    await close();
+  });
+
+  it('quotes at most 256 characters of a too-long name in its error message', async () => {
+    const { topics, close } = await manager();
+    const [code, message] = await kafkaError(topics.create('x'.repeat(0x7fff), opts(1)));
+    expect(code).toBe(ErrorCode.INVALID_TOPIC_EXCEPTION);
+    expect(message).toBe(`Topic name is illegal, it can't be longer than 249 characters, topic name: ${'x'.repeat(256)}... (32767 characters)`);
+    await close();
+  });
+
   it('replaces config overrides and tells listeners', async () => {
     const { topics, events, close } = await manager();
     await topics.create('cfg', opts(1, { 'retention.ms': '1000' }));

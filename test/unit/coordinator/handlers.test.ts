@@ -9,7 +9,8 @@ import { createLeaveGroupRequest } from '../../../protocol/messages/013-leave-gr
 import { createOffsetFetchRequest, createOffsetFetchRequestGroup, createOffsetFetchRequestTopic, createOffsetFetchRequestTopics } from '../../../protocol/messages/009-offset-fetch.gen.js';
 import { createSyncGroupRequest } from '../../../protocol/messages/014-sync-group.gen.js';
 import { createDescribeGroupsRequest } from '../../../protocol/messages/015-describe-groups.gen.js';
-import { createListGroupsRequest } from '../../../protocol/messages/016-list-groups.gen.js';
+import { ListGroupsApi, createListGroupsRequest, createListGroupsResponseListedGroup, type ListGroupsResponse } from '../../../protocol/messages/016-list-groups.gen.js';
+import { Writer } from '../../../protocol/wire/writer.js';
 import { createConsumerGroupHeartbeatRequest } from '../../../protocol/messages/068-consumer-group-heartbeat.gen.js';
 import { createOffsetCommitRequest, createOffsetCommitRequestPartition, createOffsetCommitRequestTopic } from '../../../protocol/messages/008-offset-commit.gen.js';
 import type { RequestContext } from '../../../src/api/handler.js';
@@ -151,6 +152,24 @@ describe('group API handlers', () => {
     expect(v2).toMatchObject({ groups: [{ authorizedOperations: -2147483648 }] });
     const l = await listGroups.handle(createListGroupsRequest({ statesFilter: ['stable'] }), context(h.coordinator, 3));
     expect(l).toMatchObject({ errorCode: 0, groups: [] });
+  });
+
+  it('ListGroups v0-2 leave out a group whose id their int16 strings cannot carry, so the response still encodes', async () => {
+    const huge = 'g'.repeat(40_000);
+    const fake = {
+      isActive: true,
+      listGroups: async () => ({
+        errorCode: ErrorCode.NONE,
+        groups: [createListGroupsResponseListedGroup({ groupId: huge, protocolType: 'consumer' }), createListGroupsResponseListedGroup({ groupId: 'ok', protocolType: 'consumer' })],
+      }),
+    } as unknown as GroupCoordinator;
+    for (const v of [0, 1, 2]) {
+      const r = (await listGroups.handle(createListGroupsRequest({}), context(fake, v))) as ListGroupsResponse;
+      expect(r.groups.map((g) => g.groupId)).toEqual(['ok']);
+      expect(() => ListGroupsApi.response.encode(new Writer(), r, v)).not.toThrow();
+    }
+    const flexible = (await listGroups.handle(createListGroupsRequest({}), context(fake, 3))) as ListGroupsResponse;
+    expect(flexible.groups.map((g) => g.groupId.length)).toEqual([40_000, 2]);
   });
 
   it('ConsumerGroupHeartbeat v0 joins a group', async () => {

@@ -178,6 +178,18 @@ describe('offset retention', () => {
     expect((await fetch(h, { t: [0] })).topics[0]!.partitions[0]!.committedOffset).toBe(-1n);
   });
 
+  it('keeps an offset committed with a retention of Long.MAX_VALUE: the record is written, survives a restart and never expires', async () => {
+    const h = await harness({ offsetsRetentionMs: 3_600_000, offsetsRetentionCheckIntervalMs: 1000 });
+    h.topics.add('t', 1);
+    const r = await commit(h, { retentionTimeMs: 2n ** 63n - 1n }, { t: [[0, 7n]] }, 2);
+    expect(codes(r)).toEqual({ t: [ErrorCode.NONE] });
+    await h.advance(7_200_000);
+    expect((await fetch(h, { t: [0] })).topics[0]!.partitions[0]!.committedOffset).toBe(7n);
+    await h.restart();
+    await h.advance(0);
+    expect((await fetch(h, { t: [0] })).topics[0]!.partitions[0]!.committedOffset).toBe(7n);
+  });
+
   it('removes the offsets of a deleted topic from every group', async () => {
     const h = await harness();
     h.topics.add('gone', 1);

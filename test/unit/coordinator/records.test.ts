@@ -5,6 +5,7 @@ import { CoordinatorCorruptError } from '../../../src/coordinator/errors.js';
 import { consumerGroupCurrentAssignmentRecord, consumerGroupMemberSubscriptionRecord, offsetCommitRecord } from '../../../src/coordinator/group-records.js';
 import { MemberState, newMember } from '../../../src/coordinator/consumer-group.js';
 import { decodeRecord, encodeRecord, type CoordinatorRecord } from '../../../src/coordinator/records.js';
+import { expireTimestampMs, saturatedTimestamp } from '../../../src/coordinator/offsets.js';
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+|#[^\n]*/g, ''), 'hex');
 
@@ -32,6 +33,19 @@ describe('coordinator records in Kafka\'s format', () => {
     const { value } = encodeRecord(offsetCommitRecord('g', 't', 0, { committedOffset: 1n, leaderEpoch: -1, metadata: '', commitTimestampMs: 5, expireTimestampMs: 9 }));
     expect(value!.readInt16BE(0)).toBe(1);
     expect(decodeRecord(Buffer.from('000100016700017400000000', 'hex'), value)).toMatchObject({ value: { offset: 1n, commitTimestamp: 5n, expireTimestamp: 9n } });
+  });
+
+  it('saturates an expire timestamp past Long.MAX_VALUE (now + a retention of Long.MAX_VALUE) at Long.MAX_VALUE', () => {
+    const LONG_MAX = 2n ** 63n - 1n;
+    const now = 1_796_000_000_000;
+    const { value } = encodeRecord(offsetCommitRecord('g', 't', 0, { committedOffset: 1n, leaderEpoch: -1, metadata: '', commitTimestampMs: now, expireTimestampMs: expireTimestampMs(now, LONG_MAX) }));
+    expect(decodeRecord(Buffer.from('000100016700017400000000', 'hex'), value)).toMatchObject({ value: { commitTimestamp: BigInt(now), expireTimestamp: LONG_MAX } });
+    // At the boundary: exactly Long.MAX_VALUE, one below, and far past it.
+    expect(saturatedTimestamp(Number(LONG_MAX))).toBe(LONG_MAX);
+    expect(saturatedTimestamp(now + Number(LONG_MAX))).toBe(LONG_MAX);
+    expect(expireTimestampMs(0, LONG_MAX - 1n)).toBe(Number(LONG_MAX - 1n));
+    expect(saturatedTimestamp(2 ** 53)).toBe(2n ** 53n);
+    expect(saturatedTimestamp(-(2 ** 64))).toBe(-(2n ** 63n));
   });
 
   it('reads a GroupMetadataValue v3 as Kafka writes it', () => {
