@@ -48,7 +48,8 @@ export type SchemaSet = { available: true; root: string; specs: MessageSpec[] } 
 function findSchemaSet(): SchemaSet {
   const root = SCHEMA_ROOT;
   if (!existsSync(join(root, 'messages'))) {
-    return { available: false, root, reason: `Kafka's message schemas are not at ${join(root, 'messages')} (a clone without ../shared beside it; set LEDGERLINE_SCHEMAS to their folder)` };
+    const why = SCHEMAS_REQUIRED ? `LEDGERLINE_SCHEMAS=${root} has no messages/ folder` : 'no ../shared beside the clone; LEDGERLINE_SCHEMAS=DIR names another folder';
+    return { available: false, root, reason: `Kafka's message schemas are not at ${join(root, 'messages')} (${why})` };
   }
   return { available: true, root, specs: readSchemaSet(root) };
 }
