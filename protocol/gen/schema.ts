@@ -235,14 +235,21 @@ export function parseMessage(file: string, text: string, amendments: readonly Am
   };
 }
 
-/** Reads every `*.json` schema below `root`, in a stable order. */
+/** A folder named after a Kafka release (`4.4.0/`) holds another schema set kept beside this one. */
+export const RELEASE_FOLDER = /^\d+\.\d+\.\d+$/;
+
+/**
+ * Reads every `*.json` schema below `root`, in a stable order. A folder named after a Kafka release
+ * (RELEASE_FOLDER) is another schema set, not part of this one, and is not read.
+ */
 export function loadSchemas(root: string): MessageSpec[] {
   const files: string[] = [];
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir).sort()) {
       const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.json')) files.push(p);
+      if (statSync(p).isDirectory()) {
+        if (!RELEASE_FOLDER.test(name)) walk(p);
+      } else if (name.endsWith('.json')) files.push(p);
     }
   };
   walk(root);

@@ -7,11 +7,11 @@
  * tests that need them (generate.test.ts) run only then, or fail when `LEDGERLINE_SCHEMAS` names a
  * folder that does not hold them (CI sets it, so the check cannot be skipped there unnoticed).
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { modulePath } from '../../protocol/gen/emit.js';
-import { parseMessage, type MessageSpec } from '../../protocol/gen/schema.js';
+import { loadSchemas, type MessageSpec } from '../../protocol/gen/schema.js';
 import type { Reader } from '../../protocol/wire/reader.js';
 import type { Writer } from '../../protocol/wire/writer.js';
 import { loadGeneratedModel } from './generated-model.js';
@@ -24,25 +24,6 @@ export const SCHEMA_ROOT = process.env.LEDGERLINE_SCHEMAS ?? join(fileURLToPath(
 /** True when the schemas were asked for by name (`LEDGERLINE_SCHEMAS`): then their absence is a failure. */
 export const SCHEMAS_REQUIRED = process.env.LEDGERLINE_SCHEMAS !== undefined;
 
-/**
- * Reads the schema set below `root` as the generator's loadSchemas does, except that a folder named
- * after a Kafka release (`4.4.0/`) is another schema set kept beside this one, not part of it.
- */
-function readSchemaSet(root: string): MessageSpec[] {
-  const files: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) {
-        if (!/^\d+\.\d+\.\d+$/.test(name)) walk(p);
-      } else if (name.endsWith('.json')) files.push(p);
-    }
-  };
-  walk(root);
-  if (files.length === 0) throw new Error(`no *.json schemas below ${root}`);
-  return files.map((p) => parseMessage(relative(root, p).split(sep).join('/'), readFileSync(p, 'utf8')));
-}
-
 export type SchemaSet = { available: true; root: string; specs: MessageSpec[] } | { available: false; root: string; reason: string };
 
 function findSchemaSet(): SchemaSet {
@@ -51,7 +32,7 @@ function findSchemaSet(): SchemaSet {
     const why = SCHEMAS_REQUIRED ? `LEDGERLINE_SCHEMAS=${root} has no messages/ folder` : 'no ../shared beside the clone; LEDGERLINE_SCHEMAS=DIR names another folder';
     return { available: false, root, reason: `Kafka's message schemas are not at ${join(root, 'messages')} (${why})` };
   }
-  return { available: true, root, specs: readSchemaSet(root) };
+  return { available: true, root, specs: loadSchemas(root) };
 }
 
 export const schemaSet: SchemaSet = findSchemaSet();
