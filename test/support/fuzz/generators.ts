@@ -60,9 +60,13 @@ export function generateRequest(rng: Prng, msg: RequestSchema, version: number, 
 
   const strValue = (f: FieldSpec, struct: string): string => {
     const n = f.name;
+    if (/config/i.test(struct) && (n === 'Name' || n === 'ConfigurationKeys' || n === 'ConfigNames')) return rng.pick(CONFIG_NAMES);
+    if (/config/i.test(struct) && n === 'Value') return rng.pick(CONFIG_VALUES);
     if (/topic/i.test(n) || (n === 'Name' && /topic/i.test(struct)) || n === 'ResourceName') {
       if (n === 'ResourceName' && rng.chance(0.3)) return rng.pick(['1', '', '0']);
       if (/regex/i.test(n)) return rng.pick(REGEXES);
+      // Topics to create get fresh names, so CreateTopics reaches its partition counts and configs.
+      if (/Creatable/.test(struct)) return rng.chance(0.8) ? `fuzz-new-${rng.u32().toString(36)}` : topic().name;
       return rng.chance(0.9) ? topic().name : `fuzz-new-${rng.int(50)}`;
     }
     if (/GroupId$/.test(n) || n === 'Groups' || n === 'GroupsNames') return rng.pick(world.groups);
@@ -70,8 +74,6 @@ export function generateRequest(rng: Prng, msg: RequestSchema, version: number, 
     if (n === 'GroupInstanceId') return `instance-${rng.int(3)}`;
     if (n === 'ProtocolType') return rng.chance(0.8) ? 'consumer' : rng.pick(['', 'connect', 'x']);
     if ((n === 'Name' && /protocol/i.test(struct)) || n === 'ProtocolName' || /Assignor/.test(n)) return rng.pick(ASSIGNORS);
-    if (/config/i.test(struct) && (n === 'Name' || n === 'ConfigurationKeys' || n === 'ConfigNames')) return rng.pick(CONFIG_NAMES);
-    if (/config/i.test(struct) && n === 'Value') return rng.pick(CONFIG_VALUES);
     if (n === 'ClientSoftwareName' || n === 'ClientSoftwareVersion') return rng.chance(0.8) ? 'fuzz-1.0' : rng.pick(['', '-bad-', 'a b']);
     if (n === 'TransactionalId') return `txn-${rng.int(3)}`;
     if (/States?Filter/.test(n)) return rng.pick(['Stable', 'Empty', 'PreparingRebalance', 'Dead', 'bogus']);
@@ -225,7 +227,10 @@ export function generateRequest(rng: Prng, msg: RequestSchema, version: number, 
       opts.log.push(`${path}: empty array`);
       return [];
     }
-    const n = depth > 3 ? 0 : rng.weighted([[1, 0], [6, 1], [3, 2], [1, 3]]);
+    // Optional lists (manual replica assignments, configs) are mostly left empty: a CreateTopics with both a
+    // partition count and an assignment is refused before its partition count is looked at.
+    const optional = /^(Assignments|Configs|ForgottenTopicsData|Tags)$/.test(f.name);
+    const n = depth > 3 ? 0 : optional && rng.chance(0.7) ? 0 : rng.weighted([[1, 0], [6, 1], [3, 2], [1, 3]]);
     return Array.from({ length: n }, (_, i) => value(f, t.element, struct, `${path}[${i}]`, depth + 1, false));
   };
 
