@@ -165,7 +165,7 @@ describe.sequential(`fuzzing every served API (${REPLAY})`, () => {
     } finally {
       await client.close();
     }
-  });
+  }, 90_000);
 
   it(`keeps its resident memory under ${RSS_BOUND_MIB} MiB`, () => {
     const rssMiB = broker.rssKiB() / 1024;
