@@ -64,6 +64,7 @@ import {
 } from './format.js';
 import { LockHeldError, nodeLedgerFs, type LedgerFile, type LedgerFs, type LedgerFsLock } from './fs.js';
 import { LedgerIndex } from './ledger-index.js';
+import { TailCache } from './tail-cache.js';
 import { MemoryLedgerFs } from './memory-fs.js';
 import type {
   EntryId,
@@ -289,8 +290,6 @@ export class LocalLedgerStore implements LedgerStore {
   private readonly segmentBytes: number;
   private readonly maxEntryBytes: number;
   private readonly maxGroupBytes: number;
-  private readonly cacheMaxBytes: number;
-  private readonly cacheMaxEntries: number;
   private readonly maxOpenSegments: number;
   private readonly onBackgroundError: (err: LedgerError) => void;
 
@@ -319,10 +318,7 @@ export class LocalLedgerStore implements LedgerStore {
   private flushTimer: NodeJS.Timeout | null = null;
   private flushDue = false;
 
-  /** Global FIFO of cached entries (the ledger and size of each), for eviction in insertion order. */
-  private cacheLedgers: (Ledger | undefined)[] = [];
-  private cacheSizes: number[] = [];
-  private cacheQueueHead = 0;
+  private readonly cache: TailCache;
 
   private checkpointChain: Promise<void> = Promise.resolve();
   private checkpointQueued = false;
@@ -363,10 +359,9 @@ export class LocalLedgerStore implements LedgerStore {
     this.segmentBytes = Math.min(options.segmentBytes ?? DEFAULTS.segmentBytes, MAX_SEGMENT_BYTES);
     this.maxEntryBytes = options.maxEntryBytes ?? DEFAULTS.maxEntryBytes;
     this.maxGroupBytes = options.maxGroupBytes ?? DEFAULTS.maxGroupBytes;
-    this.cacheMaxBytes = options.cacheBytes ?? DEFAULTS.cacheBytes;
-    this.cacheMaxEntries = options.cacheEntries ?? DEFAULTS.cacheEntries;
     this.maxOpenSegments = Math.max(1, options.maxOpenSegments ?? DEFAULTS.maxOpenSegments);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    this.cache = new TailCache(options.cacheBytes ?? DEFAULTS.cacheBytes, options.cacheEntries ?? DEFAULTS.cacheEntries, this.stats);
     if (this.segmentBytes < SEGMENT_HEADER_BYTES + RECORD_HEADER_BYTES + this.maxEntryBytes) {
       throw new LedgerInvalidArgumentError('segmentBytes must hold at least one entry of maxEntryBytes');
     }
@@ -815,7 +810,7 @@ export class LocalLedgerStore implements LedgerStore {
           ledger.length += len;
           segment.ledgers.add(ledger.id);
           this.stats.entriesAppended++;
-          if (!ledger.deleted) this.cacheAdd(ledger, op.data);
+          if (!ledger.deleted) this.cache.add(ledger, op.data);
           op.resolve(op.entryId);
           break;
         }
@@ -833,7 +828,7 @@ export class LocalLedgerStore implements LedgerStore {
         case 'delete':
           ledger.deleted = true;
           this.ledgers.delete(ledger.id);
-          this.cacheDropLedger(ledger);
+          this.cache.dropLedger(ledger);
           op.resolve();
           this.queueCheckpoint();
           break;
@@ -1078,53 +1073,6 @@ export class LocalLedgerStore implements LedgerStore {
     const workers: Promise<void>[] = [];
     for (let w = 0; w < Math.min(READ_CONCURRENCY, chunks.length); w++) workers.push(worker());
     await Promise.all(workers);
-  }
-
-  // ── tail cache ───────────────────────────────────────────────────────────────────────────────────────
-
-  private cacheAdd(ledger: Ledger, data: Buffer): void {
-    if (this.cacheMaxBytes <= 0 || this.cacheMaxEntries <= 0) return;
-    if (ledger.cache.length === ledger.cacheHead && ledger.cacheHead > 0) {
-      ledger.cache = [];
-      ledger.cacheHead = 0;
-    }
-    ledger.cache.push(data);
-    ledger.cacheBytes += data.length;
-    this.cacheLedgers.push(ledger);
-    this.cacheSizes.push(data.length);
-    this.stats.cachedEntries++;
-    this.stats.cachedBytes += data.length;
-    while (this.stats.cachedBytes > this.cacheMaxBytes || this.stats.cachedEntries > this.cacheMaxEntries) this.cacheEvictOne();
-  }
-
-  private cacheEvictOne(): void {
-    const h = this.cacheQueueHead++;
-    const ledger = this.cacheLedgers[h];
-    const size = this.cacheSizes[h]!;
-    this.cacheLedgers[h] = undefined;
-    if (ledger && !ledger.deleted) {
-      ledger.cache[ledger.cacheHead++] = undefined;
-      ledger.cacheBytes -= size;
-      this.stats.cachedEntries--;
-      this.stats.cachedBytes -= size;
-      if (ledger.cacheHead > 1024 && ledger.cacheHead * 2 > ledger.cache.length) {
-        ledger.cache = ledger.cache.slice(ledger.cacheHead);
-        ledger.cacheHead = 0;
-      }
-    }
-    if (this.cacheQueueHead > 4096 && this.cacheQueueHead * 2 > this.cacheLedgers.length) {
-      this.cacheLedgers = this.cacheLedgers.slice(this.cacheQueueHead);
-      this.cacheSizes = this.cacheSizes.slice(this.cacheQueueHead);
-      this.cacheQueueHead = 0;
-    }
-  }
-
-  private cacheDropLedger(ledger: Ledger): void {
-    this.stats.cachedEntries -= ledger.cache.length - ledger.cacheHead;
-    this.stats.cachedBytes -= ledger.cacheBytes;
-    ledger.cache = [];
-    ledger.cacheHead = 0;
-    ledger.cacheBytes = 0;
   }
 
   // ── checkpoints and space reclamation ────────────────────────────────────────────────────────────────
