@@ -107,7 +107,7 @@ export class PartitionManager {
   logConfig(t: TopicRecord): Partial<PartitionLogConfig> {
     const topics = this.broker.topics;
     const values: Record<string, string | null> = {};
-    for (const name of ['segment.bytes', 'segment.ms', 'ledgerline.segment.entries', 'retention.ms', 'retention.bytes', 'message.timestamp.type', 'max.message.bytes']) {
+    for (const name of ['segment.bytes', 'segment.ms', 'ledgerline.segment.entries', 'retention.ms', 'retention.bytes', 'cleanup.policy', 'message.timestamp.type', 'max.message.bytes']) {
       values[name] = topics.configValue(t, name);
     }
     return logConfigFromKafkaConfigs(values);
