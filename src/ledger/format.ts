@@ -6,7 +6,7 @@
  * A store directory:
  *
  * ```
- *   <dir>/LOCK                          pid of the owning process
+ *   <dir>/LOCK.sqlite                   the directory lock: empty SQLite database, POSIX-locked by the owner
  *   <dir>/ledgers.ckpt                  checkpoint: ledger table + where replay starts (tmp + rename)
  *   <dir>/00000000000000000001.seg      segment: shared, append-only log of records of all ledgers
  *   <dir>/00000000000000000001.idx      index of a rolled segment's entries (written after the roll)
@@ -122,7 +122,10 @@ export function indexFileName(seq: number): string {
 }
 
 export const CHECKPOINT_FILE = 'ledgers.ckpt';
-export const LOCK_FILE = 'LOCK';
+/** The lock of the directory (an empty SQLite database whose POSIX lock the owner holds: see fs.ts). */
+export const LOCK_FILE = 'LOCK.sqlite';
+/** The pid file earlier versions locked with; removed once the lock is held (it locks nothing). */
+export const LEGACY_PID_LOCK_FILE = 'LOCK';
 
 /** The sequence number of a segment or index file name, or null for any other name. */
 export function parseSegmentSeq(name: string, ext: '.seg' | '.idx'): number | null {

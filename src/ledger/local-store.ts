@@ -39,6 +39,7 @@ import {
 } from './errors.js';
 import {
   CHECKPOINT_FILE,
+  LEGACY_PID_LOCK_FILE,
   LOCK_FILE,
   RECORD_HEADER_BYTES,
   RecordType,
@@ -382,9 +383,11 @@ export class LocalLedgerStore implements LedgerStore {
     try {
       store.lock = await store.fs.lock(path.join(dir, LOCK_FILE));
     } catch (err) {
-      if (err instanceof LockHeldError) throw new LedgerStoreLockedError(dir, err.holderPid);
+      if (err instanceof LockHeldError) throw new LedgerStoreLockedError(dir, LOCK_FILE);
       throw new LedgerStorageError(`cannot lock the store directory ${dir}`, { file: LOCK_FILE }, err);
     }
+    // Earlier versions locked with a pid file; with the kernel lock held it is only a leftover.
+    await store.fs.unlink(path.join(dir, LEGACY_PID_LOCK_FILE)).catch(() => undefined);
     try {
       await store.recover();
     } catch (err) {
