@@ -65,6 +65,8 @@ import {
 } from './format.js';
 import { LockHeldError, nodeLedgerFs, type LedgerFile, type LedgerFs, type LedgerFsLock } from './fs.js';
 import { LedgerIndex } from './ledger-index.js';
+import { GC_DEFAULTS, GarbageCollector, type GarbageCollectorOptions, type GcHost } from './garbage-collector.js';
+import { RecoveredEntries } from './recovered-entries.js';
 import { TailCache } from './tail-cache.js';
 import { MemoryLedgerFs } from './memory-fs.js';
 import type {
@@ -97,6 +99,11 @@ export interface LocalLedgerStoreOptions {
   readonly maxOpenSegments?: number;
   /** Errors no caller is waiting for (a background fsync or checkpoint that failed). Default: ignored. */
   readonly onBackgroundError?: (err: LedgerError) => void;
+  /**
+   * Space reclamation (garbage-collector.ts): how often it runs, the live fractions below which minor and
+   * major compaction copy a segment's live entries out, how often each runs, and the copy rate limit.
+   */
+  readonly gc?: Partial<GarbageCollectorOptions>;
 }
 
 /** Counters for benchmarks, tests and metrics. */
@@ -117,8 +124,15 @@ export interface LocalLedgerStoreStats {
   /** Segment files on disk, and segment files deleted since open. */
   segments: number;
   segmentsReclaimed: number;
+  /** Bytes of segment files deleted since open (whole segments, after compaction or not). */
+  bytesReclaimed: number;
+  /** Record bytes compaction copied into the active segment, and segments it emptied, since open. */
+  bytesCompacted: number;
+  segmentsCompacted: number;
   /** Milliseconds `open()` spent recovering. */
   recoveryMs: number;
+  /** Garbage collector runs since open. */
+  gcRuns: number;
 }
 
 const DEFAULTS = {
@@ -168,13 +182,17 @@ interface Ledger {
   cache: (Buffer | undefined)[];
   cacheHead: number;
   cacheBytes: number;
+  /** Record bytes (headers included) of this ledger's indexed entries, per segment: its share of each. */
+  readonly bytesIn: Map<number, number>;
 }
 
 type Op =
   | { kind: 'entry'; ledger: Ledger; entryId: number; data: Buffer; resolve: (id: EntryId) => void; reject: (e: Error) => void }
   | { kind: 'create'; ledger: Ledger; resolve: (w: LedgerWriter) => void; reject: (e: Error) => void }
   | { kind: 'seal'; ledger: Ledger; sealedAtMs: number; resolve: (m: LedgerMetadata) => void; reject: (e: Error) => void }
-  | { kind: 'delete'; ledger: Ledger; resolve: () => void; reject: (e: Error) => void };
+  | { kind: 'delete'; ledger: Ledger; resolve: () => void; reject: (e: Error) => void }
+  /** Compaction: a copy of entry `entryId`, now in segment `from`, written again to the active segment. */
+  | { kind: 'move'; ledger: Ledger; entryId: number; from: number; data: Buffer; resolve: (moved: boolean) => void; reject: (e: Error) => void };
 
 /** A group written to its segment, waiting for the fsync that makes it durable. */
 interface WrittenGroup {
@@ -185,17 +203,17 @@ interface WrittenGroup {
   readonly offsets: number[];
 }
 
-/** A ledger while recovery rebuilds its index: its seal from the checkpoint or a SEAL record, and the first gap found. */
+/** A ledger while recovery rebuilds its index: its seal from the checkpoint or a SEAL record, and its entries found. */
 interface RecoveringLedger {
   readonly ledger: Ledger;
   /** Entry count of a sealed ledger (entries beyond it were never acknowledged); null while open. */
   entryCount: number | null;
   /**
-   * The first entry found out of order. Checked once every segment is read, for the ledgers that survive:
-   * index files and the checkpoint are read before the segments replayed after them, so a ledger may show a
-   * gap (its oldest segment reclaimed) and be deleted by a DELETE record further on.
+   * Its entries as found. Assembled (and checked for gaps) once every segment is read, for the ledgers that
+   * survive: index files and the checkpoint are read before the segments replayed after them, so a ledger may
+   * show a gap (its oldest segment reclaimed) and be deleted by a DELETE record further on.
    */
-  gap: LedgerCorruptError | null;
+  readonly found: RecoveredEntries;
 }
 
 interface Segment {
@@ -209,8 +227,17 @@ interface Segment {
   opening: Promise<LedgerFile> | null;
   /** Reads in progress holding `file`. */
   refs: number;
-  /** Ledgers with entries in this segment. */
+  /**
+   * Ledgers with entries in this segment: live ones whose index points here, and deleted ones that did when
+   * they were deleted (they pin the segment until a checkpoint no longer lists them).
+   */
   readonly ledgers: Set<LedgerId>;
+  /** Record bytes of live ledgers' indexed entries here; the rest of `size` (after the header) is garbage. */
+  liveBytes: number;
+  /** Reads planned on this segment: it is not deleted while any runs. */
+  pins: number;
+  /** Its live entries are being copied out: not deleted until the copies are durable. */
+  compacting: boolean;
   /** Its index file is durable (rolled segments only). */
   indexDurable: boolean;
   reclaimed: boolean;
@@ -244,6 +271,7 @@ function newLedger(id: LedgerId, createdAtMs: number): Ledger {
     cache: [],
     cacheHead: 0,
     cacheBytes: 0,
+    bytesIn: new Map(),
   };
 }
 
@@ -327,6 +355,9 @@ export class LocalLedgerStore implements LedgerStore {
 
   private closing = false;
   private closed = false;
+  private readonly gc: GarbageCollector;
+  /** Waiting for the commit loop to roll the active segment (for the garbage collector). */
+  private rollWaiters: (() => void)[] = [];
   private lock: LedgerFsLock | null = null;
 
   readonly stats: LocalLedgerStoreStats = {
@@ -340,7 +371,11 @@ export class LocalLedgerStore implements LedgerStore {
     cachedBytes: 0,
     segments: 0,
     segmentsReclaimed: 0,
+    bytesReclaimed: 0,
+    bytesCompacted: 0,
+    segmentsCompacted: 0,
     recoveryMs: 0,
+    gcRuns: 0,
   };
 
   private constructor(
@@ -362,6 +397,11 @@ export class LocalLedgerStore implements LedgerStore {
     this.maxGroupBytes = options.maxGroupBytes ?? DEFAULTS.maxGroupBytes;
     this.maxOpenSegments = Math.max(1, options.maxOpenSegments ?? DEFAULTS.maxOpenSegments);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    this.gc = new GarbageCollector(
+      this.gcHost(),
+      { ...GC_DEFAULTS, activeRollGarbageBytes: Math.min(GC_DEFAULTS.activeRollGarbageBytes, Math.floor(this.segmentBytes / 4)), ...stripUndefined(options.gc ?? {}) },
+      this.stats,
+    );
     this.cache = new TailCache(options.cacheBytes ?? DEFAULTS.cacheBytes, options.cacheEntries ?? DEFAULTS.cacheEntries, this.stats);
     if (this.segmentBytes < SEGMENT_HEADER_BYTES + RECORD_HEADER_BYTES + this.maxEntryBytes) {
       throw new LedgerInvalidArgumentError('segmentBytes must hold at least one entry of maxEntryBytes');
@@ -396,6 +436,7 @@ export class LocalLedgerStore implements LedgerStore {
       throw new LedgerStorageError('recovery failed', {}, err);
     }
     store.stats.recoveryMs = performance.now() - started;
+    store.gc.start();
     return store;
   }
 
@@ -486,6 +527,8 @@ export class LocalLedgerStore implements LedgerStore {
     this.closing = true;
     let firstError: unknown = null;
     try {
+      // A collection in progress stops at its next step; copies it queued are committed below.
+      await this.gc.stop();
       // Appends already issued are committed (or failed) before the files close.
       while (this.loopRunning || this.loopScheduled || this.queueLength() > 0 || this.syncing || this.inflight.length > 0) {
         if (!this.loopRunning && !this.loopScheduled && this.queueLength() > 0) this.scheduleLoop();
@@ -501,6 +544,26 @@ export class LocalLedgerStore implements LedgerStore {
     this.closed = true;
     await this.releaseFiles();
     if (firstError) throw firstError;
+  }
+
+  /**
+   * Bytes on disk that hold no live entry (deleted ledgers' entries, copies compaction superseded, control
+   * records): what the garbage collector can give back.
+   */
+  get reclaimableBytes(): number {
+    let n = 0;
+    for (const s of this.segments.values()) if (!s.reclaimed) n += Math.max(0, s.size - SEGMENT_HEADER_BYTES - s.liveBytes);
+    return n;
+  }
+
+  /**
+   * Runs the garbage collector now (it also runs every `gc.gcIntervalMs`): rolls a mostly-garbage active
+   * segment, compacts segments below the minor threshold (and the major one with `{ major: true }`), and
+   * deletes segments left without live entries.
+   */
+  collectGarbage(force: { minor?: boolean; major?: boolean } = { minor: true }): Promise<void> {
+    if (this.closing) return Promise.reject(new LedgerStoreClosedError());
+    return this.gc.run(force);
   }
 
   /** Number of ledgers whose state is held in memory (open and sealed). */
@@ -592,6 +655,7 @@ export class LocalLedgerStore implements LedgerStore {
     this.loopRunning = true;
     try {
       for (;;) {
+        if (this.rollWaiters.length > 0) await this.rollForCollector();
         if (this.queueLength() === 0) {
           if (this.flushDue && this.unflushedEntries > 0) await this.backgroundFlush();
           this.flushDue = false;
@@ -616,7 +680,23 @@ export class LocalLedgerStore implements LedgerStore {
     } finally {
       this.loopRunning = false;
       this.signalLoopDone();
-      if (this.queueLength() > 0 && !this.closed) this.scheduleLoop();
+      if ((this.queueLength() > 0 || this.rollWaiters.length > 0) && !this.closed) this.scheduleLoop();
+    }
+  }
+
+  /** Rolls the active segment between groups, as the garbage collector asked (a failure is reported). */
+  private async rollForCollector(): Promise<void> {
+    const waiters = this.rollWaiters.splice(0);
+    try {
+      if (!this.mustRoll && this.active.size > SEGMENT_HEADER_BYTES) {
+        await this.drainSyncs();
+        await this.roll(this.active.size);
+      }
+    } catch (err) {
+      this.mustRoll = true;
+      this.onBackgroundError(this.storageError('cannot roll the active segment for garbage collection', err));
+    } finally {
+      for (const w of waiters) w();
     }
   }
 
@@ -648,7 +728,7 @@ export class LocalLedgerStore implements LedgerStore {
   }
 
   private recordBytes(op: Op): number {
-    if (op.kind === 'entry') return RECORD_HEADER_BYTES + op.data.length;
+    if (op.kind === 'entry' || op.kind === 'move') return RECORD_HEADER_BYTES + op.data.length;
     return RECORD_HEADER_BYTES + (op.kind === 'delete' ? 0 : 8);
   }
 
@@ -759,7 +839,7 @@ export class LocalLedgerStore implements LedgerStore {
   private assemble(group: Op[], position: number, total: number): { buffers: Buffer[]; offsets: number[] } {
     let stagingBytes = 0;
     for (const op of group) {
-      stagingBytes += op.kind === 'entry' ? RECORD_HEADER_BYTES + (op.data.length <= COPY_THRESHOLD ? op.data.length : 0) : this.recordBytes(op);
+      stagingBytes += op.kind === 'entry' || op.kind === 'move' ? RECORD_HEADER_BYTES + (op.data.length <= COPY_THRESHOLD ? op.data.length : 0) : this.recordBytes(op);
     }
     const staging = Buffer.allocUnsafe(stagingBytes);
     const buffers: Buffer[] = [];
@@ -770,7 +850,7 @@ export class LocalLedgerStore implements LedgerStore {
     for (let i = 0; i < group.length; i++) {
       const op = group[i]!;
       offsets[i] = pos;
-      if (op.kind === 'entry') {
+      if (op.kind === 'entry' || op.kind === 'move') {
         const len = op.data.length;
         writeRecordHeader(staging, sp, RecordType.ENTRY, op.ledger.id, op.entryId, len);
         sealRecordCrc(staging, sp, op.data);
@@ -812,6 +892,7 @@ export class LocalLedgerStore implements LedgerStore {
           ledger.index.push(segment.seq, offsets[i]!, len);
           ledger.length += len;
           segment.ledgers.add(ledger.id);
+          if (!ledger.deleted) this.countLive(ledger, segment, RECORD_HEADER_BYTES + len);
           this.stats.entriesAppended++;
           if (!ledger.deleted) this.cache.add(ledger, op.data);
           op.resolve(op.entryId);
@@ -828,14 +909,48 @@ export class LocalLedgerStore implements LedgerStore {
           ledger.sealPromise = null;
           op.resolve(metadataOf(ledger));
           break;
+        case 'move': {
+          // The entry may have been deleted, or moved already, since its copy was queued: then the copy
+          // is garbage in this segment, and the index keeps pointing where it did.
+          const from = this.segments.get(op.from);
+          const moved = !ledger.deleted && op.entryId < ledger.index.size && ledger.index.segmentOf(op.entryId) === op.from && from !== undefined;
+          if (moved) {
+            const rec = RECORD_HEADER_BYTES + op.data.length;
+            ledger.index.relocate(op.entryId, segment.seq, offsets[i]!);
+            this.countLive(ledger, from, -rec);
+            this.countLive(ledger, segment, rec);
+            segment.ledgers.add(ledger.id);
+            this.stats.bytesCompacted += rec;
+          }
+          op.resolve(moved);
+          break;
+        }
         case 'delete':
           ledger.deleted = true;
+          // Its bytes are garbage now; the segments keep it in `ledgers` until a checkpoint drops it.
+          for (const [seq, bytes] of ledger.bytesIn) {
+            const seg = this.segments.get(seq);
+            if (seg) seg.liveBytes -= bytes;
+          }
+          ledger.bytesIn.clear();
           this.ledgers.delete(ledger.id);
           this.cache.dropLedger(ledger);
           op.resolve();
           this.queueCheckpoint();
           break;
       }
+    }
+  }
+
+  /** Adds `delta` record bytes of `ledger` to `segment`'s live bytes (a ledger with none there leaves it). */
+  private countLive(ledger: Ledger, segment: Segment, delta: number): void {
+    segment.liveBytes += delta;
+    const now = (ledger.bytesIn.get(segment.seq) ?? 0) + delta;
+    if (now > 0) {
+      ledger.bytesIn.set(segment.seq, now);
+    } else {
+      ledger.bytesIn.delete(segment.seq);
+      segment.ledgers.delete(ledger.id);
     }
   }
 
@@ -900,6 +1015,79 @@ export class LocalLedgerStore implements LedgerStore {
     this.unflushedEntries = 0;
   }
 
+  // ── garbage collection (the collector itself is in garbage-collector.ts) ─────────────────────────────
+
+  private gcHost(): GcHost {
+    return {
+      isClosing: () => this.closing,
+      segments: () => {
+        const rolled: Segment[] = [];
+        for (const s of this.segments.values()) {
+          // Only segments a durable checkpoint indexes: recovery reads them from their index file, never
+          // replays their control records, so once their entries live elsewhere nothing needs them.
+          if (s !== this.active && !s.reclaimed && s.indexDurable && s.seq < this.replayFromSegment) rolled.push(s);
+        }
+        return { active: this.active, rolled };
+      },
+      liveRuns: (seq) => {
+        const segment = this.segments.get(seq);
+        const runs: { ledgerId: number; firstEntryId: number; count: number }[] = [];
+        if (!segment) return runs;
+        for (const id of segment.ledgers) {
+          const l = this.ledgers.get(id);
+          if (!l || l.deleted || l.deleting) continue;
+          for (const run of l.index.segmentRuns()) if (run.segmentSeq === seq) runs.push({ ledgerId: id, firstEntryId: run.firstEntryId, count: run.count });
+        }
+        return runs;
+      },
+      read: async (ledgerId, first, last, maxBytes) => {
+        const l = this.ledgers.get(ledgerId);
+        if (!l || l.deleted || l.deleting || this.closing) return null;
+        try {
+          return await this.read(ledgerId, first, last, { maxBytes });
+        } catch (err) {
+          if (err instanceof NoSuchLedgerError || err instanceof LedgerStoreClosedError) return null;
+          throw err;
+        }
+      },
+      move: (ledgerId, entryId, from, data) => {
+        const ledger = this.ledgers.get(ledgerId);
+        if (!ledger || ledger.deleting || this.closing) return Promise.resolve(false);
+        const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+        return new Promise<boolean>((resolve, reject) => {
+          this.enqueue({ kind: 'move', ledger, entryId, from, data: buf, resolve, reject });
+        }).catch((err: unknown) => {
+          if (err instanceof NoSuchLedgerError) return false;
+          throw err;
+        });
+      },
+      syncCopies: async () => {
+        if (this.durable) return;
+        // Copies sit in the active segment, or in segments rolled since (a roll fsyncs what it leaves).
+        const segment = this.active;
+        const file = await this.acquire(segment);
+        try {
+          this.stats.fsyncs++;
+          await file.datasync();
+        } finally {
+          this.release(segment);
+        }
+      },
+      rollActive: async () => {
+        await new Promise<void>((resolve) => {
+          this.rollWaiters.push(resolve);
+          this.scheduleLoop();
+        });
+        await this.checkpointChain;
+      },
+      checkpoint: async () => {
+        this.queueCheckpoint();
+        await this.checkpointChain;
+      },
+      reportError: (err) => this.onBackgroundError(err instanceof LedgerError ? err : this.storageError('garbage collection failed', err)),
+    };
+  }
+
   // ── segments ─────────────────────────────────────────────────────────────────────────────────────────
 
   private segmentPath(seq: number): string {
@@ -937,7 +1125,7 @@ export class LocalLedgerStore implements LedgerStore {
       await this.fs.unlink(this.segmentPath(seq)).catch(() => undefined);
       throw err;
     }
-    const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file, opening: null, refs: 0, ledgers: new Set(), indexDurable: false, reclaimed: false };
+    const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file, opening: null, refs: 0, ledgers: new Set(), liveBytes: 0, pins: 0, compacting: false, indexDurable: false, reclaimed: false };
     this.segments.set(seq, segment);
     this.stats.segments = this.segments.size;
     this.active = segment;
@@ -1021,6 +1209,16 @@ export class LocalLedgerStore implements LedgerStore {
       id = next;
     }
     this.stats.diskReads += to - from;
+    // Pin the segments now, before any await: compaction may move these entries meanwhile, and the segment
+    // the plan reads from must not be deleted until the read is done.
+    const pinned = new Set<Segment>();
+    for (const c of chunks) {
+      const segment = this.segments.get(c.seq);
+      if (segment && !segment.reclaimed && !pinned.has(segment)) {
+        segment.pins++;
+        pinned.add(segment);
+      }
+    }
     let nextChunk = 0;
     const worker = async (): Promise<void> => {
       while (nextChunk < chunks.length) {
@@ -1075,7 +1273,9 @@ export class LocalLedgerStore implements LedgerStore {
     };
     const workers: Promise<void>[] = [];
     for (let w = 0; w < Math.min(READ_CONCURRENCY, chunks.length); w++) workers.push(worker());
-    await Promise.all(workers);
+    const results = await Promise.allSettled(workers);
+    for (const segment of pinned) segment.pins--;
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
   }
 
   // ── checkpoints and space reclamation ────────────────────────────────────────────────────────────────
@@ -1177,6 +1377,8 @@ export class LocalLedgerStore implements LedgerStore {
     const dead: Segment[] = [];
     for (const segment of this.segments.values()) {
       if (segment === this.active || segment.reclaimed || segment.seq >= this.replayFromSegment) continue;
+      // A read planned on it, or live entries being copied out and not yet durable elsewhere: next time.
+      if (segment.pins > 0 || segment.compacting) continue;
       let live = false;
       for (const id of segment.ledgers) {
         const l = this.ledgers.get(id);
@@ -1205,6 +1407,7 @@ export class LocalLedgerStore implements LedgerStore {
         if (!isEnoent(err)) throw err;
       });
       this.stats.segmentsReclaimed++;
+      this.stats.bytesReclaimed += segment.size;
     }
     this.stats.segments = this.segments.size;
     await this.fs.syncDir(this.dir);
@@ -1255,7 +1458,7 @@ export class LocalLedgerStore implements LedgerStore {
     for (const c of checkpoint.ledgers) {
       const ledger = newLedger(c.ledgerId, c.createdAtMs);
       if (c.sealedAtMs > 0) ledger.sealedAtMs = c.sealedAtMs;
-      recovering.set(c.ledgerId, { ledger, entryCount: c.sealedAtMs > 0 ? c.entryCount : null, gap: null });
+      recovering.set(c.ledgerId, { ledger, entryCount: c.sealedAtMs > 0 ? c.entryCount : null, found: new RecoveredEntries(c.ledgerId) });
     }
 
     // Segment headers: each records the valid length of its predecessor.
@@ -1286,7 +1489,7 @@ export class LocalLedgerStore implements LedgerStore {
       if (nextHeader && typeof nextHeader !== 'string' && next === seq + 1 && nextHeader.prevSegmentSeq === seq) {
         validBytes = nextHeader.prevSegmentValidBytes;
       }
-      const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file: null, opening: null, refs: 0, ledgers: new Set(), indexDurable: false, reclaimed: false };
+      const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file: null, opening: null, refs: 0, ledgers: new Set(), liveBytes: 0, pins: 0, compacting: false, indexDurable: false, reclaimed: false };
       this.segments.set(seq, segment);
       let loaded = false;
       if (seq < this.replayFromSegment && indexSeqs.has(seq)) {
@@ -1308,12 +1511,17 @@ export class LocalLedgerStore implements LedgerStore {
       }
     }
 
-    for (const { ledger, entryCount, gap } of recovering.values()) {
-      if (gap) throw gap;
+    for (const { ledger, entryCount, found } of recovering.values()) {
+      ledger.length = found.assemble(ledger.index, entryCount);
+      // Live bytes, from the index (the copy recovery chose of each entry is the live one).
+      for (const run of ledger.index.segmentRuns()) {
+        const segment = this.segments.get(run.segmentSeq)!;
+        let bytes = 0;
+        for (let id = run.firstEntryId; id < run.firstEntryId + run.count; id++) bytes += RECORD_HEADER_BYTES + ledger.index.lengthOf(id);
+        this.countLive(ledger, segment, bytes);
+        segment.ledgers.add(ledger.id);
+      }
       if (entryCount !== null) {
-        if (ledger.index.size < entryCount) {
-          throw new LedgerCorruptError(`ledger ${ledger.id} is sealed at ${entryCount} entries but only ${ledger.index.size} were found`, { ledgerId: ledger.id });
-        }
         ledger.sealed = true;
         ledger.sealedAtMs ??= 0;
       }
@@ -1383,30 +1591,7 @@ export class LocalLedgerStore implements LedgerStore {
   }
 
   private applyRun(recovering: Map<LedgerId, RecoveringLedger>, segment: Segment, run: IndexRun): void {
-    const r = recovering.get(run.ledgerId);
-    if (!r) return; // a ledger deleted since
-    for (let i = 0; i < run.offsets.length; i++) {
-      this.recoverEntry(r, segment, run.firstEntryId + i, run.offsets[i]!, run.lengths[i]!);
-    }
-  }
-
-  private recoverEntry(r: RecoveringLedger, segment: Segment, entryId: number, offset: number, length: number): void {
-    const ledger = r.ledger;
-    if (r.gap) return;
-    if (r.entryCount !== null && entryId >= r.entryCount) return; // beyond the seal: never acknowledged
-    if (entryId !== ledger.index.size) {
-      // Fatal unless a DELETE later in the replay removes the ledger (then its entries do not matter).
-      r.gap = new LedgerCorruptError(`ledger ${ledger.id}: found entry ${entryId} where entry ${ledger.index.size} was expected`, {
-        ledgerId: ledger.id,
-        entryId,
-        file: segmentFileName(segment.seq),
-        position: offset,
-      });
-      return;
-    }
-    ledger.index.push(segment.seq, offset, length);
-    ledger.length += length;
-    segment.ledgers.add(ledger.id);
+    recovering.get(run.ledgerId)?.found.addRun(segment.seq, run.firstEntryId, run.offsets, run.lengths); // absent: deleted since
   }
 
   /**
@@ -1455,14 +1640,14 @@ export class LocalLedgerStore implements LedgerStore {
         switch (h.type) {
           case RecordType.ENTRY: {
             const r = recovering.get(h.ledgerId);
-            if (r) this.recoverEntry(r, segment, h.arg, pos, h.payloadLength);
+            r?.found.addEntry(segment.seq, h.arg, pos, h.payloadLength);
             break;
           }
           case RecordType.CREATE:
             if (replay) {
               if (!recovering.has(h.ledgerId)) {
                 const createdAt = h.payloadLength >= 8 ? readU64(buf, payloadAt) : 0;
-                recovering.set(h.ledgerId, { ledger: newLedger(h.ledgerId, Math.max(0, createdAt)), entryCount: null, gap: null });
+                recovering.set(h.ledgerId, { ledger: newLedger(h.ledgerId, Math.max(0, createdAt)), entryCount: null, found: new RecoveredEntries(h.ledgerId) });
               }
               if (h.ledgerId >= this.nextLedgerId) this.nextLedgerId = h.ledgerId + 1;
             }
@@ -1535,4 +1720,10 @@ async function readFully(file: LedgerFile, buf: Buffer, position: number): Promi
     if (n === 0) throw new LedgerCorruptError(`file ends at ${position + done}, expected ${buf.length - done} more bytes`, { position: position + done });
     done += n;
   }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
 }
