@@ -17,7 +17,8 @@
  *                                  │
  *          ┌───────────────────────▼──────────────────────┐
  *          │ active segment  …│rec│rec│rec│rec│ ← append  │   older segments: read only, reclaimed
- *          └───────────────────────┬──────────────────────┘   when all their ledgers are deleted
+ *          └───────────────────────┬──────────────────────┘   when no live entry is left (compaction
+ *                                  │                          copies the few live ones out)
  *                                  │ on success, in queue order:
  *            index each entry (LedgerIndex: 8 bytes/entry), add to the tail cache, advance
  *            lastAddConfirmed, resolve the appends. On failure: fail the group, roll to a new segment
@@ -1299,8 +1300,8 @@ export class LocalLedgerStore implements LedgerStore {
    * Takes one snapshot of the store, synchronously, then writes it out:
    * 1. the index file of every rolled segment that lacks a durable one;
    * 2. the checkpoint: ledger table, next ledger id, and the first segment recovery must scan;
-   * 3. then deletes rolled segments below that whose ledgers are all gone (BookKeeper's garbage collection
-   *    of entry logs; there is no compaction: see README.md).
+   * 3. then deletes rolled segments below that with no live entry left (BookKeeper's garbage collection
+   *    of entry logs; compaction, which moves the last live entries out, is in garbage-collector.ts).
    * The index files and the table come from the same instant, so they agree on which ledgers exist. Deletes,
    * seals and appends that commit while the files are being written belong to the next checkpoint (a delete
    * queues one): in particular a segment is only deleted once a durable checkpoint no longer lists any of
