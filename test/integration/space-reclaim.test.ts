@@ -44,9 +44,12 @@ describe.sequential('disk space after DeleteTopics', () => {
   let stopTicks = false;
   let ticks: Promise<void>;
   let commits = 0;
+  let adminUrl: string;
 
   beforeAll(async () => {
-    broker = await BrokerProcess.start();
+    broker = await BrokerProcess.start({ configs: { 'ledgerline.admin.listener': 'http://127.0.0.1:0' } });
+    const line = broker.logs.find((l) => l.includes('"admin HTTP endpoint listening"'));
+    adminUrl = (JSON.parse(line!) as { url: string }).url;
     client = await KafkaClient.connect({ bootstrap: broker.bootstrap, requestTimeoutMs: 60_000 });
     const created = await client.createTopics([
       { name: 'bulk', numPartitions: PARTITIONS },
@@ -116,6 +119,10 @@ describe.sequential('disk space after DeleteTopics', () => {
       250,
     );
     const freedS = (performance.now() - deletedAt) / 1000;
+    const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
+    const metric = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(metric('ledgerline_storage_reclaimed_bytes_total')).toBeGreaterThanOrEqual(0.9 * topicBytes);
+    expect(metric('ledgerline_storage_reclaimable_bytes')).toBeLessThan(0.1 * topicBytes);
     // The group went on committing throughout: the offsets ledger was live in every segment.
     expect(commits).toBeGreaterThan(commitsBefore);
     console.log(
