@@ -45,17 +45,14 @@ import {
   RECORD_HEADER_BYTES,
   RecordType,
   SEGMENT_HEADER_BYTES,
-  decodeCheckpoint,
   decodeRecordHeader,
   decodeSegmentHeader,
-  decodeSegmentIndex,
   encodeCheckpoint,
   encodeControlRecord,
   encodeSegmentHeader,
   encodeSegmentIndex,
   indexFileName,
   parseSegmentSeq,
-  readU64,
   recordCrcMatches,
   sealRecordCrc,
   segmentFileName,
@@ -65,9 +62,10 @@ import {
   type SegmentIndex,
 } from './format.js';
 import { LockHeldError, nodeLedgerFs, type LedgerFile, type LedgerFs, type LedgerFsLock } from './fs.js';
-import { LedgerIndex } from './ledger-index.js';
 import { GC_DEFAULTS, GarbageCollector, type GarbageCollectorOptions, type GcHost } from './garbage-collector.js';
 import { RecoveredEntries } from './recovered-entries.js';
+import { applyRun, readCheckpoint, readSegmentHeader, readSegmentIndex, scanSegment } from './recovery-scan.js';
+import { isEnoent, metadataOf, newLedger, readFully, type Ledger, type Op, type RecoveringLedger, type Segment, type WrittenGroup } from './store-state.js';
 import { TailCache } from './tail-cache.js';
 import { MemoryLedgerFs } from './memory-fs.js';
 import type {
@@ -151,134 +149,8 @@ const COPY_THRESHOLD = 4096;
 const READ_CHUNK_BYTES = 256 * 1024;
 /** Parallel positioned reads per `read()` call. */
 const READ_CONCURRENCY = 4;
-/** Chunk size when scanning a segment during recovery. */
-const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 /** Largest valid segment (offsets in the index are u32). */
 const MAX_SEGMENT_BYTES = 0xffff_ffff;
-
-interface Ledger {
-  readonly id: LedgerId;
-  readonly createdAtMs: number;
-  sealedAtMs: number | null;
-  /** Entries 0..index.size-1 are durable and readable: lastAddConfirmed = index.size - 1. */
-  readonly index: LedgerIndex;
-  /** Payload bytes of the indexed entries. */
-  length: number;
-  /** Next entry id an append gets. Entries index.size..nextEntryId-1 are queued or being written. */
-  nextEntryId: number;
-  /** The writer sealed the ledger or a seal is in progress: new appends fail with LL_ERR_LEDGER_SEALED. */
-  sealing: boolean;
-  sealed: boolean;
-  /** Another party fenced the ledger: the writer's appends fail with LL_ERR_LEDGER_FENCED. */
-  fenced: boolean;
-  /** A delete is in progress or done. */
-  deleting: boolean;
-  deleted: boolean;
-  /** The pending seal, shared by concurrent seal()/fence() calls. */
-  sealPromise: Promise<LedgerMetadata> | null;
-  /**
-   * Tail cache: the newest entries, held in cache[cacheHead..]. Always a suffix of the ledger, ending at
-   * lastAddConfirmed (entries join in id order and leave oldest first).
-   */
-  cache: (Buffer | undefined)[];
-  cacheHead: number;
-  cacheBytes: number;
-  /** Record bytes (headers included) of this ledger's indexed entries, per segment: its share of each. */
-  readonly bytesIn: Map<number, number>;
-}
-
-type Op =
-  | { kind: 'entry'; ledger: Ledger; entryId: number; data: Buffer; resolve: (id: EntryId) => void; reject: (e: Error) => void }
-  | { kind: 'create'; ledger: Ledger; resolve: (w: LedgerWriter) => void; reject: (e: Error) => void }
-  | { kind: 'seal'; ledger: Ledger; sealedAtMs: number; resolve: (m: LedgerMetadata) => void; reject: (e: Error) => void }
-  | { kind: 'delete'; ledger: Ledger; resolve: () => void; reject: (e: Error) => void }
-  /** Compaction: a copy of entry `entryId`, now in segment `from`, written again to the active segment. */
-  | { kind: 'move'; ledger: Ledger; entryId: number; from: number; data: Buffer; resolve: (moved: boolean) => void; reject: (e: Error) => void };
-
-/** A group written to its segment, waiting for the fsync that makes it durable. */
-interface WrittenGroup {
-  readonly group: Op[];
-  readonly segment: Segment;
-  readonly position: number;
-  readonly total: number;
-  readonly offsets: number[];
-}
-
-/** A ledger while recovery rebuilds its index: its seal from the checkpoint or a SEAL record, and its entries found. */
-interface RecoveringLedger {
-  readonly ledger: Ledger;
-  /** Entry count of a sealed ledger (entries beyond it were never acknowledged); null while open. */
-  entryCount: number | null;
-  /**
-   * Its entries as found. Assembled (and checked for gaps) once every segment is read, for the ledgers that
-   * survive: index files and the checkpoint are read before the segments replayed after them, so a ledger may
-   * show a gap (its oldest segment reclaimed) and be deleted by a DELETE record further on.
-   */
-  readonly found: RecoveredEntries;
-}
-
-interface Segment {
-  readonly seq: number;
-  /** Valid bytes: the header and every committed group (durable, or written under a non-durable policy). */
-  size: number;
-  /** Where the next group goes: `size` plus groups written and awaiting their fsync. */
-  writePos: number;
-  /** Open handle (always for the active segment; lazily, LRU-bounded, for rolled ones). */
-  file: LedgerFile | null;
-  opening: Promise<LedgerFile> | null;
-  /** Reads in progress holding `file`. */
-  refs: number;
-  /**
-   * Ledgers with entries in this segment: live ones whose index points here, and deleted ones that did when
-   * they were deleted (they pin the segment until a checkpoint no longer lists them).
-   */
-  readonly ledgers: Set<LedgerId>;
-  /** Record bytes of live ledgers' indexed entries here; the rest of `size` (after the header) is garbage. */
-  liveBytes: number;
-  /** Reads planned on this segment: it is not deleted while any runs. */
-  pins: number;
-  /** Its live entries are being copied out: not deleted until the copies are durable. */
-  compacting: boolean;
-  /** Its index file is durable (rolled segments only). */
-  indexDurable: boolean;
-  reclaimed: boolean;
-}
-
-function metadataOf(l: Ledger): LedgerMetadata {
-  return {
-    ledgerId: l.id,
-    state: l.sealed ? 'sealed' : 'open',
-    lastAddConfirmed: l.index.size - 1,
-    length: l.length,
-    createdAtMs: l.createdAtMs,
-    sealedAtMs: l.sealedAtMs,
-  };
-}
-
-function newLedger(id: LedgerId, createdAtMs: number): Ledger {
-  return {
-    id,
-    createdAtMs,
-    sealedAtMs: null,
-    index: new LedgerIndex(),
-    length: 0,
-    nextEntryId: 0,
-    sealing: false,
-    sealed: false,
-    fenced: false,
-    deleting: false,
-    deleted: false,
-    sealPromise: null,
-    cache: [],
-    cacheHead: 0,
-    cacheBytes: 0,
-    bytesIn: new Map(),
-  };
-}
-
-function isEnoent(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
-}
 
 class LocalLedgerWriter implements LedgerWriter {
   constructor(
@@ -1445,7 +1317,7 @@ export class LocalLedgerStore implements LedgerStore {
       indexSeqs.delete(seq);
     }
 
-    const checkpoint = names.includes(CHECKPOINT_FILE) ? await this.readCheckpoint() : null;
+    const checkpoint = names.includes(CHECKPOINT_FILE) ? await readCheckpoint(this.fs, this.dir) : null;
     if (!checkpoint) {
       if (seqs.length > 0) throw new LedgerCorruptError(`segments exist but ${CHECKPOINT_FILE} is missing`, { file: CHECKPOINT_FILE });
       // A new store: the checkpoint comes first, so a directory with segments always has one.
@@ -1464,7 +1336,7 @@ export class LocalLedgerStore implements LedgerStore {
 
     // Segment headers: each records the valid length of its predecessor.
     const headers = new Map<number, ReturnType<typeof decodeSegmentHeader>>();
-    for (const seq of seqs) headers.set(seq, await this.readSegmentHeader(seq));
+    for (const seq of seqs) headers.set(seq, await readSegmentHeader(this.fs, this.segmentPath(seq)));
     while (seqs.length > 0) {
       const last = seqs[seqs.length - 1]!;
       const h = headers.get(last)!;
@@ -1494,9 +1366,9 @@ export class LocalLedgerStore implements LedgerStore {
       this.segments.set(seq, segment);
       let loaded = false;
       if (seq < this.replayFromSegment && indexSeqs.has(seq)) {
-        const index = await this.readSegmentIndex(seq);
+        const index = await readSegmentIndex(this.fs, this.indexPath(seq), seq);
         if (index && (validBytes === null || validBytes === index.validBytes)) {
-          for (const run of index.runs) this.applyRun(recovering, segment, run);
+          for (const run of index.runs) applyRun(recovering, segment, run);
           segment.size = index.validBytes;
           segment.writePos = index.validBytes;
           segment.indexDurable = true;
@@ -1508,7 +1380,9 @@ export class LocalLedgerStore implements LedgerStore {
           throw new LedgerCorruptError(`cannot tell the valid length of segment ${seq}: no index and no successor header`, { file: segmentFileName(seq) });
         }
         const durableBytes = seq === checkpoint.activeSegment ? checkpoint.activeSegmentDurableBytes : 0;
-        await this.scanSegment(segment, validBytes, durableBytes, seq >= this.replayFromSegment, recovering, isLast);
+        await scanSegment(this.fs, this.segmentPath(seq), segment, validBytes, durableBytes, seq >= this.replayFromSegment, recovering, isLast, (id) => {
+          if (id >= this.nextLedgerId) this.nextLedgerId = id + 1;
+        });
       }
     }
 
@@ -1551,143 +1425,6 @@ export class LocalLedgerStore implements LedgerStore {
     this.queueCheckpoint();
   }
 
-  private async readWhole(file: string): Promise<Buffer> {
-    const f = await this.fs.open(file, 'r');
-    try {
-      const size = await f.size();
-      const buf = Buffer.allocUnsafe(size);
-      await readFully(f, buf, 0);
-      return buf;
-    } finally {
-      await f.close().catch(() => undefined);
-    }
-  }
-
-  private async readCheckpoint(): Promise<Checkpoint> {
-    const c = decodeCheckpoint(await this.readWhole(path.join(this.dir, CHECKPOINT_FILE)));
-    if (typeof c === 'string') throw new LedgerCorruptError(`${CHECKPOINT_FILE}: ${c}`, { file: CHECKPOINT_FILE });
-    return c;
-  }
-
-  private async readSegmentHeader(seq: number): Promise<ReturnType<typeof decodeSegmentHeader>> {
-    const f = await this.fs.open(this.segmentPath(seq), 'r');
-    try {
-      const buf = Buffer.alloc(SEGMENT_HEADER_BYTES);
-      const n = await f.read(buf, 0, SEGMENT_HEADER_BYTES, 0);
-      return decodeSegmentHeader(buf.subarray(0, n));
-    } finally {
-      await f.close().catch(() => undefined);
-    }
-  }
-
-  /** A segment's index, or null if it is unreadable (recovery then scans the segment instead). */
-  private async readSegmentIndex(seq: number): Promise<SegmentIndex | null> {
-    try {
-      const index = decodeSegmentIndex(await this.readWhole(this.indexPath(seq)));
-      if (typeof index === 'string' || index.segmentSeq !== seq) return null;
-      return index;
-    } catch {
-      return null;
-    }
-  }
-
-  private applyRun(recovering: Map<LedgerId, RecoveringLedger>, segment: Segment, run: IndexRun): void {
-    recovering.get(run.ledgerId)?.found.addRun(segment.seq, run.firstEntryId, run.offsets, run.lengths); // absent: deleted since
-  }
-
-  /**
-   * Reads a segment record by record, in SCAN_CHUNK_BYTES pieces. `replay`: also apply control records
-   * (segments the checkpoint does not cover). `limit`: the valid length recorded by the successor segment;
-   * without one (the active segment) the scan stops at the first record that is torn or fails its CRC, which
-   * must not be before `durableBytes` (known durable from the checkpoint).
-   */
-  private async scanSegment(
-    segment: Segment,
-    limit: number | null,
-    durableBytes: number,
-    replay: boolean,
-    recovering: Map<LedgerId, RecoveringLedger>,
-    isLast: boolean,
-  ): Promise<void> {
-    const file = await this.fs.open(this.segmentPath(segment.seq), 'r');
-    try {
-      const fileSize = await file.size();
-      if (limit !== null && fileSize < limit) {
-        throw new LedgerCorruptError(`segment ${segment.seq} is shorter (${fileSize}) than its recorded length ${limit}`, { file: segmentFileName(segment.seq) });
-      }
-      const end = limit ?? fileSize;
-      let buf = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, Math.max(end, RECORD_HEADER_BYTES)));
-      let bufStart = 0; // file position of buf[0]
-      let bufLen = 0;
-      let pos = SEGMENT_HEADER_BYTES;
-      const ensure = async (from: number, bytes: number): Promise<boolean> => {
-        if (from + bytes > end) return false;
-        if (from >= bufStart && from + bytes <= bufStart + bufLen) return true;
-        if (bytes > buf.length) buf = Buffer.allocUnsafe(bytes);
-        const want = Math.min(buf.length, end - from);
-        const n = await file.read(buf, 0, want, from);
-        bufStart = from;
-        bufLen = n;
-        return n >= bytes;
-      };
-      for (;;) {
-        if (!(await ensure(pos, RECORD_HEADER_BYTES))) break;
-        const h = decodeRecordHeader(buf, pos - bufStart);
-        if (!h) break;
-        const total = RECORD_HEADER_BYTES + h.payloadLength;
-        if (!(await ensure(pos, total))) break;
-        if (!recordCrcMatches(buf, pos - bufStart, h.payloadLength)) break;
-        const payloadAt = pos - bufStart + RECORD_HEADER_BYTES;
-        switch (h.type) {
-          case RecordType.ENTRY: {
-            const r = recovering.get(h.ledgerId);
-            r?.found.addEntry(segment.seq, h.arg, pos, h.payloadLength);
-            break;
-          }
-          case RecordType.CREATE:
-            if (replay) {
-              if (!recovering.has(h.ledgerId)) {
-                const createdAt = h.payloadLength >= 8 ? readU64(buf, payloadAt) : 0;
-                recovering.set(h.ledgerId, { ledger: newLedger(h.ledgerId, Math.max(0, createdAt)), entryCount: null, found: new RecoveredEntries(h.ledgerId) });
-              }
-              if (h.ledgerId >= this.nextLedgerId) this.nextLedgerId = h.ledgerId + 1;
-            }
-            break;
-          case RecordType.SEAL:
-            if (replay) {
-              const r = recovering.get(h.ledgerId);
-              if (r && r.entryCount === null) {
-                r.entryCount = h.arg;
-                r.ledger.sealedAtMs = h.payloadLength >= 8 ? Math.max(0, readU64(buf, payloadAt)) : 0;
-              }
-            }
-            break;
-          case RecordType.DELETE:
-            if (replay) recovering.delete(h.ledgerId);
-            break;
-        }
-        pos += total;
-      }
-      if (limit !== null && pos !== limit) {
-        throw new LedgerCorruptError(`segment ${segment.seq} has an invalid record at ${pos}, before its recorded end ${limit}`, {
-          file: segmentFileName(segment.seq),
-          position: pos,
-        });
-      }
-      if (pos < durableBytes) {
-        throw new LedgerCorruptError(`segment ${segment.seq} has an invalid record at ${pos}, below its checkpointed durable length ${durableBytes}`, {
-          file: segmentFileName(segment.seq),
-          position: pos,
-        });
-      }
-      if (!isLast && limit === null) throw new LedgerCorruptError(`segment ${segment.seq} has no recorded length`, { file: segmentFileName(segment.seq) });
-      segment.size = pos;
-      segment.writePos = pos;
-    } finally {
-      await file.close().catch(() => undefined);
-    }
-  }
-
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────
 
   private storageError(message: string, cause: unknown, seq?: number, position?: number): LedgerError {
@@ -1710,16 +1447,6 @@ export class LocalLedgerStore implements LedgerStore {
       this.lock = null;
       await lock.release().catch(() => undefined);
     }
-  }
-}
-
-/** Reads exactly buf.length bytes at `position`; a short file is corruption (an index pointed past its end). */
-async function readFully(file: LedgerFile, buf: Buffer, position: number): Promise<void> {
-  let done = 0;
-  while (done < buf.length) {
-    const n = await file.read(buf, done, buf.length - done, position + done);
-    if (n === 0) throw new LedgerCorruptError(`file ends at ${position + done}, expected ${buf.length - done} more bytes`, { position: position + done });
-    done += n;
   }
 }
 
