@@ -130,6 +130,15 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'transactional.id.expiration.ms', type: 'INT', default: '604800000', doc: 'Transactional ids unused this long expire.', min: 1 },
   { name: 'producer.id.expiration.ms', type: 'INT', default: '86400000', doc: 'Idempotent producer state unused this long expires.', min: 1 },
   { name: 'ledgerline.admin.listener', type: 'STRING', default: '', doc: 'Ledgerline: the admin HTTP endpoint (GET /metrics, /health), e.g. http://127.0.0.1:9644; empty disables it.', readOnly: true },
+  // Space reclamation of the ledger store (src/ledger/garbage-collector.ts), after BookKeeper's gcWaitTime,
+  // minor/majorCompactionThreshold, minor/majorCompactionInterval and compactionRateByBytes. The defaults free a
+  // deleted 1 GiB topic within a minute while a long-lived ledger (__consumer_offsets) shares its segments.
+  { name: 'ledgerline.storage.gc.interval.ms', type: 'LONG', default: '10000', doc: 'Ledgerline: how often the ledger store\'s garbage collector runs (deletes segments without live entries, compacts); 0 disables it.', min: 0, readOnly: true },
+  { name: 'ledgerline.storage.compaction.minor.threshold', type: 'DOUBLE', default: '0.2', doc: 'Ledgerline: minor compaction copies the live entries out of segments whose live fraction is below this; 0 disables it.', min: 0, max: 1, readOnly: true },
+  { name: 'ledgerline.storage.compaction.minor.interval.ms', type: 'LONG', default: '10000', doc: 'Ledgerline: how often minor compaction runs (at most once per collector run).', min: 0, readOnly: true },
+  { name: 'ledgerline.storage.compaction.major.threshold', type: 'DOUBLE', default: '0.5', doc: 'Ledgerline: major compaction copies the live entries out of segments whose live fraction is below this; 0 disables it.', min: 0, max: 1, readOnly: true },
+  { name: 'ledgerline.storage.compaction.major.interval.ms', type: 'LONG', default: '3600000', doc: 'Ledgerline: how often major compaction runs.', min: 0, readOnly: true },
+  { name: 'ledgerline.storage.compaction.rate.bytes', type: 'LONG', default: '33554432', doc: 'Ledgerline: most bytes per second compaction copies.', min: 1, readOnly: true },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
   ...GROUP_COORDINATOR_CONFIG_DEFS,
 ];

@@ -10,7 +10,7 @@
  */
 import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../../protocol/records/batch.js';
 import type { Broker } from '../server/broker.js';
-import { LocalLedgerStore } from '../ledger/local-store.js';
+import { LocalLedgerStore, type LocalLedgerStoreOptions } from '../ledger/local-store.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
 import { PartitionProducerState } from './producer-state.js';
@@ -117,6 +117,7 @@ export class PartitionManager {
     const ledgers = await LocalLedgerStore.open(dir, {
       // A batch is one entry; the request size limit bounds it before any topic config does.
       maxEntryBytes: broker.config.socketRequestMaxBytes,
+      gc: ledgerGcOptions(broker.config.values),
       onBackgroundError: (err) => broker.log.error({ err }, 'ledger store background error'),
     });
     return new PartitionManager(broker, ledgers);
@@ -163,7 +164,7 @@ export class PartitionManager {
   logConfig(t: TopicRecord): Partial<PartitionLogConfig> {
     const topics = this.broker.topics;
     const values: Record<string, string | null> = {};
-    for (const name of ['segment.bytes', 'segment.ms', 'ledgerline.segment.entries', 'retention.ms', 'retention.bytes', 'message.timestamp.type', 'max.message.bytes']) {
+    for (const name of ['segment.bytes', 'segment.ms', 'ledgerline.segment.entries', 'retention.ms', 'retention.bytes', 'cleanup.policy', 'message.timestamp.type', 'max.message.bytes']) {
       values[name] = topics.configValue(t, name);
     }
     return logConfigFromKafkaConfigs(values);
@@ -319,4 +320,20 @@ export class PartitionManager {
     await Promise.all(parts.map((p) => p.log.close().catch((err: unknown) => this.broker.log.warn({ err }, 'closing a partition log failed'))));
     await this.ledgers.close();
   }
+}
+
+/** The ledger store's garbage collector settings, from the ledgerline.storage.* broker configs. */
+function ledgerGcOptions(values: ReadonlyMap<string, string | null>): LocalLedgerStoreOptions['gc'] {
+  const num = (name: string): number | undefined => {
+    const v = values.get(name);
+    return v === null || v === undefined || v.trim() === '' ? undefined : Number(v);
+  };
+  return {
+    gcIntervalMs: num('ledgerline.storage.gc.interval.ms'),
+    minorCompactionThreshold: num('ledgerline.storage.compaction.minor.threshold'),
+    minorCompactionIntervalMs: num('ledgerline.storage.compaction.minor.interval.ms'),
+    majorCompactionThreshold: num('ledgerline.storage.compaction.major.threshold'),
+    majorCompactionIntervalMs: num('ledgerline.storage.compaction.major.interval.ms'),
+    compactionRateBytes: num('ledgerline.storage.compaction.rate.bytes'),
+  };
 }

@@ -90,8 +90,8 @@ export class LedgerStoreClosedError extends LedgerError {
 
 /** The store directory is in use by another live process or another open store in this process. */
 export class LedgerStoreLockedError extends LedgerError {
-  constructor(dir: string, holderPid: number) {
-    super('LL_ERR_LEDGER_STORE_LOCKED', `ledger store ${dir} is locked by process ${holderPid}`, { file: 'LOCK' });
+  constructor(dir: string, file: string) {
+    super('LL_ERR_LEDGER_STORE_LOCKED', `ledger store ${dir} is in use by another process or another open store in this process`, { file });
   }
 }
 

@@ -6,9 +6,10 @@
  * A store directory:
  *
  * ```
- *   <dir>/LOCK                          pid of the owning process
+ *   <dir>/LOCK.sqlite                   the directory lock: empty SQLite database, POSIX-locked by the owner
  *   <dir>/ledgers.ckpt                  checkpoint: ledger table + where replay starts (tmp + rename)
- *   <dir>/00000000000000000001.seg      segment: shared, append-only log of records of all ledgers
+ *   <dir>/00000000000000000001.seg      segment: shared, append-only log of records of all ledgers (deleted
+ *                                       once it has no live entry; compaction copies the few live ones out)
  *   <dir>/00000000000000000001.idx      index of a rolled segment's entries (written after the roll)
  *   <dir>/00000000000000000002.seg      … the highest-numbered segment is the active one
  * ```
@@ -67,6 +68,13 @@
  * below `activeSegmentDurableBytes`: those bytes were durable when the checkpoint was written, so a bad
  * record there is damage, reported as LL_ERR_LEDGER_CORRUPT rather than silently cut.
  *
+ * Compaction (garbage-collector.ts) changed no byte of this format, only what recovery must accept: it copies
+ * a live entry of an old segment into the active one as an ordinary ENTRY record, so one entry may be found
+ * twice (the old segment is deleted once the copy is durable; a crash in between leaves both), a ledger's
+ * entries need not be in segment order, and an index file may hold several runs of one ledger. Recovery keeps
+ * the copy in the newest segment. A build older than compaction refuses such a store (LL_ERR_LEDGER_CORRUPT,
+ * "found entry N where entry M was expected") rather than misreading it: do not downgrade past it.
+ *
  * Migrating the format: bump FORMAT_VERSION, keep decoding version N-1 alongside N (records carry their own
  * version byte, so old records stay readable in place; segment, index and checkpoint headers carry the
  * version of the file), and always write the current version. Index and checkpoint files can simply be
@@ -122,7 +130,10 @@ export function indexFileName(seq: number): string {
 }
 
 export const CHECKPOINT_FILE = 'ledgers.ckpt';
-export const LOCK_FILE = 'LOCK';
+/** The lock of the directory (an empty SQLite database whose POSIX lock the owner holds: see fs.ts). */
+export const LOCK_FILE = 'LOCK.sqlite';
+/** The pid file earlier versions locked with; removed once the lock is held (it locks nothing). */
+export const LEGACY_PID_LOCK_FILE = 'LOCK';
 
 /** The sequence number of a segment or index file name, or null for any other name. */
 export function parseSegmentSeq(name: string, ext: '.seg' | '.idx'): number | null {

@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 
 /** `r`: read only. `r+`: read and write an existing file. `w+`: create or truncate. `wx+`: create, failing with EEXIST. */
 export type LedgerFsOpenMode = 'r' | 'r+' | 'w+' | 'wx+';
@@ -43,8 +44,9 @@ export interface LedgerFs {
   /** Makes the directory's entries (creations, renames, unlinks) durable. */
   syncDir(dir: string): Promise<void>;
   /**
-   * Takes an exclusive lock named by `file` for this process; rejects with an error whose `holderPid` says
-   * who holds it. A lock left by a process that no longer runs is taken over.
+   * Takes an exclusive lock named by `file`; rejects at once with LockHeldError while another process, or
+   * another holder in this process, has it. The lock must end with its holder: a process that dies (even
+   * by SIGKILL) must not leave it taken.
    */
   lock(file: string): Promise<LedgerFsLock>;
 }
@@ -52,8 +54,8 @@ export interface LedgerFs {
 /** Thrown by `LedgerFs.lock` when another holder has the lock. */
 export class LockHeldError extends Error {
   readonly code = 'EBUSY';
-  constructor(readonly holderPid: number) {
-    super(`lock held by process ${holderPid}`);
+  constructor(readonly file: string) {
+    super(`${file} is locked by another process or another holder in this process`);
   }
 }
 
@@ -118,16 +120,31 @@ export function dropPrefix(buffers: readonly Uint8Array[], n: number): Uint8Arra
   return out;
 }
 
-/** Lock files held by this process, so a second store in the same process is refused too. */
-const heldLocks = new Set<string>();
-
-function pidAlive(pid: number): boolean {
+/**
+ * An exclusive lock the kernel releases when its process dies: Node has no flock(2), so this takes SQLite's
+ * POSIX (fcntl) lock on a small database file, with `locking_mode=EXCLUSIVE` and a write transaction begun
+ * and never committed, held until `release()`. fcntl locks belong to the process and vanish with it however
+ * it ends (SIGKILL included), so a crashed owner never blocks a restart and there is no pid to go stale or be
+ * reused. Another process is refused at once (busy timeout 0), and so is a second holder in this process:
+ * SQLite tracks the locks of every connection to the same file within a process. Nothing is ever written to
+ * the file.
+ */
+function takeKernelLock(file: string): { release(): void } {
+  let db: Database.Database;
   try {
-    process.kill(pid, 0);
-    return true;
+    db = new Database(file, { timeout: 0 });
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    throw Object.assign(new Error(`cannot open the lock file ${file}: ${(err as Error).message}`), { cause: err });
   }
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    db.close();
+    if ((err as { code?: string }).code === 'SQLITE_BUSY' || (err as { code?: string }).code === 'SQLITE_LOCKED') throw new LockHeldError(file);
+    throw err;
+  }
+  return { release: () => db.close() };
 }
 
 export const nodeLedgerFs: LedgerFs = {
@@ -151,30 +168,10 @@ export const nodeLedgerFs: LedgerFs = {
     }
   },
   async lock(file) {
-    const key = path.resolve(file);
-    if (heldLocks.has(key)) throw new LockHeldError(process.pid);
-    heldLocks.add(key);
-    // The lock file holds the owner's pid. A crashed owner leaves it behind; a pid that no longer runs
-    // (or is our own but not registered above: a previous incarnation of this process's store) is stale.
-    try {
-      try {
-        await fs.promises.writeFile(key, `${process.pid}\n`, { flag: 'wx' });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const holder = Number.parseInt(await fs.promises.readFile(key, 'utf8').catch(() => ''), 10);
-        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && pidAlive(holder)) {
-          throw new LockHeldError(holder);
-        }
-        await fs.promises.writeFile(key, `${process.pid}\n`);
-      }
-    } catch (err) {
-      heldLocks.delete(key);
-      throw err;
-    }
+    const held = takeKernelLock(path.resolve(file));
     return {
       async release() {
-        heldLocks.delete(key);
-        await fs.promises.unlink(key).catch(() => undefined);
+        held.release();
       },
     };
   },

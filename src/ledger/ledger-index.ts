@@ -11,6 +11,9 @@
  *
  * A partition ledger of 10^7 entries costs 80 MB here; the store never holds entry bytes outside its
  * bounded tail cache.
+ *
+ * Entries are appended in segment order, but compaction moves entries of old segments into the active one
+ * (`relocate`), so runs may name any segment in any order, and one segment may hold several runs of a ledger.
  */
 const PAGE_BITS = 13;
 const PAGE_SIZE = 1 << PAGE_BITS;
@@ -55,6 +58,57 @@ export class LedgerIndex {
       this.runSegments.push(segmentSeq);
     }
     this.count = i + 1;
+  }
+
+  /**
+   * Points entry `entryId` at a copy of its record in another segment (compaction). Runs are split and
+   * merged so they stay maximal; relocating a run's entries in ascending order costs O(log runs) each.
+   */
+  relocate(entryId: number, segmentSeq: number, offset: number): void {
+    if (entryId < 0 || entryId >= this.count) throw new RangeError(`entry ${entryId} is not indexed`);
+    this.offsetPages[entryId >>> PAGE_BITS]![entryId & PAGE_MASK] = offset;
+    const r = this.runOf(entryId);
+    if (this.runSegments[r] === segmentSeq) return;
+    const start = this.runStarts[r]!;
+    const end = r + 1 < this.runStarts.length ? this.runStarts[r + 1]! : this.count;
+    if (entryId === start && r > 0 && this.runSegments[r - 1] === segmentSeq) {
+      // Extend the previous run by one (the common case: a run relocated in ascending order).
+      if (end - start === 1) {
+        this.runStarts.splice(r, 1);
+        this.runSegments.splice(r, 1);
+        this.mergeAt(r - 1);
+      } else {
+        this.runStarts[r] = start + 1;
+      }
+      return;
+    }
+    // Split run r into [start, entryId) [entryId] [entryId+1, end), dropping empty parts.
+    const starts: number[] = [];
+    const segs: number[] = [];
+    const old = this.runSegments[r]!;
+    if (entryId > start) {
+      starts.push(start);
+      segs.push(old);
+    }
+    starts.push(entryId);
+    segs.push(segmentSeq);
+    if (entryId + 1 < end) {
+      starts.push(entryId + 1);
+      segs.push(old);
+    }
+    this.runStarts.splice(r, 1, ...starts);
+    this.runSegments.splice(r, 1, ...segs);
+    const at = entryId > start ? r + 1 : r;
+    this.mergeAt(at);
+    if (at > 0) this.mergeAt(at - 1);
+  }
+
+  /** Merges run k with run k+1 when they name the same segment. */
+  private mergeAt(k: number): void {
+    if (k < 0 || k + 1 >= this.runSegments.length) return;
+    if (this.runSegments[k] !== this.runSegments[k + 1]) return;
+    this.runStarts.splice(k + 1, 1);
+    this.runSegments.splice(k + 1, 1);
   }
 
   offsetOf(entryId: number): number {

@@ -17,7 +17,8 @@
  *                                  │
  *          ┌───────────────────────▼──────────────────────┐
  *          │ active segment  …│rec│rec│rec│rec│ ← append  │   older segments: read only, reclaimed
- *          └───────────────────────┬──────────────────────┘   when all their ledgers are deleted
+ *          └───────────────────────┬──────────────────────┘   when no live entry is left (compaction
+ *                                  │                          copies the few live ones out)
  *                                  │ on success, in queue order:
  *            index each entry (LedgerIndex: 8 bytes/entry), add to the tail cache, advance
  *            lastAddConfirmed, resolve the appends. On failure: fail the group, roll to a new segment
@@ -39,21 +40,19 @@ import {
 } from './errors.js';
 import {
   CHECKPOINT_FILE,
+  LEGACY_PID_LOCK_FILE,
   LOCK_FILE,
   RECORD_HEADER_BYTES,
   RecordType,
   SEGMENT_HEADER_BYTES,
-  decodeCheckpoint,
   decodeRecordHeader,
   decodeSegmentHeader,
-  decodeSegmentIndex,
   encodeCheckpoint,
   encodeControlRecord,
   encodeSegmentHeader,
   encodeSegmentIndex,
   indexFileName,
   parseSegmentSeq,
-  readU64,
   recordCrcMatches,
   sealRecordCrc,
   segmentFileName,
@@ -63,7 +62,11 @@ import {
   type SegmentIndex,
 } from './format.js';
 import { LockHeldError, nodeLedgerFs, type LedgerFile, type LedgerFs, type LedgerFsLock } from './fs.js';
-import { LedgerIndex } from './ledger-index.js';
+import { GC_DEFAULTS, GarbageCollector, type GarbageCollectorOptions, type GcHost } from './garbage-collector.js';
+import { RecoveredEntries } from './recovered-entries.js';
+import { applyRun, readCheckpoint, readSegmentHeader, readSegmentIndex, scanSegment } from './recovery-scan.js';
+import { isEnoent, metadataOf, newLedger, readFully, type Ledger, type Op, type RecoveringLedger, type Segment, type WrittenGroup } from './store-state.js';
+import { TailCache } from './tail-cache.js';
 import { MemoryLedgerFs } from './memory-fs.js';
 import type {
   EntryId,
@@ -95,6 +98,11 @@ export interface LocalLedgerStoreOptions {
   readonly maxOpenSegments?: number;
   /** Errors no caller is waiting for (a background fsync or checkpoint that failed). Default: ignored. */
   readonly onBackgroundError?: (err: LedgerError) => void;
+  /**
+   * Space reclamation (garbage-collector.ts): how often it runs, the live fractions below which minor and
+   * major compaction copy a segment's live entries out, how often each runs, and the copy rate limit.
+   */
+  readonly gc?: Partial<GarbageCollectorOptions>;
 }
 
 /** Counters for benchmarks, tests and metrics. */
@@ -115,8 +123,15 @@ export interface LocalLedgerStoreStats {
   /** Segment files on disk, and segment files deleted since open. */
   segments: number;
   segmentsReclaimed: number;
+  /** Bytes of segment files deleted since open (whole segments, after compaction or not). */
+  bytesReclaimed: number;
+  /** Record bytes compaction copied into the active segment, and segments it emptied, since open. */
+  bytesCompacted: number;
+  segmentsCompacted: number;
   /** Milliseconds `open()` spent recovering. */
   recoveryMs: number;
+  /** Garbage collector runs since open. */
+  gcRuns: number;
 }
 
 const DEFAULTS = {
@@ -134,120 +149,8 @@ const COPY_THRESHOLD = 4096;
 const READ_CHUNK_BYTES = 256 * 1024;
 /** Parallel positioned reads per `read()` call. */
 const READ_CONCURRENCY = 4;
-/** Chunk size when scanning a segment during recovery. */
-const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 /** Largest valid segment (offsets in the index are u32). */
 const MAX_SEGMENT_BYTES = 0xffff_ffff;
-
-interface Ledger {
-  readonly id: LedgerId;
-  readonly createdAtMs: number;
-  sealedAtMs: number | null;
-  /** Entries 0..index.size-1 are durable and readable: lastAddConfirmed = index.size - 1. */
-  readonly index: LedgerIndex;
-  /** Payload bytes of the indexed entries. */
-  length: number;
-  /** Next entry id an append gets. Entries index.size..nextEntryId-1 are queued or being written. */
-  nextEntryId: number;
-  /** The writer sealed the ledger or a seal is in progress: new appends fail with LL_ERR_LEDGER_SEALED. */
-  sealing: boolean;
-  sealed: boolean;
-  /** Another party fenced the ledger: the writer's appends fail with LL_ERR_LEDGER_FENCED. */
-  fenced: boolean;
-  /** A delete is in progress or done. */
-  deleting: boolean;
-  deleted: boolean;
-  /** The pending seal, shared by concurrent seal()/fence() calls. */
-  sealPromise: Promise<LedgerMetadata> | null;
-  /**
-   * Tail cache: the newest entries, held in cache[cacheHead..]. Always a suffix of the ledger, ending at
-   * lastAddConfirmed (entries join in id order and leave oldest first).
-   */
-  cache: (Buffer | undefined)[];
-  cacheHead: number;
-  cacheBytes: number;
-}
-
-type Op =
-  | { kind: 'entry'; ledger: Ledger; entryId: number; data: Buffer; resolve: (id: EntryId) => void; reject: (e: Error) => void }
-  | { kind: 'create'; ledger: Ledger; resolve: (w: LedgerWriter) => void; reject: (e: Error) => void }
-  | { kind: 'seal'; ledger: Ledger; sealedAtMs: number; resolve: (m: LedgerMetadata) => void; reject: (e: Error) => void }
-  | { kind: 'delete'; ledger: Ledger; resolve: () => void; reject: (e: Error) => void };
-
-/** A group written to its segment, waiting for the fsync that makes it durable. */
-interface WrittenGroup {
-  readonly group: Op[];
-  readonly segment: Segment;
-  readonly position: number;
-  readonly total: number;
-  readonly offsets: number[];
-}
-
-/** A ledger while recovery rebuilds its index: its seal from the checkpoint or a SEAL record, and the first gap found. */
-interface RecoveringLedger {
-  readonly ledger: Ledger;
-  /** Entry count of a sealed ledger (entries beyond it were never acknowledged); null while open. */
-  entryCount: number | null;
-  /**
-   * The first entry found out of order. Checked once every segment is read, for the ledgers that survive:
-   * index files and the checkpoint are read before the segments replayed after them, so a ledger may show a
-   * gap (its oldest segment reclaimed) and be deleted by a DELETE record further on.
-   */
-  gap: LedgerCorruptError | null;
-}
-
-interface Segment {
-  readonly seq: number;
-  /** Valid bytes: the header and every committed group (durable, or written under a non-durable policy). */
-  size: number;
-  /** Where the next group goes: `size` plus groups written and awaiting their fsync. */
-  writePos: number;
-  /** Open handle (always for the active segment; lazily, LRU-bounded, for rolled ones). */
-  file: LedgerFile | null;
-  opening: Promise<LedgerFile> | null;
-  /** Reads in progress holding `file`. */
-  refs: number;
-  /** Ledgers with entries in this segment. */
-  readonly ledgers: Set<LedgerId>;
-  /** Its index file is durable (rolled segments only). */
-  indexDurable: boolean;
-  reclaimed: boolean;
-}
-
-function metadataOf(l: Ledger): LedgerMetadata {
-  return {
-    ledgerId: l.id,
-    state: l.sealed ? 'sealed' : 'open',
-    lastAddConfirmed: l.index.size - 1,
-    length: l.length,
-    createdAtMs: l.createdAtMs,
-    sealedAtMs: l.sealedAtMs,
-  };
-}
-
-function newLedger(id: LedgerId, createdAtMs: number): Ledger {
-  return {
-    id,
-    createdAtMs,
-    sealedAtMs: null,
-    index: new LedgerIndex(),
-    length: 0,
-    nextEntryId: 0,
-    sealing: false,
-    sealed: false,
-    fenced: false,
-    deleting: false,
-    deleted: false,
-    sealPromise: null,
-    cache: [],
-    cacheHead: 0,
-    cacheBytes: 0,
-  };
-}
-
-function isEnoent(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
-}
 
 class LocalLedgerWriter implements LedgerWriter {
   constructor(
@@ -289,8 +192,6 @@ export class LocalLedgerStore implements LedgerStore {
   private readonly segmentBytes: number;
   private readonly maxEntryBytes: number;
   private readonly maxGroupBytes: number;
-  private readonly cacheMaxBytes: number;
-  private readonly cacheMaxEntries: number;
   private readonly maxOpenSegments: number;
   private readonly onBackgroundError: (err: LedgerError) => void;
 
@@ -319,10 +220,7 @@ export class LocalLedgerStore implements LedgerStore {
   private flushTimer: NodeJS.Timeout | null = null;
   private flushDue = false;
 
-  /** Global FIFO of cached entries (the ledger and size of each), for eviction in insertion order. */
-  private cacheLedgers: (Ledger | undefined)[] = [];
-  private cacheSizes: number[] = [];
-  private cacheQueueHead = 0;
+  private readonly cache: TailCache;
 
   private checkpointChain: Promise<void> = Promise.resolve();
   private checkpointQueued = false;
@@ -330,6 +228,9 @@ export class LocalLedgerStore implements LedgerStore {
 
   private closing = false;
   private closed = false;
+  private readonly gc: GarbageCollector;
+  /** Waiting for the commit loop to roll the active segment (for the garbage collector). */
+  private rollWaiters: (() => void)[] = [];
   private lock: LedgerFsLock | null = null;
 
   readonly stats: LocalLedgerStoreStats = {
@@ -343,7 +244,11 @@ export class LocalLedgerStore implements LedgerStore {
     cachedBytes: 0,
     segments: 0,
     segmentsReclaimed: 0,
+    bytesReclaimed: 0,
+    bytesCompacted: 0,
+    segmentsCompacted: 0,
     recoveryMs: 0,
+    gcRuns: 0,
   };
 
   private constructor(
@@ -363,10 +268,14 @@ export class LocalLedgerStore implements LedgerStore {
     this.segmentBytes = Math.min(options.segmentBytes ?? DEFAULTS.segmentBytes, MAX_SEGMENT_BYTES);
     this.maxEntryBytes = options.maxEntryBytes ?? DEFAULTS.maxEntryBytes;
     this.maxGroupBytes = options.maxGroupBytes ?? DEFAULTS.maxGroupBytes;
-    this.cacheMaxBytes = options.cacheBytes ?? DEFAULTS.cacheBytes;
-    this.cacheMaxEntries = options.cacheEntries ?? DEFAULTS.cacheEntries;
     this.maxOpenSegments = Math.max(1, options.maxOpenSegments ?? DEFAULTS.maxOpenSegments);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    this.gc = new GarbageCollector(
+      this.gcHost(),
+      { ...GC_DEFAULTS, activeRollGarbageBytes: Math.min(GC_DEFAULTS.activeRollGarbageBytes, Math.floor(this.segmentBytes / 4)), ...stripUndefined(options.gc ?? {}) },
+      this.stats,
+    );
+    this.cache = new TailCache(options.cacheBytes ?? DEFAULTS.cacheBytes, options.cacheEntries ?? DEFAULTS.cacheEntries, this.stats);
     if (this.segmentBytes < SEGMENT_HEADER_BYTES + RECORD_HEADER_BYTES + this.maxEntryBytes) {
       throw new LedgerInvalidArgumentError('segmentBytes must hold at least one entry of maxEntryBytes');
     }
@@ -387,9 +296,11 @@ export class LocalLedgerStore implements LedgerStore {
     try {
       store.lock = await store.fs.lock(path.join(dir, LOCK_FILE));
     } catch (err) {
-      if (err instanceof LockHeldError) throw new LedgerStoreLockedError(dir, err.holderPid);
+      if (err instanceof LockHeldError) throw new LedgerStoreLockedError(dir, LOCK_FILE);
       throw new LedgerStorageError(`cannot lock the store directory ${dir}`, { file: LOCK_FILE }, err);
     }
+    // Earlier versions locked with a pid file; with the kernel lock held it is only a leftover.
+    await store.fs.unlink(path.join(dir, LEGACY_PID_LOCK_FILE)).catch(() => undefined);
     try {
       await store.recover();
     } catch (err) {
@@ -398,6 +309,7 @@ export class LocalLedgerStore implements LedgerStore {
       throw new LedgerStorageError('recovery failed', {}, err);
     }
     store.stats.recoveryMs = performance.now() - started;
+    store.gc.start();
     return store;
   }
 
@@ -488,6 +400,8 @@ export class LocalLedgerStore implements LedgerStore {
     this.closing = true;
     let firstError: unknown = null;
     try {
+      // A collection in progress stops at its next step; copies it queued are committed below.
+      await this.gc.stop();
       // Appends already issued are committed (or failed) before the files close.
       while (this.loopRunning || this.loopScheduled || this.queueLength() > 0 || this.syncing || this.inflight.length > 0) {
         if (!this.loopRunning && !this.loopScheduled && this.queueLength() > 0) this.scheduleLoop();
@@ -503,6 +417,26 @@ export class LocalLedgerStore implements LedgerStore {
     this.closed = true;
     await this.releaseFiles();
     if (firstError) throw firstError;
+  }
+
+  /**
+   * Bytes on disk that hold no live entry (deleted ledgers' entries, copies compaction superseded, control
+   * records): what the garbage collector can give back.
+   */
+  get reclaimableBytes(): number {
+    let n = 0;
+    for (const s of this.segments.values()) if (!s.reclaimed) n += Math.max(0, s.size - SEGMENT_HEADER_BYTES - s.liveBytes);
+    return n;
+  }
+
+  /**
+   * Runs the garbage collector now (it also runs every `gc.gcIntervalMs`): rolls a mostly-garbage active
+   * segment, compacts segments below the minor threshold (and the major one with `{ major: true }`), and
+   * deletes segments left without live entries.
+   */
+  collectGarbage(force: { minor?: boolean; major?: boolean } = { minor: true }): Promise<void> {
+    if (this.closing) return Promise.reject(new LedgerStoreClosedError());
+    return this.gc.run(force);
   }
 
   /** Number of ledgers whose state is held in memory (open and sealed). */
@@ -594,6 +528,7 @@ export class LocalLedgerStore implements LedgerStore {
     this.loopRunning = true;
     try {
       for (;;) {
+        if (this.rollWaiters.length > 0) await this.rollForCollector();
         if (this.queueLength() === 0) {
           if (this.flushDue && this.unflushedEntries > 0) await this.backgroundFlush();
           this.flushDue = false;
@@ -618,7 +553,23 @@ export class LocalLedgerStore implements LedgerStore {
     } finally {
       this.loopRunning = false;
       this.signalLoopDone();
-      if (this.queueLength() > 0 && !this.closed) this.scheduleLoop();
+      if ((this.queueLength() > 0 || this.rollWaiters.length > 0) && !this.closed) this.scheduleLoop();
+    }
+  }
+
+  /** Rolls the active segment between groups, as the garbage collector asked (a failure is reported). */
+  private async rollForCollector(): Promise<void> {
+    const waiters = this.rollWaiters.splice(0);
+    try {
+      if (!this.mustRoll && this.active.size > SEGMENT_HEADER_BYTES) {
+        await this.drainSyncs();
+        await this.roll(this.active.size);
+      }
+    } catch (err) {
+      this.mustRoll = true;
+      this.onBackgroundError(this.storageError('cannot roll the active segment for garbage collection', err));
+    } finally {
+      for (const w of waiters) w();
     }
   }
 
@@ -650,7 +601,7 @@ export class LocalLedgerStore implements LedgerStore {
   }
 
   private recordBytes(op: Op): number {
-    if (op.kind === 'entry') return RECORD_HEADER_BYTES + op.data.length;
+    if (op.kind === 'entry' || op.kind === 'move') return RECORD_HEADER_BYTES + op.data.length;
     return RECORD_HEADER_BYTES + (op.kind === 'delete' ? 0 : 8);
   }
 
@@ -761,7 +712,7 @@ export class LocalLedgerStore implements LedgerStore {
   private assemble(group: Op[], position: number, total: number): { buffers: Buffer[]; offsets: number[] } {
     let stagingBytes = 0;
     for (const op of group) {
-      stagingBytes += op.kind === 'entry' ? RECORD_HEADER_BYTES + (op.data.length <= COPY_THRESHOLD ? op.data.length : 0) : this.recordBytes(op);
+      stagingBytes += op.kind === 'entry' || op.kind === 'move' ? RECORD_HEADER_BYTES + (op.data.length <= COPY_THRESHOLD ? op.data.length : 0) : this.recordBytes(op);
     }
     const staging = Buffer.allocUnsafe(stagingBytes);
     const buffers: Buffer[] = [];
@@ -772,7 +723,7 @@ export class LocalLedgerStore implements LedgerStore {
     for (let i = 0; i < group.length; i++) {
       const op = group[i]!;
       offsets[i] = pos;
-      if (op.kind === 'entry') {
+      if (op.kind === 'entry' || op.kind === 'move') {
         const len = op.data.length;
         writeRecordHeader(staging, sp, RecordType.ENTRY, op.ledger.id, op.entryId, len);
         sealRecordCrc(staging, sp, op.data);
@@ -814,8 +765,9 @@ export class LocalLedgerStore implements LedgerStore {
           ledger.index.push(segment.seq, offsets[i]!, len);
           ledger.length += len;
           segment.ledgers.add(ledger.id);
+          if (!ledger.deleted) this.countLive(ledger, segment, RECORD_HEADER_BYTES + len);
           this.stats.entriesAppended++;
-          if (!ledger.deleted) this.cacheAdd(ledger, op.data);
+          if (!ledger.deleted) this.cache.add(ledger, op.data);
           op.resolve(op.entryId);
           break;
         }
@@ -830,14 +782,48 @@ export class LocalLedgerStore implements LedgerStore {
           ledger.sealPromise = null;
           op.resolve(metadataOf(ledger));
           break;
+        case 'move': {
+          // The entry may have been deleted, or moved already, since its copy was queued: then the copy
+          // is garbage in this segment, and the index keeps pointing where it did.
+          const from = this.segments.get(op.from);
+          const moved = !ledger.deleted && op.entryId < ledger.index.size && ledger.index.segmentOf(op.entryId) === op.from && from !== undefined;
+          if (moved) {
+            const rec = RECORD_HEADER_BYTES + op.data.length;
+            ledger.index.relocate(op.entryId, segment.seq, offsets[i]!);
+            this.countLive(ledger, from, -rec);
+            this.countLive(ledger, segment, rec);
+            segment.ledgers.add(ledger.id);
+            this.stats.bytesCompacted += rec;
+          }
+          op.resolve(moved);
+          break;
+        }
         case 'delete':
           ledger.deleted = true;
+          // Its bytes are garbage now; the segments keep it in `ledgers` until a checkpoint drops it.
+          for (const [seq, bytes] of ledger.bytesIn) {
+            const seg = this.segments.get(seq);
+            if (seg) seg.liveBytes -= bytes;
+          }
+          ledger.bytesIn.clear();
           this.ledgers.delete(ledger.id);
-          this.cacheDropLedger(ledger);
+          this.cache.dropLedger(ledger);
           op.resolve();
           this.queueCheckpoint();
           break;
       }
+    }
+  }
+
+  /** Adds `delta` record bytes of `ledger` to `segment`'s live bytes (a ledger with none there leaves it). */
+  private countLive(ledger: Ledger, segment: Segment, delta: number): void {
+    segment.liveBytes += delta;
+    const now = (ledger.bytesIn.get(segment.seq) ?? 0) + delta;
+    if (now > 0) {
+      ledger.bytesIn.set(segment.seq, now);
+    } else {
+      ledger.bytesIn.delete(segment.seq);
+      segment.ledgers.delete(ledger.id);
     }
   }
 
@@ -902,6 +888,79 @@ export class LocalLedgerStore implements LedgerStore {
     this.unflushedEntries = 0;
   }
 
+  // ── garbage collection (the collector itself is in garbage-collector.ts) ─────────────────────────────
+
+  private gcHost(): GcHost {
+    return {
+      isClosing: () => this.closing,
+      segments: () => {
+        const rolled: Segment[] = [];
+        for (const s of this.segments.values()) {
+          // Only segments a durable checkpoint indexes: recovery reads them from their index file, never
+          // replays their control records, so once their entries live elsewhere nothing needs them.
+          if (s !== this.active && !s.reclaimed && s.indexDurable && s.seq < this.replayFromSegment) rolled.push(s);
+        }
+        return { active: this.active, rolled };
+      },
+      liveRuns: (seq) => {
+        const segment = this.segments.get(seq);
+        const runs: { ledgerId: number; firstEntryId: number; count: number }[] = [];
+        if (!segment) return runs;
+        for (const id of segment.ledgers) {
+          const l = this.ledgers.get(id);
+          if (!l || l.deleted || l.deleting) continue;
+          for (const run of l.index.segmentRuns()) if (run.segmentSeq === seq) runs.push({ ledgerId: id, firstEntryId: run.firstEntryId, count: run.count });
+        }
+        return runs;
+      },
+      read: async (ledgerId, first, last, maxBytes) => {
+        const l = this.ledgers.get(ledgerId);
+        if (!l || l.deleted || l.deleting || this.closing) return null;
+        try {
+          return await this.read(ledgerId, first, last, { maxBytes });
+        } catch (err) {
+          if (err instanceof NoSuchLedgerError || err instanceof LedgerStoreClosedError) return null;
+          throw err;
+        }
+      },
+      move: (ledgerId, entryId, from, data) => {
+        const ledger = this.ledgers.get(ledgerId);
+        if (!ledger || ledger.deleting || this.closing) return Promise.resolve(false);
+        const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+        return new Promise<boolean>((resolve, reject) => {
+          this.enqueue({ kind: 'move', ledger, entryId, from, data: buf, resolve, reject });
+        }).catch((err: unknown) => {
+          if (err instanceof NoSuchLedgerError) return false;
+          throw err;
+        });
+      },
+      syncCopies: async () => {
+        if (this.durable) return;
+        // Copies sit in the active segment, or in segments rolled since (a roll fsyncs what it leaves).
+        const segment = this.active;
+        const file = await this.acquire(segment);
+        try {
+          this.stats.fsyncs++;
+          await file.datasync();
+        } finally {
+          this.release(segment);
+        }
+      },
+      rollActive: async () => {
+        await new Promise<void>((resolve) => {
+          this.rollWaiters.push(resolve);
+          this.scheduleLoop();
+        });
+        await this.checkpointChain;
+      },
+      checkpoint: async () => {
+        this.queueCheckpoint();
+        await this.checkpointChain;
+      },
+      reportError: (err) => this.onBackgroundError(err instanceof LedgerError ? err : this.storageError('garbage collection failed', err)),
+    };
+  }
+
   // ── segments ─────────────────────────────────────────────────────────────────────────────────────────
 
   private segmentPath(seq: number): string {
@@ -939,7 +998,7 @@ export class LocalLedgerStore implements LedgerStore {
       await this.fs.unlink(this.segmentPath(seq)).catch(() => undefined);
       throw err;
     }
-    const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file, opening: null, refs: 0, ledgers: new Set(), indexDurable: false, reclaimed: false };
+    const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file, opening: null, refs: 0, ledgers: new Set(), liveBytes: 0, pins: 0, compacting: false, indexDurable: false, reclaimed: false };
     this.segments.set(seq, segment);
     this.stats.segments = this.segments.size;
     this.active = segment;
@@ -1023,6 +1082,16 @@ export class LocalLedgerStore implements LedgerStore {
       id = next;
     }
     this.stats.diskReads += to - from;
+    // Pin the segments now, before any await: compaction may move these entries meanwhile, and the segment
+    // the plan reads from must not be deleted until the read is done.
+    const pinned = new Set<Segment>();
+    for (const c of chunks) {
+      const segment = this.segments.get(c.seq);
+      if (segment && !segment.reclaimed && !pinned.has(segment)) {
+        segment.pins++;
+        pinned.add(segment);
+      }
+    }
     let nextChunk = 0;
     const worker = async (): Promise<void> => {
       while (nextChunk < chunks.length) {
@@ -1077,54 +1146,9 @@ export class LocalLedgerStore implements LedgerStore {
     };
     const workers: Promise<void>[] = [];
     for (let w = 0; w < Math.min(READ_CONCURRENCY, chunks.length); w++) workers.push(worker());
-    await Promise.all(workers);
-  }
-
-  // ── tail cache ───────────────────────────────────────────────────────────────────────────────────────
-
-  private cacheAdd(ledger: Ledger, data: Buffer): void {
-    if (this.cacheMaxBytes <= 0 || this.cacheMaxEntries <= 0) return;
-    if (ledger.cache.length === ledger.cacheHead && ledger.cacheHead > 0) {
-      ledger.cache = [];
-      ledger.cacheHead = 0;
-    }
-    ledger.cache.push(data);
-    ledger.cacheBytes += data.length;
-    this.cacheLedgers.push(ledger);
-    this.cacheSizes.push(data.length);
-    this.stats.cachedEntries++;
-    this.stats.cachedBytes += data.length;
-    while (this.stats.cachedBytes > this.cacheMaxBytes || this.stats.cachedEntries > this.cacheMaxEntries) this.cacheEvictOne();
-  }
-
-  private cacheEvictOne(): void {
-    const h = this.cacheQueueHead++;
-    const ledger = this.cacheLedgers[h];
-    const size = this.cacheSizes[h]!;
-    this.cacheLedgers[h] = undefined;
-    if (ledger && !ledger.deleted) {
-      ledger.cache[ledger.cacheHead++] = undefined;
-      ledger.cacheBytes -= size;
-      this.stats.cachedEntries--;
-      this.stats.cachedBytes -= size;
-      if (ledger.cacheHead > 1024 && ledger.cacheHead * 2 > ledger.cache.length) {
-        ledger.cache = ledger.cache.slice(ledger.cacheHead);
-        ledger.cacheHead = 0;
-      }
-    }
-    if (this.cacheQueueHead > 4096 && this.cacheQueueHead * 2 > this.cacheLedgers.length) {
-      this.cacheLedgers = this.cacheLedgers.slice(this.cacheQueueHead);
-      this.cacheSizes = this.cacheSizes.slice(this.cacheQueueHead);
-      this.cacheQueueHead = 0;
-    }
-  }
-
-  private cacheDropLedger(ledger: Ledger): void {
-    this.stats.cachedEntries -= ledger.cache.length - ledger.cacheHead;
-    this.stats.cachedBytes -= ledger.cacheBytes;
-    ledger.cache = [];
-    ledger.cacheHead = 0;
-    ledger.cacheBytes = 0;
+    const results = await Promise.allSettled(workers);
+    for (const segment of pinned) segment.pins--;
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
   }
 
   // ── checkpoints and space reclamation ────────────────────────────────────────────────────────────────
@@ -1148,8 +1172,8 @@ export class LocalLedgerStore implements LedgerStore {
    * Takes one snapshot of the store, synchronously, then writes it out:
    * 1. the index file of every rolled segment that lacks a durable one;
    * 2. the checkpoint: ledger table, next ledger id, and the first segment recovery must scan;
-   * 3. then deletes rolled segments below that whose ledgers are all gone (BookKeeper's garbage collection
-   *    of entry logs; there is no compaction: see README.md).
+   * 3. then deletes rolled segments below that with no live entry left (BookKeeper's garbage collection
+   *    of entry logs; compaction, which moves the last live entries out, is in garbage-collector.ts).
    * The index files and the table come from the same instant, so they agree on which ledgers exist. Deletes,
    * seals and appends that commit while the files are being written belong to the next checkpoint (a delete
    * queues one): in particular a segment is only deleted once a durable checkpoint no longer lists any of
@@ -1226,6 +1250,8 @@ export class LocalLedgerStore implements LedgerStore {
     const dead: Segment[] = [];
     for (const segment of this.segments.values()) {
       if (segment === this.active || segment.reclaimed || segment.seq >= this.replayFromSegment) continue;
+      // A read planned on it, or live entries being copied out and not yet durable elsewhere: next time.
+      if (segment.pins > 0 || segment.compacting) continue;
       let live = false;
       for (const id of segment.ledgers) {
         const l = this.ledgers.get(id);
@@ -1254,6 +1280,7 @@ export class LocalLedgerStore implements LedgerStore {
         if (!isEnoent(err)) throw err;
       });
       this.stats.segmentsReclaimed++;
+      this.stats.bytesReclaimed += segment.size;
     }
     this.stats.segments = this.segments.size;
     await this.fs.syncDir(this.dir);
@@ -1290,7 +1317,7 @@ export class LocalLedgerStore implements LedgerStore {
       indexSeqs.delete(seq);
     }
 
-    const checkpoint = names.includes(CHECKPOINT_FILE) ? await this.readCheckpoint() : null;
+    const checkpoint = names.includes(CHECKPOINT_FILE) ? await readCheckpoint(this.fs, this.dir) : null;
     if (!checkpoint) {
       if (seqs.length > 0) throw new LedgerCorruptError(`segments exist but ${CHECKPOINT_FILE} is missing`, { file: CHECKPOINT_FILE });
       // A new store: the checkpoint comes first, so a directory with segments always has one.
@@ -1304,12 +1331,12 @@ export class LocalLedgerStore implements LedgerStore {
     for (const c of checkpoint.ledgers) {
       const ledger = newLedger(c.ledgerId, c.createdAtMs);
       if (c.sealedAtMs > 0) ledger.sealedAtMs = c.sealedAtMs;
-      recovering.set(c.ledgerId, { ledger, entryCount: c.sealedAtMs > 0 ? c.entryCount : null, gap: null });
+      recovering.set(c.ledgerId, { ledger, entryCount: c.sealedAtMs > 0 ? c.entryCount : null, found: new RecoveredEntries(c.ledgerId) });
     }
 
     // Segment headers: each records the valid length of its predecessor.
     const headers = new Map<number, ReturnType<typeof decodeSegmentHeader>>();
-    for (const seq of seqs) headers.set(seq, await this.readSegmentHeader(seq));
+    for (const seq of seqs) headers.set(seq, await readSegmentHeader(this.fs, this.segmentPath(seq)));
     while (seqs.length > 0) {
       const last = seqs[seqs.length - 1]!;
       const h = headers.get(last)!;
@@ -1335,13 +1362,13 @@ export class LocalLedgerStore implements LedgerStore {
       if (nextHeader && typeof nextHeader !== 'string' && next === seq + 1 && nextHeader.prevSegmentSeq === seq) {
         validBytes = nextHeader.prevSegmentValidBytes;
       }
-      const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file: null, opening: null, refs: 0, ledgers: new Set(), indexDurable: false, reclaimed: false };
+      const segment: Segment = { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file: null, opening: null, refs: 0, ledgers: new Set(), liveBytes: 0, pins: 0, compacting: false, indexDurable: false, reclaimed: false };
       this.segments.set(seq, segment);
       let loaded = false;
       if (seq < this.replayFromSegment && indexSeqs.has(seq)) {
-        const index = await this.readSegmentIndex(seq);
+        const index = await readSegmentIndex(this.fs, this.indexPath(seq), seq);
         if (index && (validBytes === null || validBytes === index.validBytes)) {
-          for (const run of index.runs) this.applyRun(recovering, segment, run);
+          for (const run of index.runs) applyRun(recovering, segment, run);
           segment.size = index.validBytes;
           segment.writePos = index.validBytes;
           segment.indexDurable = true;
@@ -1353,16 +1380,23 @@ export class LocalLedgerStore implements LedgerStore {
           throw new LedgerCorruptError(`cannot tell the valid length of segment ${seq}: no index and no successor header`, { file: segmentFileName(seq) });
         }
         const durableBytes = seq === checkpoint.activeSegment ? checkpoint.activeSegmentDurableBytes : 0;
-        await this.scanSegment(segment, validBytes, durableBytes, seq >= this.replayFromSegment, recovering, isLast);
+        await scanSegment(this.fs, this.segmentPath(seq), segment, validBytes, durableBytes, seq >= this.replayFromSegment, recovering, isLast, (id) => {
+          if (id >= this.nextLedgerId) this.nextLedgerId = id + 1;
+        });
       }
     }
 
-    for (const { ledger, entryCount, gap } of recovering.values()) {
-      if (gap) throw gap;
+    for (const { ledger, entryCount, found } of recovering.values()) {
+      ledger.length = found.assemble(ledger.index, entryCount);
+      // Live bytes, from the index (the copy recovery chose of each entry is the live one).
+      for (const run of ledger.index.segmentRuns()) {
+        const segment = this.segments.get(run.segmentSeq)!;
+        let bytes = 0;
+        for (let id = run.firstEntryId; id < run.firstEntryId + run.count; id++) bytes += RECORD_HEADER_BYTES + ledger.index.lengthOf(id);
+        this.countLive(ledger, segment, bytes);
+        segment.ledgers.add(ledger.id);
+      }
       if (entryCount !== null) {
-        if (ledger.index.size < entryCount) {
-          throw new LedgerCorruptError(`ledger ${ledger.id} is sealed at ${entryCount} entries but only ${ledger.index.size} were found`, { ledgerId: ledger.id });
-        }
         ledger.sealed = true;
         ledger.sealedAtMs ??= 0;
       }
@@ -1391,166 +1425,6 @@ export class LocalLedgerStore implements LedgerStore {
     this.queueCheckpoint();
   }
 
-  private async readWhole(file: string): Promise<Buffer> {
-    const f = await this.fs.open(file, 'r');
-    try {
-      const size = await f.size();
-      const buf = Buffer.allocUnsafe(size);
-      await readFully(f, buf, 0);
-      return buf;
-    } finally {
-      await f.close().catch(() => undefined);
-    }
-  }
-
-  private async readCheckpoint(): Promise<Checkpoint> {
-    const c = decodeCheckpoint(await this.readWhole(path.join(this.dir, CHECKPOINT_FILE)));
-    if (typeof c === 'string') throw new LedgerCorruptError(`${CHECKPOINT_FILE}: ${c}`, { file: CHECKPOINT_FILE });
-    return c;
-  }
-
-  private async readSegmentHeader(seq: number): Promise<ReturnType<typeof decodeSegmentHeader>> {
-    const f = await this.fs.open(this.segmentPath(seq), 'r');
-    try {
-      const buf = Buffer.alloc(SEGMENT_HEADER_BYTES);
-      const n = await f.read(buf, 0, SEGMENT_HEADER_BYTES, 0);
-      return decodeSegmentHeader(buf.subarray(0, n));
-    } finally {
-      await f.close().catch(() => undefined);
-    }
-  }
-
-  /** A segment's index, or null if it is unreadable (recovery then scans the segment instead). */
-  private async readSegmentIndex(seq: number): Promise<SegmentIndex | null> {
-    try {
-      const index = decodeSegmentIndex(await this.readWhole(this.indexPath(seq)));
-      if (typeof index === 'string' || index.segmentSeq !== seq) return null;
-      return index;
-    } catch {
-      return null;
-    }
-  }
-
-  private applyRun(recovering: Map<LedgerId, RecoveringLedger>, segment: Segment, run: IndexRun): void {
-    const r = recovering.get(run.ledgerId);
-    if (!r) return; // a ledger deleted since
-    for (let i = 0; i < run.offsets.length; i++) {
-      this.recoverEntry(r, segment, run.firstEntryId + i, run.offsets[i]!, run.lengths[i]!);
-    }
-  }
-
-  private recoverEntry(r: RecoveringLedger, segment: Segment, entryId: number, offset: number, length: number): void {
-    const ledger = r.ledger;
-    if (r.gap) return;
-    if (r.entryCount !== null && entryId >= r.entryCount) return; // beyond the seal: never acknowledged
-    if (entryId !== ledger.index.size) {
-      // Fatal unless a DELETE later in the replay removes the ledger (then its entries do not matter).
-      r.gap = new LedgerCorruptError(`ledger ${ledger.id}: found entry ${entryId} where entry ${ledger.index.size} was expected`, {
-        ledgerId: ledger.id,
-        entryId,
-        file: segmentFileName(segment.seq),
-        position: offset,
-      });
-      return;
-    }
-    ledger.index.push(segment.seq, offset, length);
-    ledger.length += length;
-    segment.ledgers.add(ledger.id);
-  }
-
-  /**
-   * Reads a segment record by record, in SCAN_CHUNK_BYTES pieces. `replay`: also apply control records
-   * (segments the checkpoint does not cover). `limit`: the valid length recorded by the successor segment;
-   * without one (the active segment) the scan stops at the first record that is torn or fails its CRC, which
-   * must not be before `durableBytes` (known durable from the checkpoint).
-   */
-  private async scanSegment(
-    segment: Segment,
-    limit: number | null,
-    durableBytes: number,
-    replay: boolean,
-    recovering: Map<LedgerId, RecoveringLedger>,
-    isLast: boolean,
-  ): Promise<void> {
-    const file = await this.fs.open(this.segmentPath(segment.seq), 'r');
-    try {
-      const fileSize = await file.size();
-      if (limit !== null && fileSize < limit) {
-        throw new LedgerCorruptError(`segment ${segment.seq} is shorter (${fileSize}) than its recorded length ${limit}`, { file: segmentFileName(segment.seq) });
-      }
-      const end = limit ?? fileSize;
-      let buf = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, Math.max(end, RECORD_HEADER_BYTES)));
-      let bufStart = 0; // file position of buf[0]
-      let bufLen = 0;
-      let pos = SEGMENT_HEADER_BYTES;
-      const ensure = async (from: number, bytes: number): Promise<boolean> => {
-        if (from + bytes > end) return false;
-        if (from >= bufStart && from + bytes <= bufStart + bufLen) return true;
-        if (bytes > buf.length) buf = Buffer.allocUnsafe(bytes);
-        const want = Math.min(buf.length, end - from);
-        const n = await file.read(buf, 0, want, from);
-        bufStart = from;
-        bufLen = n;
-        return n >= bytes;
-      };
-      for (;;) {
-        if (!(await ensure(pos, RECORD_HEADER_BYTES))) break;
-        const h = decodeRecordHeader(buf, pos - bufStart);
-        if (!h) break;
-        const total = RECORD_HEADER_BYTES + h.payloadLength;
-        if (!(await ensure(pos, total))) break;
-        if (!recordCrcMatches(buf, pos - bufStart, h.payloadLength)) break;
-        const payloadAt = pos - bufStart + RECORD_HEADER_BYTES;
-        switch (h.type) {
-          case RecordType.ENTRY: {
-            const r = recovering.get(h.ledgerId);
-            if (r) this.recoverEntry(r, segment, h.arg, pos, h.payloadLength);
-            break;
-          }
-          case RecordType.CREATE:
-            if (replay) {
-              if (!recovering.has(h.ledgerId)) {
-                const createdAt = h.payloadLength >= 8 ? readU64(buf, payloadAt) : 0;
-                recovering.set(h.ledgerId, { ledger: newLedger(h.ledgerId, Math.max(0, createdAt)), entryCount: null, gap: null });
-              }
-              if (h.ledgerId >= this.nextLedgerId) this.nextLedgerId = h.ledgerId + 1;
-            }
-            break;
-          case RecordType.SEAL:
-            if (replay) {
-              const r = recovering.get(h.ledgerId);
-              if (r && r.entryCount === null) {
-                r.entryCount = h.arg;
-                r.ledger.sealedAtMs = h.payloadLength >= 8 ? Math.max(0, readU64(buf, payloadAt)) : 0;
-              }
-            }
-            break;
-          case RecordType.DELETE:
-            if (replay) recovering.delete(h.ledgerId);
-            break;
-        }
-        pos += total;
-      }
-      if (limit !== null && pos !== limit) {
-        throw new LedgerCorruptError(`segment ${segment.seq} has an invalid record at ${pos}, before its recorded end ${limit}`, {
-          file: segmentFileName(segment.seq),
-          position: pos,
-        });
-      }
-      if (pos < durableBytes) {
-        throw new LedgerCorruptError(`segment ${segment.seq} has an invalid record at ${pos}, below its checkpointed durable length ${durableBytes}`, {
-          file: segmentFileName(segment.seq),
-          position: pos,
-        });
-      }
-      if (!isLast && limit === null) throw new LedgerCorruptError(`segment ${segment.seq} has no recorded length`, { file: segmentFileName(segment.seq) });
-      segment.size = pos;
-      segment.writePos = pos;
-    } finally {
-      await file.close().catch(() => undefined);
-    }
-  }
-
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────────
 
   private storageError(message: string, cause: unknown, seq?: number, position?: number): LedgerError {
@@ -1576,12 +1450,8 @@ export class LocalLedgerStore implements LedgerStore {
   }
 }
 
-/** Reads exactly buf.length bytes at `position`; a short file is corruption (an index pointed past its end). */
-async function readFully(file: LedgerFile, buf: Buffer, position: number): Promise<void> {
-  let done = 0;
-  while (done < buf.length) {
-    const n = await file.read(buf, done, buf.length - done, position + done);
-    if (n === 0) throw new LedgerCorruptError(`file ends at ${position + done}, expected ${buf.length - done} more bytes`, { position: position + done });
-    done += n;
-  }
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
 }

@@ -180,7 +180,7 @@ export class MemoryLedgerFs implements LedgerFs {
 
   async lock(file: string): Promise<LedgerFsLock> {
     this.alive('lock', file);
-    if (this.locks.has(file)) throw new LockHeldError(process.pid);
+    if (this.locks.has(file)) throw new LockHeldError(file);
     this.locks.add(file);
     return {
       release: async () => {

@@ -12,6 +12,8 @@
  * |                               |                             |              | is older; -1 keeps them forever           |
  * | retentionBytes                | retention.bytes             | -1           | delete the oldest sealed ledgers while    |
  * |                               |                             |              | the partition is larger; -1 = no limit    |
+ * | cleanupPolicy                 | cleanup.policy              | [delete]     | retention.ms / retention.bytes apply only |
+ * |                               |                             |              | when it includes `delete`                 |
  * | messageTimestampType          | message.timestamp.type      | CreateTime   | LogAppendTime: the log stamps each batch  |
  * | maxMessageBytes               | max.message.bytes           | 1048588      | largest batch accepted (MESSAGE_TOO_LARGE)|
  *
@@ -23,6 +25,7 @@
 import { LogInvalidArgumentError } from './errors.js';
 
 export type MessageTimestampType = 'CreateTime' | 'LogAppendTime';
+export type CleanupPolicy = 'delete' | 'compact';
 
 export interface PartitionLogConfig {
   readonly segmentBytes: number;
@@ -30,6 +33,12 @@ export interface PartitionLogConfig {
   readonly segmentEntries: number;
   readonly retentionMs: number;
   readonly retentionBytes: number;
+  /**
+   * Kafka's cleanup.policy. Time and size retention delete ledgers only when it includes `delete` (Kafka's
+   * LogConfig.delete, checked by UnifiedLog.deleteOldSegments); a `compact`-only topic keeps everything
+   * until compaction exists, except what DeleteRecords puts below the log start offset.
+   */
+  readonly cleanupPolicy: readonly CleanupPolicy[];
   readonly messageTimestampType: MessageTimestampType;
   readonly maxMessageBytes: number;
 }
@@ -42,6 +51,7 @@ export const DEFAULT_LOG_CONFIG: PartitionLogConfig = Object.freeze({
   segmentEntries: 50_000,
   retentionMs: 7 * DAY_MS,
   retentionBytes: -1,
+  cleanupPolicy: Object.freeze(['delete'] as CleanupPolicy[]),
   messageTimestampType: 'CreateTime',
   maxMessageBytes: 1048588,
 });
@@ -53,6 +63,7 @@ export const LOG_CONFIG_NAMES = {
   'ledgerline.segment.entries': 'segmentEntries',
   'retention.ms': 'retentionMs',
   'retention.bytes': 'retentionBytes',
+  'cleanup.policy': 'cleanupPolicy',
   'message.timestamp.type': 'messageTimestampType',
   'max.message.bytes': 'maxMessageBytes',
 } as const satisfies Record<string, keyof PartitionLogConfig>;
@@ -74,6 +85,9 @@ export function resolveLogConfig(overrides: Partial<PartitionLogConfig> = {}): P
   integer('retention.ms', c.retentionMs, -1);
   integer('retention.bytes', c.retentionBytes, -1);
   integer('max.message.bytes', c.maxMessageBytes, 0);
+  if (!Array.isArray(c.cleanupPolicy) || c.cleanupPolicy.some((p) => p !== 'delete' && p !== 'compact')) {
+    throw new LogInvalidArgumentError(`cleanup.policy must be a list of delete and compact, got ${String(c.cleanupPolicy)}`);
+  }
   if (c.messageTimestampType !== 'CreateTime' && c.messageTimestampType !== 'LogAppendTime') {
     throw new LogInvalidArgumentError(
       `message.timestamp.type must be CreateTime or LogAppendTime, got ${String(c.messageTimestampType)}`,
@@ -89,12 +103,17 @@ export function resolveLogConfig(overrides: Partial<PartitionLogConfig> = {}): P
 export function logConfigFromKafkaConfigs(
   configs: Readonly<Record<string, string | null | undefined>>,
 ): Partial<PartitionLogConfig> {
-  const out: Record<string, number | string> = {};
+  const out: Record<string, number | string | readonly string[]> = {};
   for (const [name, prop] of Object.entries(LOG_CONFIG_NAMES)) {
     const raw = configs[name];
     if (raw === undefined || raw === null) continue;
     if (prop === 'messageTimestampType') {
       out[prop] = raw;
+      continue;
+    }
+    if (prop === 'cleanupPolicy') {
+      // A Kafka LIST: comma-separated, blanks around items ignored ("compact, delete").
+      out[prop] = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
       continue;
     }
     const n = Number(raw.trim());
@@ -110,4 +129,9 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   const out: Partial<T> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   return out;
+}
+
+/** Whether time and size retention apply (Kafka's `LogConfig.delete`: cleanup.policy contains `delete`). */
+export function retentionDeletes(c: PartitionLogConfig): boolean {
+  return c.cleanupPolicy.includes('delete');
 }

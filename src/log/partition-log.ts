@@ -41,7 +41,7 @@ import {
   type OpenChainLedger,
   type SealedChainLedger,
 } from './chain.js';
-import { resolveLogConfig, type PartitionLogConfig } from './config.js';
+import { resolveLogConfig, retentionDeletes, type PartitionLogConfig } from './config.js';
 import {
   InvalidAppendOffsetError,
   LogClosedError,
@@ -1067,7 +1067,11 @@ export class PartitionLog {
     return this.#chainOp(async () => {
       const ls = this.#index.ledgers;
       const sealed = ls.length - 1;
-      const { retentionMs, retentionBytes } = this.#config;
+      // Kafka's UnifiedLog.deleteOldSegments: time and size retention only when cleanup.policy includes
+      // `delete`; ledgers below the log start offset (DeleteRecords) go whatever the policy.
+      const deletes = retentionDeletes(this.#config);
+      const retentionMs = deletes ? this.#config.retentionMs : -1;
+      const retentionBytes = deletes ? this.#config.retentionBytes : -1;
       const now = this.#clock.now();
       let n = 0;
       if (retentionMs >= 0) {

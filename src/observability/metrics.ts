@@ -96,5 +96,24 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
       for (const p of broker.partitions.all()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.stats.sizeInBytes);
     },
   });
+  new Gauge({
+    name: 'ledgerline_storage_reclaimable_bytes',
+    help: 'Bytes in the ledger store\'s segment files that hold no live entry (deleted or expired data, superseded copies): what its garbage collector can give back.',
+    registers,
+    collect() {
+      this.set(broker.partitions.ledgers.reclaimableBytes);
+    },
+  });
+  let reclaimedSeen = 0;
+  new Counter({
+    name: 'ledgerline_storage_reclaimed_bytes_total',
+    help: 'Bytes of segment files the ledger store has deleted since the broker started.',
+    registers,
+    collect() {
+      const now = broker.partitions.ledgers.stats.bytesReclaimed;
+      if (now > reclaimedSeen) this.inc(now - reclaimedSeen);
+      reclaimedSeen = now;
+    },
+  });
   return { registry, requests, bytesIn, bytesOut, messagesIn };
 }

@@ -29,3 +29,37 @@ describe('LedgerIndex', () => {
     expect(large.memoryBytes() / n).toBeLessThan(8.2);
   });
 });
+
+describe('LedgerIndex.relocate (compaction)', () => {
+  it('points entries at their copies and keeps runs maximal, whatever the order', () => {
+    const index = new LedgerIndex();
+    for (let i = 0; i < 30; i++) index.push(1 + Math.floor(i / 10), i * 100, 10);
+    // Move segment 1's run (0..9) into segment 9, in ascending order (the collector's order).
+    for (let i = 0; i < 10; i++) index.relocate(i, 9, 5000 + i * 50);
+    expect([...index.segmentRuns()]).toEqual([
+      { segmentSeq: 9, firstEntryId: 0, count: 10 },
+      { segmentSeq: 2, firstEntryId: 10, count: 10 },
+      { segmentSeq: 3, firstEntryId: 20, count: 10 },
+    ]);
+    expect(index.segmentOf(4)).toBe(9);
+    expect(index.offsetOf(4)).toBe(5200);
+    expect(index.lengthOf(4)).toBe(10);
+    expect(index.segmentRunEnd(0)).toBe(10);
+    // A single entry in the middle of a run splits it; moving its neighbours merges the runs again.
+    index.relocate(15, 9, 9000);
+    expect([...index.segmentRuns()].map((r) => [r.segmentSeq, r.firstEntryId, r.count])).toEqual([
+      [9, 0, 10],
+      [2, 10, 5],
+      [9, 15, 1],
+      [2, 16, 4],
+      [3, 20, 10],
+    ]);
+    for (const i of [10, 11, 12, 13, 14, 16, 17, 18, 19]) index.relocate(i, 9, 9000 + i);
+    expect([...index.segmentRuns()].map((r) => [r.segmentSeq, r.firstEntryId, r.count])).toEqual([
+      [9, 0, 20],
+      [3, 20, 10],
+    ]);
+    for (let i = 0; i < 30; i++) expect(index.segmentOf(i)).toBe(i < 20 ? 9 : 3);
+    expect(() => index.relocate(30, 9, 0)).toThrow(RangeError);
+  });
+});

@@ -9,6 +9,7 @@ describe('log config', () => {
       segmentEntries: 50000,
       retentionMs: 604800000,
       retentionBytes: -1,
+      cleanupPolicy: ['delete'],
       messageTimestampType: 'CreateTime',
       maxMessageBytes: 1048588,
     });
@@ -23,8 +24,9 @@ describe('log config', () => {
         'ledgerline.segment.entries': '1000',
         'message.timestamp.type': 'LogAppendTime',
         'cleanup.policy': 'delete',
+        'min.insync.replicas': '2',
       }),
-    ).toEqual({ segmentBytes: 1048576, retentionMs: -1, segmentEntries: 1000, messageTimestampType: 'LogAppendTime' });
+    ).toEqual({ segmentBytes: 1048576, retentionMs: -1, segmentEntries: 1000, messageTimestampType: 'LogAppendTime', cleanupPolicy: ['delete'] });
     expect(() => logConfigFromKafkaConfigs({ 'segment.ms': 'soon' })).toThrow(/segment.ms/);
   });
 
