@@ -202,7 +202,11 @@ export class LocalLedgerStore implements LedgerStore {
   /** Rolled segments with an open handle, least recently used first. */
   private readonly openRolled = new Set<Segment>();
 
-  private queue: Op[] = [];
+  /**
+   * Pending operations from queueHead on. Slots before queueHead are cleared as groups are taken: an entry
+   * op holds its data, often a view of a whole request buffer, which must not outlive the write.
+   */
+  private queue: (Op | undefined)[] = [];
   private queueHead = 0;
   private loopRunning = false;
   private loopScheduled = false;
@@ -574,7 +578,7 @@ export class LocalLedgerStore implements LedgerStore {
   }
 
   private takeAll(): Op[] {
-    const ops = this.queue.slice(this.queueHead);
+    const ops = this.queue.slice(this.queueHead) as Op[];
     this.queue = [];
     this.queueHead = 0;
     return ops;
@@ -591,9 +595,13 @@ export class LocalLedgerStore implements LedgerStore {
       bytes = next;
       end++;
     }
-    const group = this.queue.slice(this.queueHead, end);
+    const group = this.queue.slice(this.queueHead, end) as Op[];
+    this.queue.fill(undefined, this.queueHead, end);
     this.queueHead = end;
-    if (this.queueHead > 4096 && this.queueHead * 2 > this.queue.length) {
+    if (this.queueHead === this.queue.length) {
+      this.queue = [];
+      this.queueHead = 0;
+    } else if (this.queueHead > 4096 && this.queueHead * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.queueHead);
       this.queueHead = 0;
     }
