@@ -463,9 +463,14 @@ export class GroupCoordinator {
    * DescribeGroups. A group that does not exist, or is not a classic group, is reported Dead; from v6 on also
    * with GROUP_ID_NOT_FOUND and a message (KIP-1043), as Kafka does.
    */
+  /**
+   * DescribeGroups. A group named more than once is described once: Kafka answers it as often as it is named,
+   * which lets a 130 KB request of 10,000 copies of one group id ask for 10,000 copies of every member's
+   * metadata and assignment (gigabytes for a large group). Clients key the answer by group id.
+   */
   async describeGroups(groupIds: readonly string[], version: number): Promise<DescribeGroupsResponseDescribedGroup[]> {
     return Promise.all(
-      groupIds.map(async (groupId) => {
+      [...new Set(groupIds)].map(async (groupId) => {
         try {
           return await this.readShard(groupId, (s) => describeClassicGroup(groupId, s.groups.get(groupId), version));
         } catch (e) {
@@ -535,9 +540,10 @@ export class GroupCoordinator {
     }
   }
 
+  /** ConsumerGroupDescribe; a group named more than once is described once, as in describeGroups. */
   async consumerGroupDescribe(groupIds: readonly string[]): Promise<ConsumerGroupDescribeResponseDescribedGroup[]> {
     return Promise.all(
-      groupIds.map(async (groupId) => {
+      [...new Set(groupIds)].map(async (groupId) => {
         try {
           if (groupId === '') throw new GroupApiError(ErrorCode.INVALID_GROUP_ID);
           return await this.readShard(groupId, (s) => {

@@ -414,6 +414,15 @@ describe('KIP-848 ConsumerGroupHeartbeat', () => {
     const listed = await h.coordinator.listGroups([], ['consumer']);
     expect(listed.groups).toEqual([expect.objectContaining({ groupId: G, protocolType: 'consumer', groupState: 'Stable', groupType: 'consumer' })]);
   });
+
+  it('describes a group named many times in one request once, so the answer does not multiply its members', async () => {
+    const h = await harness();
+    h.topics.add('t', 2);
+    await new Member(h, ['t']).join();
+    const copies = Array.from({ length: 10_000 }, () => G);
+    expect((await h.coordinator.consumerGroupDescribe([...copies, 'nope', G])).map((d) => d.groupId)).toEqual([G, 'nope']);
+    expect((await h.coordinator.describeGroups([...copies, 'nope'], 5)).map((d) => d.groupId)).toEqual([G, 'nope']);
+  });
 });
 
 describe('classic and KIP-848 groups side by side', () => {
