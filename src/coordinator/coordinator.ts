@@ -156,6 +156,7 @@ export class GroupCoordinator {
             onGroupRemoved: (s, g) => this.onGroupRemoved(s, g),
             onLoadFailed: (s, err) => this.log.error({ partition: s.partition, err }, 'cannot load __consumer_offsets partition; retrying'),
             onBackgroundError: (s, err) => this.log.warn({ partition: s.partition, err }, 'group coordinator background operation failed'),
+            onUndecodable: (s, err) => this.log.error({ partition: s.partition, err }, 'skipped a stored __consumer_offsets record that does not decode'),
             onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
           },
         }),

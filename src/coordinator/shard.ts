@@ -17,7 +17,7 @@
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
 import type { Clock, ClockTimer } from '../metadata/clock.js';
-import { CoordinatorStorageError, GroupApiError } from './errors.js';
+import { CoordinatorCorruptError, CoordinatorStorageError, GroupApiError } from './errors.js';
 import { replayRecord, type Group, type ReplayTarget } from './group-records.js';
 import { OffsetStore } from './offsets.js';
 import { decodeRecord, encodeRecord, type CoordinatorRecord } from './records.js';
@@ -44,6 +44,8 @@ export interface ShardHooks {
   onGroupRemoved(shard: Shard, group: Group): void;
   onLoadFailed(shard: Shard, err: Error): void;
   onBackgroundError(shard: Shard, err: Error): void;
+  /** A stored record or batch that does not decode, skipped while loading. */
+  onUndecodable(shard: Shard, err: CoordinatorCorruptError): void;
   onCompaction?(shard: Shard, info: { liveRecords: number; droppedBefore: number }): void;
 }
 
@@ -129,7 +131,19 @@ export class Shard implements ReplayTarget {
           if (this.storage === storage) this.reload();
         },
       });
-      const stats = await storage.replay((rec, offset) => replayRecord(this, decodeRecord(rec.key, rec.value, { partition: this.partition, offset })));
+      const onUndecodable = (err: CoordinatorCorruptError): void => this.options.hooks.onUndecodable(this, err);
+      const stats = await storage.replay((rec, offset) => {
+        let record: CoordinatorRecord;
+        try {
+          record = decodeRecord(rec.key, rec.value, { partition: this.partition, offset });
+        } catch (e) {
+          // A stored record this version cannot read is reported and skipped, never a partition that cannot load.
+          if (!(e instanceof CoordinatorCorruptError)) throw e;
+          onUndecodable(e);
+          return;
+        }
+        replayRecord(this, record);
+      }, onUndecodable);
       if (this.status !== 'loading') return;
       this.storage = storage;
       this.status = 'active';

@@ -24,8 +24,9 @@
  */
 import { buildRecordBatchSync, type RecordInput } from '../../protocol/records/builder.js';
 import { RecordBatch } from '../../protocol/records/batch.js';
+import { isRecordsError } from '../../protocol/records/errors.js';
 import type { Clock } from '../metadata/clock.js';
-import { CoordinatorStorageError } from './errors.js';
+import { CoordinatorCorruptError, CoordinatorStorageError } from './errors.js';
 import { compactionRank, recordKeyId, type EncodedRecord } from './records.js';
 
 /** What the coordinator needs of a partition log (src/log's PartitionLog provides it). */
@@ -58,6 +59,8 @@ export interface ReplayStats {
   readonly records: number;
   /** Batches written by transactional producers (TxnOffsetCommit), skipped: not replayed by this coordinator. */
   readonly skippedTransactional: number;
+  /** Batches whose records do not decode, reported through `onUndecodable` and skipped. */
+  readonly skippedUndecodable: number;
   readonly fromOffset: number;
   readonly toOffset: number;
 }
@@ -102,13 +105,17 @@ export class CoordinatorStorage {
    * Reads the partition from its log start offset to its high watermark, calling `onRecord` for each record
    * in offset order. Fills the image used for compaction.
    */
-  async replay(onRecord: (record: EncodedRecord, offset: number) => void): Promise<ReplayStats> {
+  async replay(
+    onRecord: (record: EncodedRecord, offset: number) => void,
+    onUndecodable: (err: CoordinatorCorruptError) => void = () => undefined,
+  ): Promise<ReplayStats> {
     const fromOffset = this.log.logStartOffset;
     const end = this.log.highWatermark;
     let offset = fromOffset;
     let batches = 0;
     let records = 0;
     let skippedTransactional = 0;
+    let skippedUndecodable = 0;
     while (offset < end) {
       let res: { records: Buffer[]; nextOffset: number };
       try {
@@ -126,20 +133,34 @@ export class CoordinatorStorage {
           skippedTransactional++;
           continue;
         }
-        for (const r of batch.records()) {
-          if (r.offset < offset || r.key === null) continue;
-          // Copy: the batch buffer may be reused by the log's reader.
-          const rec: EncodedRecord = { key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) };
-          this.remember(rec);
-          onRecord(rec, r.offset);
-          records++;
+        // A batch whose records do not decode is reported and skipped: the records before it and after it
+        // still load, rather than the partition's groups staying unavailable.
+        try {
+          for (const r of batch.records()) {
+            if (r.offset < offset || r.key === null) continue;
+            // Copy: the batch buffer may be reused by the log's reader.
+            const rec: EncodedRecord = { key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) };
+            this.remember(rec);
+            onRecord(rec, r.offset);
+            records++;
+          }
+        } catch (e) {
+          if (!isRecordsError(e)) throw e;
+          skippedUndecodable++;
+          onUndecodable(
+            new CoordinatorCorruptError(
+              `skipped the batch at offset ${batch.baseOffsetNumber} of __consumer_offsets-${this.options.partition}: its records do not decode`,
+              { partition: this.options.partition, offset: batch.baseOffsetNumber },
+              e,
+            ),
+          );
         }
       }
       offset = res.nextOffset;
     }
     this.appendedSinceCompaction = Math.max(0, records - this.image.size);
     this.maybeQueueCompaction();
-    return { batches, records, skippedTransactional, fromOffset, toOffset: offset };
+    return { batches, records, skippedTransactional, skippedUndecodable, fromOffset, toOffset: offset };
   }
 
   /** Appends records after everything queued before; resolves once they are durable. An empty list waits for the queue. */

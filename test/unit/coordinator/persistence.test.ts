@@ -4,6 +4,8 @@ import { createHeartbeatRequest } from '../../../protocol/messages/012-heartbeat
 import { createOffsetCommitRequest, createOffsetCommitRequestPartition, createOffsetCommitRequestTopic } from '../../../protocol/messages/008-offset-commit.gen.js';
 import { createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '../../../protocol/messages/009-offset-fetch.gen.js';
 import { RecordBatch } from '../../../protocol/records/batch.js';
+import { buildRecordBatchSync } from '../../../protocol/records/builder.js';
+import { batchAround, rawRecord } from '../../support/poisoned-batches.js';
 import { ManualClock } from '../../../src/metadata/clock.js';
 import { groupCoordinatorConfig } from '../../../src/coordinator/config.js';
 import { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
@@ -141,6 +143,22 @@ describe('coordinator persistence', () => {
     expect(offsetRecord.value!.readInt16BE(0)).toBe(3);
     const decoded = decodeRecord(key, offsetRecord.value);
     expect(decoded).toMatchObject({ type: 'OffsetCommit', key: { group: G, topic: 't', partition: 0 }, value: { offset: 12n, metadata: 'm12' } });
+  });
+
+  it('skips a stored batch or record that does not decode and still loads everything else', async () => {
+    const h = await harness({}, { 'offsets.topic.num.partitions': '1' });
+    h.topics.add('t', 1);
+    await commit(h, 'before', 5n);
+    const log = h.logs[0]!;
+    // Records a broker never writes: a batch whose record length lies, and a record whose key has no version.
+    await log.append(batchAround({ count: 1, stored: rawRecord({ offsetDelta: 0, headerCount: -1 }) }));
+    await log.append(buildRecordBatchSync([{ key: Buffer.from([1]), value: Buffer.from('x') }]));
+    await commit(h, 'after', 7n);
+    await settle();
+    const c = await h.restart();
+    expect(await committed(c, 'before')).toBe(5n);
+    expect(await committed(c, 'after')).toBe(7n);
+    expect(c.shard(0).lastLoad!.skippedUndecodable).toBe(1);
   });
 
   it('rewrites the live records and drops older history, so a load reads only what is live', async () => {
