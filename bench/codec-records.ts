@@ -3,7 +3,7 @@
  * ~1 MiB batch of 1 KiB records, and the batch operations of the produce and fetch paths.
  *
  * Throughput is of uncompressed bytes (1 MB = 10^6 bytes, 1 GB = 10^9 bytes), one operation at a time: the
- * best of several timed windows after a warm-up (see `rate`). Async codecs are awaited one at a time, so
+ * best of several timed windows after a warm-up (see bench/lib/rate.ts). Async codecs are awaited one at a time, so
  * their figure includes the hop to the libuv thread pool.
  *
  *   npx tsx -e "import('./bench/codec-records.ts').then(m => m.benchRecords())"
@@ -19,33 +19,7 @@ import {
   validateProducePartitionRecords,
 } from '../protocol/records/index.js';
 import type { RecordInput } from '../protocol/records/index.js';
-
-const WINDOWS = 5;
-const WINDOW_MS = 120;
-const WARMUP = 3;
-
-/**
- * Operations per second of `fn`: the best of WINDOWS windows of at least WINDOW_MS each, after a warm-up.
- * The best window rather than the mean, because the machine is shared: the figure approximates what the code
- * does when it has a core to itself.
- */
-async function rate(fn: () => unknown): Promise<number> {
-  for (let i = 0; i < WARMUP; i++) await fn();
-  let best = 0;
-  for (let w = 0; w < WINDOWS; w++) {
-    let ops = 0;
-    const start = process.hrtime.bigint();
-    let elapsed = 0;
-    while (elapsed < WINDOW_MS * 1e6) {
-      const r = fn();
-      if (r instanceof Promise) await r;
-      ops++;
-      elapsed = Number(process.hrtime.bigint() - start);
-    }
-    best = Math.max(best, ops / (elapsed / 1e9));
-  }
-  return best;
-}
+import { rate } from './lib/rate.js';
 
 /** Deterministic pseudo-random numbers (mulberry32), so every run encodes the same batch. */
 function prng(seed: number): () => number {

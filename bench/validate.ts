@@ -6,7 +6,7 @@
  * and 10,000 records of ~40 bytes (where the per-record cost shows).
  *
  * MB/s are of uncompressed batch bytes (10^6), ns/record is per record of the batch, one batch at a time,
- * the best of several short windows (see codec-records.ts). "scan only" is the record scan over an already
+ * the best of several short windows (bench/lib/rate.ts). "scan only" is the record scan over an already
  * decompressed payload: the cost validation adds beyond the decompression itself.
  *
  *   npm run bench -- validate
@@ -22,27 +22,10 @@ import {
 } from '../protocol/records/index.js';
 import type { RecordInput, RecordValidationOptions } from '../protocol/records/index.js';
 import { realisticRecords } from './codec-records.js';
+import { rate } from './lib/rate.js';
 
-const WINDOWS = 4;
-const WINDOW_MS = 100;
-
-async function rate(fn: () => unknown): Promise<number> {
-  for (let i = 0; i < 3; i++) await fn();
-  let best = 0;
-  for (let w = 0; w < WINDOWS; w++) {
-    let ops = 0;
-    const start = process.hrtime.bigint();
-    let elapsed = 0;
-    while (elapsed < WINDOW_MS * 1e6) {
-      const r = fn();
-      if (r instanceof Promise) await r;
-      ops++;
-      elapsed = Number(process.hrtime.bigint() - start);
-    }
-    best = Math.max(best, ops / (elapsed / 1e9));
-  }
-  return best;
-}
+/** Shorter windows than codec-records': ten shapes × five codecs × three measures. */
+const RATE = { windows: 4, windowMs: 100, warmup: 3 };
 
 const CODECS: Array<[string, CompressionTypeId]> = [
   ['none', CompressionType.NONE],
@@ -71,14 +54,14 @@ async function benchShape(label: string, records: RecordInput[]): Promise<void> 
   console.log('                        MB/s     ns/rec       MB/s     ns/rec       ns/rec   ns/rec');
   for (const [name, id] of CODECS) {
     const batch = await buildRecordBatch(records, { compression: id });
-    const header = await rate(() => validateProducePartitionRecords(batch, 11));
+    const header = await rate(() => validateProducePartitionRecords(batch, 11), RATE);
     const full = await rate(() => {
       const view = validateProducePartitionRecords(batch, 11);
       return validateProducedRecords(view, OPTIONS);
-    });
+    }, RATE);
     const view = RecordBatch.wrap(batch);
     const payload = id === CompressionType.NONE ? view.recordsBytes : await decompress(id, view.recordsBytes);
-    const scan = await rate(() => validateRecordsPayload(view, payload, OPTIONS));
+    const scan = await rate(() => validateRecordsPayload(view, payload, OPTIONS), RATE);
     const nsHeader = 1e9 / header / n;
     const nsFull = 1e9 / full / n;
     console.log(
