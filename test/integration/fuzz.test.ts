@@ -10,7 +10,7 @@
  *   LEDGERLINE_FUZZ_SEED      replay a run (the seed is printed with every failure)
  *   LEDGERLINE_FUZZ_SECONDS   length of the fuzz phase (default 90: about two minutes for the whole file)
  *   LEDGERLINE_FUZZ_CASES     stop after this many cases instead
- *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 1024)
+ *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 640: runs peak at 340-400 MiB, the request memory pool being 256 MiB of that at most)
  *   LEDGERLINE_FUZZ_REPORT    where the JSON report with every reproducer goes (default: the temp directory)
  *
  * `npm run bench -- fuzz <seconds>` runs this file for longer.
@@ -38,7 +38,7 @@ import { produceSeedData, seedDifferences, storedBytes, type SeedData } from '..
 const SEED = seedFromEnv(process.env.LEDGERLINE_FUZZ_SEED);
 const SECONDS = Number(process.env.LEDGERLINE_FUZZ_SECONDS ?? 90);
 const CASES = process.env.LEDGERLINE_FUZZ_CASES ? Number(process.env.LEDGERLINE_FUZZ_CASES) : undefined;
-const RSS_BOUND_MIB = Number(process.env.LEDGERLINE_FUZZ_RSS_MIB ?? 1024);
+const RSS_BOUND_MIB = Number(process.env.LEDGERLINE_FUZZ_RSS_MIB ?? 640);
 const DEADLINE_MS = 10_000;
 const MAX_REQUEST = 4 * 1024 * 1024;
 const SEED_TOPIC = 'ledgerline-fuzz-seed-data';
