@@ -1,7 +1,7 @@
 /**
  * One client connection: frames in, responses out, in request order.
  *
- *   socket ──► FrameDecoder ──► header ──► handler (async) ──► slot[seq] ──► written in seq order
+ *   socket ──► FrameSplitter ──► header ──► handler (async) ──► slot[seq] ──► written in seq order
  *
  * Requests of a connection are handed to their handlers in arrival order and may run concurrently (a
  * pipelining producer shares group commits that way), but responses leave in request order: a handler
@@ -28,10 +28,10 @@ import type { Logger } from 'pino';
 import { CodecError } from '../../protocol/errors.js';
 import { encodeResponseFrame, readRequestHeader, type RequestHeader } from '../../protocol/headers.js';
 import { errorByCode } from '../../protocol/error-codes.js';
+import { FrameSplitter, FrameTooLargeError } from '../../protocol/wire/frames.js';
 import { Reader } from '../../protocol/wire/reader.js';
 import { NO_RESPONSE, type ConnectionInfo, type RequestContext } from '../api/handler.js';
 import type { Broker } from './broker.js';
-import { FrameDecoder, FrameTooLargeError } from './frame-decoder.js';
 import { findRefusal } from './refusals.js';
 
 /** Requests a connection may have in flight before it stops reading. */
@@ -47,7 +47,7 @@ let nextConnectionId = 1;
 
 export class Connection {
   readonly info: ConnectionInfo;
-  private readonly decoder: FrameDecoder;
+  private readonly decoder: FrameSplitter;
   private readonly abort = new AbortController();
   private readonly slots = new Map<number, Slot>();
   private nextSeq = 0;
@@ -75,7 +75,11 @@ export class Connection {
       clientSoftwareVersion: null,
     };
     this.log = broker.log.child({ conn: this.info.id, remote: this.info.remoteAddress });
-    this.decoder = new FrameDecoder(broker.config.socketRequestMaxBytes, (size) => this.admit(size));
+    this.decoder = new FrameSplitter({
+      maxFrameBytes: broker.config.socketRequestMaxBytes,
+      limitName: 'socket.request.max.bytes',
+      admit: (size) => this.admit(size),
+    });
     // Every request in flight may wait on the connection's signal (a Fetch long-poll adds one listener for
     // its whole wait, JoinGroup two), so its limit is what MAX_IN_FLIGHT allows, not Node's default of 10.
     setMaxListeners(2 * MAX_IN_FLIGHT, this.abort.signal);
