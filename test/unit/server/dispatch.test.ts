@@ -12,13 +12,21 @@ import type { Handler } from '../../../src/api/handler.js';
 import { ANONYMOUS, type Services } from '../../../src/api/services.js';
 import { RequestMetrics } from '../../../src/observability/request-metrics.js';
 import { Dispatcher, type Outcome, type Session } from '../../../src/server/dispatch.js';
+import { LedgerStorageError } from '../../../src/ledger/errors.js';
+import { defineHandler } from '../../../src/api/handler.js';
+import { DeleteGroupsApi, createDeleteGroupsRequest, type DeleteGroupsResponse } from '../../../protocol/messages/042-delete-groups.gen.js';
 import { RefusalLog } from '../../../src/server/refusals.js';
 import { fakeNode } from '../api/fakes.js';
 
 const silent = pino({ level: 'silent' });
 
-function setup() {
-  const handlers = new Map<number, Handler>([[18, apiVersions as Handler], [60, describeCluster as Handler]]);
+/** A DeleteGroups handler that fails as it is told to: throws, rejects, or answers what does not encode. */
+function failingDeleteGroups(fail: () => unknown): Handler {
+  return defineHandler({ api: DeleteGroupsApi, versions: { min: 0, max: 2 }, uses: [], handle: () => fail() as DeleteGroupsResponse }) as Handler;
+}
+
+function setup(extra: Handler[] = []) {
+  const handlers = new Map<number, Handler>([[18, apiVersions as Handler], [60, describeCluster as Handler], ...extra.map((h) => [h.api.apiKey, h] as const)]);
   const registry = new Registry();
   // The two services these handlers use; the others are never reached.
   const services = { node: fakeNode({ nodeId: 5, clusterId: 'c-9' }), apis: { versions: supportedApiVersions(handlers.values()) } } as Pick<Services, 'node' | 'apis'> as Services;
@@ -82,5 +90,32 @@ describe('Dispatcher', () => {
     expect(text).toMatch(/^kafka_network_requestmetrics_requests_total\{request="DescribeCluster",version="1"\} 1$/m);
     expect(text).toMatch(/^kafka_network_requestmetrics_errors_total\{request="DescribeCluster",error="UNSUPPORTED_ENDPOINT_TYPE"\} 1$/m);
     expect(text).toMatch(/^kafka_network_requestmetrics_total_time_seconds_count\{request="DescribeCluster"\} 1$/m);
+  });
+
+  it('answers a request whose handler throws with its error response, the mapped code at every level, and keeps the connection', async () => {
+    const storage = new LedgerStorageError('append failed', { ledgerId: 3 }, Object.assign(new Error('EIO'), { code: 'EIO' }));
+    const cases: [string, () => unknown, number][] = [
+      ['throws a storage error', () => { throw storage; }, ErrorCode.KAFKA_STORAGE_ERROR],
+      ['rejects with a bug', () => Promise.reject(new TypeError('x is undefined')), ErrorCode.UNKNOWN_SERVER_ERROR],
+      ['answers what does not encode', () => ({ throttleTimeMs: 0, results: [{ groupId: null, errorCode: 0 }] }), ErrorCode.UNKNOWN_SERVER_ERROR],
+    ];
+    for (const [what, fail, code] of cases) {
+      const { dispatcher, session, registry } = setup([failingDeleteGroups(fail)]);
+      const req = frame(encodeRequestFrame(DeleteGroupsApi, 2, 11, 'cli', createDeleteGroupsRequest({ groupsNames: ['g1', 'g2'] })));
+      const res = await responseOf<DeleteGroupsResponse>(DeleteGroupsApi, 2, dispatcher.dispatch(req, session, performance.now()));
+      expect(res.results.map((r) => [r.groupId, r.errorCode]), what).toEqual([['g1', code], ['g2', code]]);
+      const text = await registry.metrics();
+      expect(text, what).toContain(`kafka_network_requestmetrics_errors_total{request="DeleteGroups",error="${errorByCode(code).name}"} 2`);
+    }
+  });
+
+  it('logs a failed request once, with the API, version, client and correlation id', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const { dispatcher, session } = setup([failingDeleteGroups(() => { throw new Error('boom'); })]);
+    const req = frame(encodeRequestFrame(DeleteGroupsApi, 1, 42, 'my-client', createDeleteGroupsRequest({ groupsNames: ['g'] })));
+    await responseOf<DeleteGroupsResponse>(DeleteGroupsApi, 1, dispatcher.dispatch(req, { ...session, log }, performance.now()));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ api: 'DeleteGroups', apiKey: 42, apiVersion: 1, clientId: 'my-client', correlationId: 42, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR });
   });
 });
