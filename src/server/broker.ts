@@ -27,6 +27,7 @@ import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
+import type { LedgerFs } from '../ledger/fs.js';
 import { LocalLedgerStore, type LocalLedgerStoreOptions } from '../ledger/local-store.js';
 import { CLUSTER_KEY } from '../metadata/layout.js';
 import { openSqliteMetadataStore } from '../metadata/index.js';
@@ -77,6 +78,8 @@ export class Broker implements ConnectionHost {
   constructor(
     readonly config: BrokerConfig,
     readonly log: Logger,
+    /** The ledger store's file system: the real one, or a fault-injecting one in tests (src/ledger/fault-fs.ts). */
+    private readonly ledgerFs?: LedgerFs,
   ) {
     for (const h of allHandlers) this.handlers.set(h.api.apiKey, h);
     this.refusals = new RefusalLog(log.child({ component: 'refusals' }));
@@ -141,6 +144,7 @@ export class Broker implements ConnectionHost {
     const ledgers = (p.ledgers = await LocalLedgerStore.open(join(dataDir, 'ledgers'), {
       // A batch is one entry; the request size limit bounds it before any topic config does.
       maxEntryBytes: config.socketRequestMaxBytes,
+      ...(this.ledgerFs ? { fs: this.ledgerFs } : {}),
       gc: ledgerGcOptions(config.values),
       onBackgroundError: (err) => log.error({ err }, 'ledger store background error'),
     }));
