@@ -21,7 +21,8 @@ import type { Handler } from '../api/handler.js';
 import { supportedApiVersions } from '../api/018-api-versions.js';
 import type { Services, TopicService } from '../api/services.js';
 import type { BrokerConfig, Listener } from '../config.js';
-import { KafkaError, TopicManager } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
+import { TopicManager } from '../cluster/topics.js';
 import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
@@ -277,7 +278,7 @@ function topicService(topics: TopicManager, log: Logger): TopicService {
       try {
         return await topics.create(name, { partitions: -1, replicationFactor: -1, configs: {} });
       } catch (err) {
-        if (err instanceof KafkaError && err.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return topics.get(name);
+        if (err instanceof ClusterApiError && err.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return topics.get(name);
         log.warn({ err, topic: name }, 'auto-creating a topic failed');
         return undefined;
       }
