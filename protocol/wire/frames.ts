@@ -95,6 +95,7 @@ export class FrameSplitter {
    * FrameTooLargeError on an impossible size.
    */
   push(chunk: Buffer): Buffer[] {
+    if (this.queued === 0 && this.need < 0) return this.pushFresh(chunk);
     if (chunk.length > 0) {
       this.chunks.push(chunk);
       this.queued += chunk.length;
@@ -111,6 +112,33 @@ export class FrameSplitter {
       if (this.held || this.queued < this.need) break;
       frames.push(this.take(this.need));
       this.need = -1;
+    }
+    return frames;
+  }
+
+  /**
+   * The common case, nothing queued from earlier chunks: frames are cut straight out of `chunk` and only its
+   * tail (a partial prefix or frame, or what follows a held frame) is queued.
+   */
+  private pushFresh(chunk: Buffer): Buffer[] {
+    const frames: Buffer[] = [];
+    const len = chunk.length;
+    let pos = 0;
+    while (len - pos >= 4) {
+      const size = chunk.readInt32BE(pos);
+      if (size < 0 || size > this.maxFrameBytes) throw new FrameTooLargeError(size, this.maxFrameBytes, this.limitName);
+      pos += 4;
+      this.need = size;
+      this.held = size > 0 && this.admit !== undefined && !this.admit(size);
+      if (this.held || len - pos < size) break;
+      frames.push(size === 0 ? EMPTY : chunk.subarray(pos, pos + size));
+      pos += size;
+      this.need = -1;
+    }
+    if (pos < len) {
+      this.chunks.push(pos === 0 ? chunk : chunk.subarray(pos));
+      this.queued = len - pos;
+      this.offset = 0;
     }
     return frames;
   }
