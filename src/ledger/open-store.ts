@@ -1,8 +1,9 @@
 /**
  * Which ledger store the broker runs on, chosen by configuration: `ledgerline.ledger.store` names the
  * implementation of the LedgerStore contract (types.ts) and `openLedgerStore()` opens it. The layers above
- * get the contract (plus the two space figures the broker's metrics report), never a concrete class, so a
- * replicated store (Apache BookKeeper bookies) or offload to object storage can be added here as a new name.
+ * get the contract, never a concrete class, so a replicated store (Apache BookKeeper bookies) or offload to
+ * object storage can be added here as a new name; `ledgerStoreSpace()` gives the broker's metrics the space
+ * accounting of a store that keeps one.
  *
  * | name     | implementation                                                                             |
  * |----------|--------------------------------------------------------------------------------------------|
@@ -28,15 +29,13 @@ export const DEFAULT_LEDGER_STORE: LedgerStoreKind = 'local';
 /** Longest part of a refused value echoed in the message (a config value is the operator's, but bounded). */
 const ECHO_MAX = 100;
 
-/** What the broker reads of a store besides the contract: `ledgerline_storage_reclaim{able,ed}_bytes`. */
+/** A store's space accounting, as `ledgerline_storage_reclaimable_bytes` and `..._reclaimed_bytes_total` read it. */
 export interface LedgerStoreSpace {
   /** Bytes on disk that hold no live entry: what space reclamation can give back. */
   readonly reclaimableBytes: number;
-  readonly stats: { readonly bytesReclaimed: number };
+  /** Bytes of segment files deleted since the store opened. */
+  readonly bytesReclaimed: number;
 }
-
-/** A ledger store as the factory returns it: the contract and its space figures. */
-export type ConfiguredLedgerStore = LedgerStore & LedgerStoreSpace;
 
 export interface OpenLedgerStoreOptions extends Omit<LocalLedgerStoreOptions, 'fs'> {
   /** The value of `ledgerline.ledger.store`; default `local`. Surrounding blanks are ignored, case is not. */
@@ -65,7 +64,7 @@ export function ledgerStoreKind(value: string | null | undefined): LedgerStoreKi
  * Opens the ledger store `options.store` names (recovering whatever a crash left, as LocalLedgerStore.open
  * does). Rejects with LL_ERR_INVALID_ARGUMENT for an unknown name, before anything is opened.
  */
-export async function openLedgerStore(options: OpenLedgerStoreOptions): Promise<ConfiguredLedgerStore> {
+export async function openLedgerStore(options: OpenLedgerStoreOptions): Promise<LedgerStore> {
   const { store, dir, fs, memoryFs, ...storeOptions } = options;
   switch (ledgerStoreKind(store)) {
     case 'local':
@@ -73,4 +72,20 @@ export async function openLedgerStore(options: OpenLedgerStoreOptions): Promise<
     case 'memory':
       return LocalLedgerStore.open(dir, { ...storeOptions, fs: memoryFs ?? new MemoryLedgerFs() });
   }
+}
+
+/**
+ * The space accounting of a store `openLedgerStore()` opened, read live (getters), or null for a store that
+ * keeps none. Both names open a LocalLedgerStore today, which always keeps one.
+ */
+export function ledgerStoreSpace(store: LedgerStore): LedgerStoreSpace | null {
+  if (!(store instanceof LocalLedgerStore)) return null;
+  return {
+    get reclaimableBytes() {
+      return store.reclaimableBytes;
+    },
+    get bytesReclaimed() {
+      return store.stats.bytesReclaimed;
+    },
+  };
 }

@@ -14,9 +14,10 @@ import {
   LEDGER_STORE_CONFIG,
   LEDGER_STORE_KINDS,
   ledgerStoreKind,
+  ledgerStoreSpace,
   openLedgerStore,
-  type ConfiguredLedgerStore,
 } from '../../../src/ledger/open-store.js';
+import type { LedgerStore } from '../../../src/ledger/types.js';
 import type { LedgerError } from '../../../src/ledger/errors.js';
 
 const REFUSAL = (value: string): string => `Invalid value ${value} for configuration ledgerline.ledger.store: String must be one of: local, memory`;
@@ -32,7 +33,7 @@ afterEach(() => {
 });
 
 /** Appends two entries to a new ledger, seals it, and returns its id. */
-async function writeLedger(store: ConfiguredLedgerStore): Promise<number> {
+async function writeLedger(store: LedgerStore): Promise<number> {
   const w = await store.create();
   await w.append(Buffer.from('first'));
   await w.append(Buffer.from('second'));
@@ -40,7 +41,7 @@ async function writeLedger(store: ConfiguredLedgerStore): Promise<number> {
   return w.ledgerId;
 }
 
-async function readAll(store: ConfiguredLedgerStore, ledgerId: number): Promise<string[]> {
+async function readAll(store: LedgerStore, ledgerId: number): Promise<string[]> {
   return (await store.read(ledgerId, 0, 100)).map((e) => e.data.toString());
 }
 
@@ -131,16 +132,28 @@ describe('openLedgerStore', () => {
     await store.close();
   });
 
-  it('reports the space figures the broker metrics read', async () => {
-    const store = await openLedgerStore({ store: 'memory', dir: '/ledgers' });
-    const id = await writeLedger(store);
-    const before = store.reclaimableBytes;
-    expect(before).toBeGreaterThan(0); // the CREATE and SEAL records hold no live entry
-    await store.delete(id);
-    // Its two entries (32-byte record headers, 11 payload bytes) are garbage now; nothing is given back yet.
-    expect(store.reclaimableBytes).toBeGreaterThanOrEqual(before + 2 * 32 + 11);
-    expect(store.stats.bytesReclaimed).toBe(0);
+  it('gives the space accounting the broker metrics read, live, for the store it opened', async () => {
+    const store = await openLedgerStore({ store: 'memory', dir: '/ledgers', segmentBytes: 1024 * 1024, maxEntryBytes: 1024, gc: { gcIntervalMs: 0 } });
+    const space = ledgerStoreSpace(store)!;
+    expect(space).not.toBeNull();
+    const w = await store.create();
+    for (let i = 0; i < 400; i++) await w.append(Buffer.alloc(1000, i));
+    const before = space.reclaimableBytes;
+    expect(before).toBeGreaterThan(0); // the CREATE record holds no live entry
+    await store.delete(w.ledgerId);
+    // Its 400 entries (32-byte record headers, 1000 payload bytes) are garbage now; nothing is given back yet.
+    expect(space.reclaimableBytes).toBeGreaterThanOrEqual(before + 400 * 1032);
+    expect(space.bytesReclaimed).toBe(0);
+    // The collector rolls the mostly-garbage active segment and a checkpoint deletes it: the bytes come back.
+    await (store as LocalLedgerStore).collectGarbage();
+    expect(space.bytesReclaimed).toBeGreaterThanOrEqual(400 * 1032);
+    expect(space.reclaimableBytes).toBeLessThan(before);
     await store.close();
+  });
+
+  it('gives no space accounting for a store that keeps none', () => {
+    const other = { create: async () => Promise.reject(new Error('unused')) } as unknown as LedgerStore;
+    expect(ledgerStoreSpace(other)).toBeNull();
   });
 });
 
