@@ -22,7 +22,7 @@ import type { BrokerKind } from './lib/brokers.js';
 import { positiveOption, logger } from './lib/cli.js';
 import { hostInfo, runId } from './lib/report.js';
 import type { BrokerOutcome, Figure } from './lib/restart-report.js';
-import { figureTable, outcomeLines, push, writeJson } from './lib/restart-report.js';
+import { figureTable, loadLine, outcomeLines, push, writeJson } from './lib/restart-report.js';
 import { RestartableBroker } from './lib/restartable.js';
 import { settleRss } from './lib/settle.js';
 import { createTopicsBatched, waitReady } from './lib/topics.js';
@@ -151,7 +151,8 @@ export default async function partitions(args: string[]): Promise<void> {
     figureTable(FIGURES, outcomes),
     '',
     'Medians, with min–max over the rounds. "Listen": first ApiVersions + Metadata answer that lists the broker, timed from the spawn. ' +
-      '"Every partition led": until one Metadata answer gives every partition a leader and no error. ✓/✗: the median against the goal.',
+      '"Every partition led": until one Metadata answer gives every partition a leader and no error. ✓/✗: the median against the goal. ' +
+      loadLine(hostInfo().loadAverageBefore, hostInfo().cpus),
     ...outcomeLines(outcomes),
     ...warnings.map((w) => `- ${w}`),
   ].join('\n');

@@ -6,13 +6,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrokerKind } from './brokers.js';
-import { formatSpread, ratio, spread, type Spread } from './settle.js';
+import { formatSpread, ratio, spread, type Spread, type Unit } from './settle.js';
 import { RESULTS_DIR } from './workload.js';
 
 export interface Figure {
   key: string;
   label: string;
-  unit: 's' | 'MiB';
+  unit: Unit;
   /** The goal as an upper bound in the figure's raw unit (ms or MiB), with how it reads. */
   goal?: { max: number; text: string };
 }
@@ -49,6 +49,11 @@ export function figureTable(figures: readonly Figure[], outcomes: readonly Broke
     lines.push(`| ${f.label} | ${f.goal?.text ?? '–'} | ${cells.join(' | ')} |${r}`);
   }
   return lines.join('\n');
+}
+
+/** One line on how loaded the machine was before the run: the figures mean little without it. */
+export function loadLine(load: readonly number[], cpus: number): string {
+  return `Load average (1, 5, 15 min) before the run: ${load.map((x) => x.toFixed(1)).join(', ')} on ${cpus} CPUs.`;
 }
 
 function verdict(s: Spread | null, f: Figure): string {

@@ -270,12 +270,11 @@ export class RestartableBroker {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** The last line of the broker's log that says something went wrong, or its last line. */
+  /** The last line of the broker's log that says something went wrong, or ''. */
   logTail(): string {
     const file = this.kind === 'kafka' ? join(this.logDir, 'server.log') : this.launch?.logFile;
     if (!file || !existsSync(file)) return '';
-    const text = readFileSync(file, 'utf8');
-    const bad = text.split('\n').filter((line) => /ERROR|FATAL|"level":(50|60)/.test(line));
-    return lastLine(bad.length > 0 ? bad.join('\n') : text);
+    const bad = readFileSync(file, 'utf8').split('\n').filter((line) => /\] (ERROR|FATAL) |"level":(50|60)/.test(line));
+    return lastLine(bad.join('\n'));
   }
 }

@@ -80,8 +80,11 @@ export function spread(xs: readonly number[]): Spread | null {
   return { n: xs.length, min: Math.min(...xs), median: median(xs), max: Math.max(...xs) };
 }
 
+/** Figures are kept in ms (shown in s), MiB, or MiB/s. */
+export type Unit = 's' | 'MiB' | 'MiB/s';
+
 /** "1.23 s (1.10–1.40, n=3)", or "1.23 s" for one sample, or "–". */
-export function formatSpread(s: Spread | null, unit: 's' | 'MiB', digits = 2): string {
+export function formatSpread(s: Spread | null, unit: Unit, digits = 2): string {
   if (s === null) return '–';
   const f = (x: number): string => (unit === 's' ? (x / 1000).toFixed(digits) : x.toFixed(0));
   const v = `${f(s.median)} ${unit}`;

@@ -46,12 +46,12 @@ export async function createTopicsBatched(client: KafkaClient, prefix: string, c
   return performance.now() - t0;
 }
 
-/** Partitions of the topics named `prefix-*` that have a leader and no error in one Metadata answer for every topic. */
+/** Partitions of the topic `prefix` and the topics named `prefix-*` that have a leader and no error in one Metadata answer for every topic. */
 export async function readyPartitions(client: KafkaClient, prefix: string): Promise<number> {
   const md = await client.metadata(null);
   let ready = 0;
   for (const t of md.topics) {
-    if (t.errorCode !== 0 || !t.name?.startsWith(`${prefix}-`)) continue;
+    if (t.errorCode !== 0 || !(t.name === prefix || t.name?.startsWith(`${prefix}-`))) continue;
     for (const p of t.partitions) if (p.errorCode === 0 && p.leaderId >= 0) ready++;
   }
   return ready;
