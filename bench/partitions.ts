@@ -41,6 +41,7 @@ const HELP = `Usage: npm run bench -- partitions [options]
 const GIB = 1024;
 
 export const FIGURES: Figure[] = [
+  { key: 'listenFresh', label: 'time to listen on a fresh directory (no topics)', unit: 's' },
   { key: 'create', label: 'create the topics (fresh broker)', unit: 's' },
   { key: 'listenGraceful', label: 'time to listen after a graceful stop', unit: 's', goal: { max: 5000, text: '< 5 s' } },
   { key: 'readyGraceful', label: 'every partition led, after a graceful stop', unit: 's' },
@@ -102,6 +103,7 @@ export default async function partitions(args: string[]): Promise<void> {
     try {
       log(`[${kind}] fresh start`);
       const fresh = await broker.start();
+      push(outcome.samples, 'listenFresh', fresh);
       log(`[${kind}] listening after ${(fresh / 1000).toFixed(2)} s; creating ${topics} topics × ${perTopic} partitions`);
       const client = await KafkaClient.connect({ bootstrap: broker.bootstrap, clientId: 'bench-partitions', requestTimeoutMs: 180_000 });
       try {

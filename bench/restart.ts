@@ -69,7 +69,8 @@ export function diskRefusal(volumesGiB: readonly number[], free: number, dir: st
 }
 
 export function figuresFor(volumesGiB: readonly number[]): Figure[] {
-  const out: Figure[] = [];
+  // The baseline: the same broker on an empty directory, so what the data adds stands out.
+  const out: Figure[] = [{ key: 'listenFresh', label: 'no data: time to listen on a fresh directory', unit: 's' }];
   for (const v of volumesGiB) {
     const at = `${v} GiB`;
     out.push(
@@ -155,7 +156,7 @@ export default async function restart(args: string[]): Promise<void> {
     };
     try {
       log(`[${kind}] fresh start`);
-      await broker.start();
+      push(outcome.samples, 'listenFresh', await broker.start());
       let client = await connect();
       const [created] = await client.createTopics([{ name: TOPIC, numPartitions: partitions }]);
       if (created!.errorCode !== 0) throw new Error(`cannot create ${TOPIC}: ${created!.errorMessage ?? created!.errorCode}`);

@@ -34,12 +34,28 @@ export interface Sample {
   mib: number;
 }
 
-/** Whether the samples within `windowMs` of the last one are flat; null while the series is shorter than the window. */
-export function flatWindow(samples: readonly Sample[], windowMs: number, toleranceMiB?: number): Sample[] | null {
+/**
+ * The last `windowMs` of samples: from the latest sample taken at or before the window's start, so the
+ * window always spans the whole period even when sampling stalled (a loaded machine delays timers); null
+ * while the series is shorter than that.
+ */
+export function lastWindow(samples: readonly Sample[], windowMs: number): Sample[] | null {
   if (samples.length < 2) return null;
-  const last = samples[samples.length - 1]!;
-  if (last.t - samples[0]!.t < windowMs) return null;
-  const window = samples.filter((s) => last.t - s.t <= windowMs);
+  const start = samples[samples.length - 1]!.t - windowMs;
+  let from = -1;
+  for (let i = samples.length - 2; i >= 0; i--) {
+    if (samples[i]!.t <= start) {
+      from = i;
+      break;
+    }
+  }
+  return from < 0 ? null : samples.slice(from);
+}
+
+/** The last window (see lastWindow) when all its samples lie within the tolerance, else null. */
+export function flatWindow(samples: readonly Sample[], windowMs: number, toleranceMiB?: number): Sample[] | null {
+  const window = lastWindow(samples, windowMs);
+  if (window === null) return null;
   const lo = Math.min(...window.map((s) => s.mib));
   const hi = Math.max(...window.map((s) => s.mib));
   const tol = toleranceMiB ?? Math.max(8, 0.02 * hi);
@@ -61,7 +77,7 @@ export async function settleRss(read: () => number | null, o: SettleOptions = {}
     const flat = flatWindow(samples, windowMs, o.toleranceMiB);
     if (flat) return { rssMiB: median(flat.map((s) => s.mib)), settled: true, ms: t, samples: samples.length };
     if (t >= deadlineMs) {
-      const last = samples.filter((s) => t - s.t <= windowMs);
+      const last = lastWindow(samples, windowMs) ?? samples;
       return { rssMiB: median(last.map((s) => s.mib)), settled: false, ms: t, samples: samples.length };
     }
     await new Promise((r) => setTimeout(r, intervalMs));

@@ -15,6 +15,12 @@ describe('idle RSS settling', () => {
     expect(flatWindow(flat, 1000, 8)?.map((s) => s.mib)).toEqual([100, 102, 101, 103]);
   });
 
+  it('never calls a window flat on one sample when sampling stalled past the window', () => {
+    const stalled = [{ t: 0, mib: 100 }, { t: 10, mib: 200 }, { t: 500, mib: 300 }];
+    // The window reaches back to the sample at t=10: 200 → 300 is not flat.
+    expect(flatWindow(stalled, 30, 8)).toBeNull();
+  });
+
   it('scales the default tolerance with the level: 2% of it, at least 8 MiB', () => {
     const big = [0, 500, 1000].map((t, i) => ({ t, mib: 1000 + i * 9 }));
     expect(flatWindow(big, 1000)).not.toBeNull(); // 18 MiB spread ≤ 2% of 1018
