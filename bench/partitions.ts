@@ -25,7 +25,7 @@ import type { BrokerOutcome, Figure } from './lib/restart-report.js';
 import { figureTable, loadLine, outcomeLines, push, writeJson } from './lib/restart-report.js';
 import { RestartableBroker } from './lib/restartable.js';
 import { settleRss } from './lib/settle.js';
-import { createTopicsBatched, waitReady } from './lib/topics.js';
+import { createTopicsBatched, topicBatches, waitReady } from './lib/topics.js';
 
 const HELP = `Usage: npm run bench -- partitions [options]
 
@@ -79,6 +79,7 @@ export default async function partitions(args: string[]): Promise<void> {
   const readyMs = positiveOption(values, 'ready-seconds', 600) * 1000;
   const kinds = (values.brokers ?? 'ledgerline,kafka').split(',').map((b) => b.trim());
   for (const k of kinds) if (k !== 'ledgerline' && k !== 'kafka') throw new Error(`--brokers: unknown broker ${k}`);
+  topicBatches(topics, perTopic); // refuses a shape no CreateTopics request can make, before any broker starts
   const total = topics * perTopic;
   const log = logger();
   const date = new Date();
