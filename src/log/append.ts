@@ -14,6 +14,7 @@ import { RecordBatch } from '../../protocol/records/batch.js';
 import { RecordTooLargeError } from '../../protocol/records/errors.js';
 import { InvalidAppendOffsetError, LogFencedError, LogInvalidArgumentError, LogStorageError } from './errors.js';
 import { isLedgerError, type ActiveLedger, type LogCore, type PendingAppend } from './log-core.js';
+import { applyStoredBatch } from './producer-state.js';
 import type { AppendOptions, AppendResult } from './types.js';
 
 export class Appender {
@@ -183,6 +184,8 @@ export class Appender {
         const a = p.ledger!;
         if (!a.committed) break;
         a.indexed.push(p.lastOffset, p.maxTimestamp, p.batch.length);
+        // In the log below the high watermark from now on: the producer state holds it (producer-state.ts).
+        applyStoredBatch(this.core.producers, p.view, p.baseOffset, p.lastOffset);
         this.core.highWatermark = p.lastOffset + 1;
         advanced = true;
         p.resolve({

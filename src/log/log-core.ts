@@ -37,7 +37,9 @@ import { Retention } from './retention.js';
 import { Roller } from './roll.js';
 import { SnapshotWriter } from './snapshot-writer.js';
 import { Takeover } from './takeover.js';
-import type { AppendResult, LogLogger, PartitionLogOptions, PartitionLogState } from './types.js';
+import { encodeProducerSnapshot } from './producer-snapshot.js';
+import { PartitionProducerState } from './producer-state.js';
+import type { AppendResult, LogLogger, PartitionLogOptions, PartitionLogState, ProducerStateLoad } from './types.js';
 
 const REBUILD_READ_BYTES = 16 * 1024 * 1024;
 
@@ -87,7 +89,11 @@ export function isLedgerError(err: unknown, code: string): boolean {
   return err instanceof LedgerError && err.code === code;
 }
 
-export function sealedRecord(l: IndexedLedger, indexLedgerId: number | null = l.indexLedgerId): SealedChainLedger {
+export function sealedRecord(
+  l: IndexedLedger,
+  indexLedgerId: number | null = l.indexLedgerId,
+  producerSnapshotLedgerId: number | null = l.producerSnapshotLedgerId,
+): SealedChainLedger {
   return {
     ledgerId: l.ledgerId,
     state: 'sealed',
@@ -100,7 +106,16 @@ export function sealedRecord(l: IndexedLedger, indexLedgerId: number | null = l.
     maxTimestamp: l.maxTimestamp,
     sealedAtMs: l.sealedAtMs ?? 0,
     indexLedgerId,
+    ...(producerSnapshotLedgerId !== null ? { producerSnapshotLedgerId } : {}),
   };
+}
+
+/** The ledgers that go with a data ledger: itself, its index snapshot and its producer snapshot. */
+export function ledgerIdsOf(l: { ledgerId: number; indexLedgerId: number | null; producerSnapshotLedgerId: number | null }): number[] {
+  const ids = [l.ledgerId];
+  if (l.indexLedgerId !== null) ids.push(l.indexLedgerId);
+  if (l.producerSnapshotLedgerId !== null) ids.push(l.producerSnapshotLedgerId);
+  return ids;
 }
 
 export function openRecord(l: IndexedLedger): OpenChainLedger {
@@ -152,6 +167,12 @@ export class LogCore {
   fromSnapshots = 0;
   fromData = 0;
   readonly rolls: Record<string, number> = {};
+  producerLoad: ProducerStateLoad = { snapshotOffset: -1, replayedBatches: 0, replayedBytes: 0, producers: 0, ms: 0 };
+
+  /** Idempotent-producer state of the partition: the durable batches, applied as they become durable. */
+  readonly producers = new PartitionProducerState();
+  readonly producerSnapshots: boolean;
+  readonly producerIdExpirationMs: number;
 
   readonly appender = new Appender(this);
   readonly roller = new Roller(this);
@@ -182,6 +203,8 @@ export class LogCore {
     }
     this.requestedEpoch = options.leaderEpoch;
     this.snapshots = options.indexSnapshots ?? true;
+    this.producerSnapshots = options.producerSnapshots ?? true;
+    this.producerIdExpirationMs = options.producerIdExpirationMs ?? 86_400_000;
     this.retentionIntervalMs = options.retentionCheckIntervalMs ?? 300_000;
     this.openConcurrency = Math.max(1, options.openConcurrency ?? 8);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
@@ -343,6 +366,8 @@ export class LogCore {
     this.retentionTimer = this.clock.setTimer(this.retentionIntervalMs, () => {
       this.retentionTimer = null;
       if (this.state !== 'open') return;
+      // Kafka's removeExpiredProducers runs on its own timer (producer.id.expiration.check.interval.ms).
+      this.producers.expire(this.clock.now(), this.producerIdExpirationMs);
       this.track(
         this.retention.enforceRetention().finally(() => {
           if (this.state === 'open') this.armRetention();
@@ -422,7 +447,7 @@ export class LogCore {
           const sealedAt = await this.roller.sealWriter(a);
           await this.commit({ put: [{ ...sealedRecord(a.indexed), sealedAtMs: sealedAt }] });
           this.index.sealLast(sealedAt);
-          if (a.indexed.count > 0) this.snapshotWriter.scheduleSnapshot(a.indexed);
+          if (a.indexed.count > 0) this.snapshotWriter.scheduleSnapshot(a.indexed, { producers: this.producerSnapshotAt(a.indexed.endOffset) });
         });
       } catch (err) {
         this.logger?.warn({ partition: this.name, err }, 'could not seal the open ledger on close; the next owner fences it');
@@ -430,6 +455,15 @@ export class LogCore {
     }
     await this.settleBackground();
     this.stop('closed', closed);
+  }
+
+  /**
+   * The producer state encoded as of `offset`, which must be the high watermark with no append in flight
+   * (the state holds exactly the batches below it): at a roll's switch, at close, after open's replay.
+   */
+  producerSnapshotAt(offset: number): Buffer[] | null {
+    if (!this.producerSnapshots || offset !== this.highWatermark) return null;
+    return encodeProducerSnapshot(offset, this.clock.now(), this.producers.entries());
   }
 
   /**

@@ -15,6 +15,7 @@
 import { LogCore } from './log-core.js';
 import { resolveLogConfig, type PartitionLogConfig } from './config.js';
 import { LogInvalidArgumentError } from './errors.js';
+import type { PartitionProducerState } from './producer-state.js';
 import { deletePartition } from './retention.js';
 import type {
   AppendOptions,
@@ -122,7 +123,16 @@ export class PartitionLog {
       ledgersFromSnapshots: this.#core.fromSnapshots,
       ledgersFromData: this.#core.fromData,
       rolls: { ...this.#core.rolls },
+      producerState: { ...this.#core.producerLoad },
     };
+  }
+
+  /**
+   * The partition's idempotent-producer state (producer-state.ts): Produce checks batches against it, and
+   * the log keeps it, applying every batch as it becomes durable and persisting it with each sealed ledger.
+   */
+  get producers(): PartitionProducerState {
+    return this.#core.producers;
   }
 
   /** The ledgers of the chain, oldest first: id, offsets, batches, bytes, state. For admin tools and tests. */

@@ -6,7 +6,7 @@
 import { MAX_DELETES_PER_TXN, deleteChain, loadChain, ChainKeys } from './chain.js';
 import { retentionDeletes } from './config.js';
 import { LogDeletedError, LogFencedError, LogStorageError, OffsetOutOfRangeError } from './errors.js';
-import { isLedgerError, type LogCore } from './log-core.js';
+import { isLedgerError, ledgerIdsOf, type LogCore } from './log-core.js';
 import type { PartitionLogOptions, RetentionResult } from './types.js';
 
 const DELETE_ATTEMPTS = 5;
@@ -98,8 +98,7 @@ export class Retention {
       this.core.logStartOffset = Math.max(this.core.logStartOffset, start);
       const ids: number[] = [];
       for (const l of batch) {
-        ids.push(l.ledgerId);
-        if (l.indexLedgerId !== null) ids.push(l.indexLedgerId);
+        ids.push(...ledgerIdsOf(l));
         deletedBytes += l.bytes;
       }
       deletedLedgers += batch.length;
@@ -130,10 +129,7 @@ export class Retention {
         throw fenced;
       }
       const ids: number[] = [];
-      for (const l of this.core.index.ledgers) {
-        ids.push(l.ledgerId);
-        if (l.indexLedgerId !== null) ids.push(l.indexLedgerId);
-      }
+      for (const l of this.core.index.ledgers) ids.push(...ledgerIdsOf(l));
       const active = this.core.active;
       if (active && !active.committed) ids.push(active.writer.ledgerId);
       this.core.stop('deleted', gone);
@@ -162,7 +158,8 @@ export async function deletePartition(
     }
     if (await deleteChain(options.metadata, keys, chain.head.modRevision)) {
       for (const l of chain.ledgers) {
-        for (const id of [l.ledgerId, l.state === 'sealed' ? l.indexLedgerId : null]) {
+        const ids = l.state === 'sealed' ? [l.ledgerId, l.indexLedgerId, l.producerSnapshotLedgerId ?? null] : [l.ledgerId];
+        for (const id of ids) {
           if (id === null) continue;
           await options.ledgers.delete(id).catch((err: unknown) => {
             if (!isLedgerError(err, 'LL_ERR_NO_SUCH_LEDGER')) throw err;

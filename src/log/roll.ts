@@ -18,6 +18,7 @@ import type { ChainChange } from './chain.js';
 import { LogCorruptError, LogError, LogFencedError, LogStorageError } from './errors.js';
 import { isLedgerError, openRecord, sealedRecord, type ActiveLedger, type LogCore } from './log-core.js';
 import { IndexedLedger } from './offset-index.js';
+import { applyStoredBatch } from './producer-state.js';
 
 export class Roller {
   rolling: Promise<void> | null = null;
@@ -100,6 +101,8 @@ export class Roller {
     this.core.active = next;
     this.core.rolls[reason] = (this.core.rolls[reason] ?? 0) + 1;
     const replace = old.indexed.count === 0;
+    // The producer state now holds exactly the batches of the ledgers up to `old`: snapshot it here.
+    const producers = replace ? null : this.core.producerSnapshotAt(old.indexed.endOffset);
     next.commit = this.core.chainOp(async () => {
       const sealedAt = await this.sealWriter(old);
       // An empty ledger is replaced in place: its successor takes its key (same start offset).
@@ -116,7 +119,7 @@ export class Roller {
       next.committed = true;
       this.core.appender.completeHead();
       if (replace) this.core.deleteLedgersQuietly([old.writer.ledgerId]);
-      else this.core.snapshotWriter.scheduleSnapshot(old.indexed);
+      else this.core.snapshotWriter.scheduleSnapshot(old.indexed, { producers });
     });
     next.commit.catch((err) => this.core.chainFailed(err));
   }
@@ -203,6 +206,8 @@ export class Roller {
           });
         }
         a.indexed.push(lastOffset, view.maxTimestamp, e.data.length);
+        // It landed, so it is in the log: its producer's retry must find it (a duplicate, not a new batch).
+        applyStoredBatch(this.core.producers, view, view.baseOffsetNumber, lastOffset);
         last = lastOffset;
         this.core.highWatermark = lastOffset + 1;
       }

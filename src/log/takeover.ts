@@ -8,7 +8,8 @@ import type { LedgerWriter } from '../ledger/types.js';
 import { commitChainChange, loadChain, type ChainHead, type ChainLedger, type CommitResult, type LoadedChain, type SealedChainLedger } from './chain.js';
 import { LogCorruptError, LogError, LogFencedError, LogStorageError } from './errors.js';
 import { decodeIndexSnapshot } from './index-snapshot.js';
-import { isLedgerError, openRecord, sealedRecord, type LogCore } from './log-core.js';
+import { isLedgerError, ledgerIdsOf, openRecord, sealedRecord, type LogCore } from './log-core.js';
+import { loadProducerState } from './producer-recovery.js';
 import { IndexedLedger } from './offset-index.js';
 
 const OPEN_ATTEMPTS = 5;
@@ -128,12 +129,18 @@ export class Takeover {
       this.core.logStartOffset = logStartOffset;
       this.core.highWatermark = startOffset;
       this.core.nextOffset = startOffset;
-      if (replace) {
-        const ids = [lastIndexed!.ledgerId];
-        if (lastIndexed!.indexLedgerId !== null) ids.push(lastIndexed!.indexLedgerId);
-        this.core.deleteLedgersQuietly(ids);
+      if (replace) this.core.deleteLedgersQuietly(ledgerIdsOf(lastIndexed!));
+      // The producer state: the newest snapshot plus the batches after it. Once loaded it is the state at
+      // the end of the last sealed ledger, which gets a snapshot of it unless it is the one just loaded.
+      const { snapshotLedgerEnd } = await loadProducerState(this.core);
+      const lastSealed = this.core.index.ledgers[this.core.index.ledgers.length - 2];
+      const producerSnapshotFor =
+        lastSealed && (snapshotLedgerEnd !== lastSealed.endOffset || lastSealed.producerSnapshotLedgerId === null) ? lastSealed : null;
+      const producers = producerSnapshotFor ? this.core.producerSnapshotAt(producerSnapshotFor.endOffset) : null;
+      for (const l of needSnapshot) this.core.snapshotWriter.scheduleSnapshot(l, { producers: l === producerSnapshotFor ? producers : null });
+      if (producerSnapshotFor && !needSnapshot.includes(producerSnapshotFor)) {
+        this.core.snapshotWriter.scheduleSnapshot(producerSnapshotFor, { index: false, producers });
       }
-      for (const l of needSnapshot) this.core.snapshotWriter.scheduleSnapshot(l);
       this.loadedFromSnapshot.clear();
       this.core.openMs = performance.now() - started;
       try {
@@ -173,6 +180,7 @@ export class Takeover {
         );
         if (typeof decoded !== 'string') {
           decoded.indexLedgerId = l.indexLedgerId;
+          decoded.producerSnapshotLedgerId = l.producerSnapshotLedgerId ?? null;
           this.loadedFromSnapshot.add(decoded);
           this.core.fromSnapshots++;
           return decoded;
@@ -194,6 +202,7 @@ export class Takeover {
       );
     }
     built.indexLedgerId = l.indexLedgerId;
+    built.producerSnapshotLedgerId = l.producerSnapshotLedgerId ?? null;
     built.seal(l.sealedAtMs);
     return built;
   }
