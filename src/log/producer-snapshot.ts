@@ -134,7 +134,7 @@ export function decodeProducerSnapshot(chunks: readonly Buffer[], expectOffset: 
       const coordinatorEpoch = buf.readInt32BE(pos + 12);
       const currentTxnFirstOffset = readSafe(buf, pos + 16);
       const lastTimestamp = readSafe(buf, pos + 24);
-      if (producerId < 0n || epoch < 0 || n > BATCHES_TO_RETAIN || currentTxnFirstOffset === null || lastTimestamp === null) {
+      if (producerId < 0n || n > BATCHES_TO_RETAIN || currentTxnFirstOffset === null || lastTimestamp === null) {
         return `bad producer at byte ${pos}`;
       }
       pos += PRODUCER_BYTES;
@@ -146,7 +146,8 @@ export function decodeProducerSnapshot(chunks: readonly Buffer[], expectOffset: 
         const timestamp = readSafe(buf, pos + 24);
         const firstSeq = buf.readInt32BE(pos);
         const lastSeq = buf.readInt32BE(pos + 4);
-        if (baseOffset === null || lastOffset === null || timestamp === null || firstSeq < 0 || lastSeq < 0) return `bad batch at byte ${pos}`;
+        // Sequences and epochs are whatever the producer sent (the CRC vouches for them); offsets are the log's.
+        if (baseOffset === null || lastOffset === null || timestamp === null) return `bad batch at byte ${pos}`;
         if (baseOffset < 0 || lastOffset < baseOffset || lastOffset >= expectOffset) return `batch offsets out of range at byte ${pos}`;
         batches.push({ firstSeq, lastSeq, baseOffset, lastOffset, timestamp });
       }

@@ -52,6 +52,13 @@ describe('producer snapshots', () => {
     expect(back.producers).toEqual([p]);
   });
 
+  it('keeps whatever sequences and epochs a producer sent, -1 included', () => {
+    const odd: ProducerStateEntry = { ...producer(3, 1), epoch: -1, batches: [{ firstSeq: -1, lastSeq: 0x7fffffff, baseOffset: 0, lastOffset: 0, timestamp: -1 }], lastTimestamp: -1 };
+    const back = decodeProducerSnapshot(encodeProducerSnapshot(1, T0, [odd]), 1);
+    if (typeof back === 'string') throw new Error(back);
+    expect(back.producers).toEqual([odd]);
+  });
+
   it('writes one empty chunk when no producer is known, and reads it back', () => {
     const chunks = encodeProducerSnapshot(0, T0, []);
     expect(chunks.length).toBe(1);
