@@ -10,19 +10,47 @@
  *                                                                        └── replayed ──┘
  * ```
  *
+ * The previous owner's open ledger is read by the takeover to index it; the producer headers of its batches
+ * are kept then (FencedTail), so the usual tail (the batches after the snapshot at the end of the last
+ * sealed ledger) is replayed without reading it again.
+ *
  * Stored data that cannot be read never fails the open: an entry too short for a batch header is skipped,
  * a read that fails ends the replay with the state gathered so far (both reported).
  */
 import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../../protocol/records/batch.js';
 import type { LogCore } from './log-core.js';
 import { decodeProducerSnapshot } from './producer-snapshot.js';
-import { applyStoredBatch } from './producer-state.js';
+import { applyStoredBatch, type BatchIdentity } from './producer-state.js';
 import type { ReadResult } from './types.js';
 
 const REPLAY_READ_BYTES = 8 * 1024 * 1024;
 
+/** The producer headers of the previous owner's open ledger, gathered while the takeover indexed it. */
+export interface FencedTail {
+  readonly startOffset: number;
+  endOffset: number;
+  /** Idempotent data batches only, in offset order. */
+  readonly batches: Array<{ id: BatchIdentity; baseOffset: number; lastOffset: number; timestamp: number }>;
+  /** Every batch and byte of the ledger. */
+  count: number;
+  bytes: number;
+}
+
+export function collectTailBatch(tail: FencedTail, b: RecordBatch, bytes: number): void {
+  tail.count++;
+  tail.bytes += bytes;
+  if (!b.hasProducerId || b.isControl) return;
+  const baseOffset = b.baseOffsetNumber;
+  tail.batches.push({
+    id: { producerId: b.producerId, producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.lastOffsetDelta },
+    baseOffset,
+    lastOffset: baseOffset + b.lastOffsetDelta,
+    timestamp: b.maxTimestamp,
+  });
+}
+
 /** Loads the state into core.producers; returns where it came from (also in core.producerLoad). */
-export async function loadProducerState(core: LogCore): Promise<{ snapshotLedgerEnd: number }> {
+export async function loadProducerState(core: LogCore, fenced: FencedTail | null = null): Promise<{ snapshotLedgerEnd: number }> {
   const started = performance.now();
   const where = { partition: core.name };
   const hw = core.highWatermark;
@@ -62,7 +90,10 @@ export async function loadProducerState(core: LogCore): Promise<{ snapshotLedger
   let replayedBytes = 0;
   let skipped = 0;
   let offset = Math.max(from, core.logStartOffset);
-  while (from >= 0 && offset < hw) {
+  // Read up to the fenced ledger when its headers were gathered at indexing and the replay covers it whole.
+  const tail = fenced && fenced.endOffset === hw && from >= 0 && offset <= fenced.startOffset ? fenced : null;
+  const stop = tail ? tail.startOffset : hw;
+  reading: while (from >= 0 && offset < stop) {
     let res: ReadResult;
     try {
       res = await core.reader.read(offset, { maxBytes: REPLAY_READ_BYTES });
@@ -72,19 +103,25 @@ export async function loadProducerState(core: LogCore): Promise<{ snapshotLedger
     }
     if (res.records.length === 0 || res.nextOffset <= offset) break;
     for (const buf of res.records) {
-      replayedBytes += buf.length;
       if (buf.length < RECORD_BATCH_OVERHEAD) {
         skipped++;
         continue;
       }
       const b = RecordBatch.unchecked(buf);
       const base = b.baseOffsetNumber;
+      if (base >= stop) break reading;
       // A read at `offset` may begin with a batch that starts before it (already in the snapshot).
       if (snapshotOffset >= 0 && base < snapshotOffset) continue;
       applyStoredBatch(core.producers, b, base, base + b.lastOffsetDelta);
       replayedBatches++;
+      replayedBytes += buf.length;
     }
     offset = res.nextOffset;
+  }
+  if (tail) {
+    for (const t of tail.batches) core.producers.apply(t.id, t.baseOffset, t.lastOffset, t.timestamp);
+    replayedBatches += tail.count;
+    replayedBytes += tail.bytes;
   }
   if (skipped > 0) core.logger?.warn({ ...where, skipped }, 'producer state: skipped stored entries too short to be record batches');
   core.producers.expire(core.clock.now(), core.producerIdExpirationMs);

@@ -9,7 +9,7 @@ import { commitChainChange, loadChain, type ChainHead, type ChainLedger, type Co
 import { LogCorruptError, LogError, LogFencedError, LogStorageError } from './errors.js';
 import { decodeIndexSnapshot } from './index-snapshot.js';
 import { isLedgerError, ledgerIdsOf, openRecord, sealedRecord, type LogCore } from './log-core.js';
-import { loadProducerState } from './producer-recovery.js';
+import { collectTailBatch, loadProducerState, type FencedTail } from './producer-recovery.js';
 import { IndexedLedger } from './offset-index.js';
 
 const OPEN_ATTEMPTS = 5;
@@ -53,6 +53,7 @@ export class Takeover {
       const last = ledgers[ledgers.length - 1];
       // Fence the previous owner's open ledger: from here on its appends fail.
       let fencedEntries = 0;
+      let tail: FencedTail | null = null;
       if (last?.state === 'open') {
         try {
           fencedEntries = (await this.core.ledgers.fence(last.ledgerId)).lastAddConfirmed + 1;
@@ -61,7 +62,13 @@ export class Takeover {
         }
       }
       const indexed = await mapLimit(ledgers, this.core.openConcurrency, async (l) => {
-        if (l.state === 'open') return this.indexFromData(l, fencedEntries);
+        if (l.state === 'open') {
+          // Its batches are read here anyway: their producer headers are kept for the replay after open.
+          tail = { startOffset: l.startOffset, endOffset: l.startOffset, batches: [], count: 0, bytes: 0 };
+          const built = await this.indexFromData(l, fencedEntries, tail);
+          tail.endOffset = built.endOffset;
+          return built;
+        }
         const hit = cache.get(l.ledgerId);
         if (hit) return hit;
         const built = await this.indexSealed(l);
@@ -132,7 +139,7 @@ export class Takeover {
       if (replace) this.core.deleteLedgersQuietly(ledgerIdsOf(lastIndexed!));
       // The producer state: the newest snapshot plus the batches after it. Once loaded it is the state at
       // the end of the last sealed ledger, which gets a snapshot of it unless it is the one just loaded.
-      const { snapshotLedgerEnd } = await loadProducerState(this.core);
+      const { snapshotLedgerEnd } = await loadProducerState(this.core, tail);
       const lastSealed = this.core.index.ledgers[this.core.index.ledgers.length - 2];
       const producerSnapshotFor =
         lastSealed && (snapshotLedgerEnd !== lastSealed.endOffset || lastSealed.producerSnapshotLedgerId === null) ? lastSealed : null;
@@ -208,7 +215,7 @@ export class Takeover {
   }
 
   /** Indexes entries 0..entries-1 of a ledger from its batches' headers (reads the batches). */
-  async indexFromData(l: ChainLedger, entries: number): Promise<IndexedLedger> {
+  async indexFromData(l: ChainLedger, entries: number, tail: FencedTail | null = null): Promise<IndexedLedger> {
     const ledger = new IndexedLedger(l.ledgerId, l.startOffset, l.epoch, l.createdAtMs, Math.max(1, entries));
     if (entries > 0) {
       const read = await this.core.readBatches(ledger, 0, entries - 1).catch((err: unknown) => {
@@ -233,6 +240,7 @@ export class Takeover {
           });
         }
         ledger.push(lastOffset, view.maxTimestamp, e.data.length);
+        if (tail) collectTailBatch(tail, view, e.data.length);
         prev = lastOffset;
       }
     }

@@ -109,22 +109,24 @@ describe('producer state kept by the partition log', () => {
     }
   });
 
-  it('falls back to a replay of the log when no snapshot can be read, and says so', async () => {
+  it.each(['a close', 'a power loss'])('falls back to a replay of the log when no snapshot can be read after %s, and says so', async (end) => {
     const mem = new MemoryStores();
     let on = await mem.open();
     const log = await open(on);
-    await appendRoundRobin(log, 12);
-    await log.close();
+    await appendRoundRobin(log, 14);
+    if (end === 'a close') await log.close();
+    else await expect.poll(async () => (await producerSnapshotIds(on)).length, { timeout: 5000 }).toBe(2);
     opened.splice(0);
     for (const s of await producerSnapshotIds(on)) await on.ledgers.delete(s.id);
-    await on.close();
+    if (end === 'a close') await on.close();
+    else await mem.crash();
 
     on = stores = await mem.open();
     const warnings: string[] = [];
     const again = await open(on, { logger: { warn: (_obj, msg) => warnings.push(msg) } });
     expect(warnings).toContain('producer snapshot unusable; trying an older one');
     expect(warnings).toContain('no usable producer snapshot: replaying the producer state from the log');
-    expect(again.stats.producerState).toMatchObject({ snapshotOffset: -1, replayedBatches: 12, producers: 3 });
+    expect(again.stats.producerState).toMatchObject({ snapshotOffset: -1, replayedBatches: 14, producers: 3 });
     expect(again.producers.entries()).toEqual((await fullReplay(again)).entries());
   });
 
