@@ -78,6 +78,20 @@ export class Appender {
     });
   }
 
+  /** The log ends: appends waiting or in flight fail with `failure` (acknowledged ones stay acknowledged). */
+  failAll(failure: unknown): void {
+    this.rejectWaiting(failure);
+    for (let i = this.pendingHead; i < this.pending.length; i++) {
+      const p = this.pending[i]!;
+      if (p.state === 'inflight' || p.state === 'durable') {
+        p.state = 'failed';
+        p.reject(failure);
+      }
+    }
+    this.pending = [];
+    this.pendingHead = 0;
+  }
+
   /** Issues waiting appends to the open ledger, unless a roll must come first. */
   pump(): void {
     while (this.waitingHead < this.waiting.length) {

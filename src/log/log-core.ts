@@ -11,6 +11,10 @@
  *                                          LogCore (here)
  *            offsets · index · chain head · active ledger · state · waiters · background work
  * ```
+ *
+ * Every part imports this file and no other part: where one part calls another (a roll pumps the
+ * appends, the log's end fails them, retention runs on the core's timer) it goes through the ports
+ * declared here, which PartitionLog fills in when it builds the parts. So the files form no import cycle.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordBatch } from '../../protocol/records/batch.js';
@@ -18,7 +22,6 @@ import { LedgerError } from '../ledger/errors.js';
 import type { LedgerEntry, LedgerStore, LedgerWriter } from '../ledger/types.js';
 import { systemClock, type Clock, type ClockTimer } from '../metadata/clock.js';
 import type { MetadataStore, Watch } from '../metadata/types.js';
-import { Appender } from './append.js';
 import { ChainKeys, commitChainChange, decodeHead, type ChainChange, type ChainHead, type CommitResult, type OpenChainLedger, type SealedChainLedger } from './chain.js';
 import { resolveLogConfig, type PartitionLogConfig } from './config.js';
 import {
@@ -30,16 +33,21 @@ import {
   LogStorageError,
   OffsetOutOfRangeError,
 } from './errors.js';
-import { OffsetLookups } from './list-offsets.js';
 import { PartitionIndex, type IndexedLedger } from './offset-index.js';
-import { Reader } from './read.js';
-import { Retention } from './retention.js';
-import { Roller } from './roll.js';
-import { SnapshotWriter } from './snapshot-writer.js';
-import { Takeover } from './takeover.js';
 import { encodeProducerSnapshot } from './producer-snapshot.js';
 import { PartitionProducerState } from './producer-state.js';
-import type { AppendResult, LogLogger, PartitionLogOptions, PartitionLogState, ProducerStateLoad } from './types.js';
+import type {
+  AppendResult,
+  IsolationLevel,
+  LogLogger,
+  PartitionLogOptions,
+  PartitionLogState,
+  ProducerStateLoad,
+  ReadOptions,
+  ReadResult,
+  RetentionResult,
+  TimestampAndOffset,
+} from './types.js';
 
 const REBUILD_READ_BYTES = 16 * 1024 * 1024;
 
@@ -83,6 +91,52 @@ export interface Waiter {
   readonly offset: number;
   readonly resolve: (ready: boolean) => void;
   readonly cleanup: () => void;
+}
+
+/** What the append pipeline (append.ts) offers the other parts. */
+export interface AppenderPort {
+  pump(): void;
+  completeHead(): void;
+  rejectWaiting(err: unknown): void;
+  /** The log ends: every append not yet acknowledged fails with `failure`. */
+  failAll(failure: unknown): void;
+}
+
+/** What rollover (roll.ts) offers the other parts. */
+export interface RollerPort {
+  readonly rolling: Promise<void> | null;
+  rollReason(a: ActiveLedger, nextBatchBytes: number): string | null;
+  armRollTimer(a: ActiveLedger): void;
+  startRoll(reason: string): Promise<void>;
+  newActive(writer: LedgerWriter, startOffset: number): ActiveLedger;
+  drain(a: ActiveLedger): Promise<void>;
+  settled(a: ActiveLedger): void;
+  sealWriter(a: ActiveLedger): Promise<number>;
+}
+
+export interface ReaderPort {
+  read(fromOffset: number, options?: ReadOptions): Promise<ReadResult>;
+}
+
+export interface LookupsPort {
+  listOffsets(timestamp: number, options?: { isolation?: IsolationLevel }): Promise<TimestampAndOffset | null>;
+}
+
+export interface RetentionPort {
+  enforceRetention(): Promise<RetentionResult>;
+}
+
+/** What a sealed ledger's snapshot write covers (snapshot-writer.ts). */
+export interface SnapshotWork {
+  /** Write the ledger's index snapshot (default: when index snapshots are on). */
+  readonly index?: boolean;
+  /** The producer state as of the ledger's end offset, encoded (producer-snapshot.ts); null: none. */
+  readonly producers?: Buffer[] | null;
+}
+
+export interface SnapshotWriterPort {
+  readonly snapshotTail: Promise<void>;
+  scheduleSnapshot(ledger: IndexedLedger, work?: SnapshotWork): void;
 }
 
 export function isLedgerError(err: unknown, code: string): boolean {
@@ -174,13 +228,14 @@ export class LogCore {
   readonly producerSnapshots: boolean;
   readonly producerIdExpirationMs: number;
 
-  readonly appender = new Appender(this);
-  readonly roller = new Roller(this);
-  readonly reader = new Reader(this);
-  readonly lookups = new OffsetLookups(this);
-  readonly retention = new Retention(this);
-  readonly snapshotWriter = new SnapshotWriter(this);
-  readonly takeover = new Takeover(this);
+  // The parts, as far as they call each other; PartitionLog (partition-log.ts) wires them in. No part
+  // imports another: each knows this file only.
+  appender!: AppenderPort;
+  roller!: RollerPort;
+  reader!: ReaderPort;
+  lookups!: LookupsPort;
+  retention!: RetentionPort;
+  snapshotWriter!: SnapshotWriterPort;
 
   constructor(options: PartitionLogOptions) {
     if (typeof options.topic !== 'string' || options.topic.length === 0) {
@@ -291,16 +346,7 @@ export class LogCore {
     if (this.terminal) return;
     this.state = state;
     this.failure = failure;
-    this.appender.rejectWaiting(failure);
-    for (let i = this.appender.pendingHead; i < this.appender.pending.length; i++) {
-      const p = this.appender.pending[i]!;
-      if (p.state === 'inflight' || p.state === 'durable') {
-        p.state = 'failed';
-        p.reject(failure);
-      }
-    }
-    this.appender.pending = [];
-    this.appender.pendingHead = 0;
+    this.appender.failAll(failure);
     this.active?.rollTimer?.cancel();
     this.retentionTimer?.cancel();
     this.retentionTimer = null;

@@ -12,11 +12,17 @@
  * This file is the API the broker calls; each concern lives in its own file, all over one LogCore
  * (log-core.ts) that holds the partition's offsets, index, chain head and open ledger.
  */
+import { Appender } from './append.js';
+import { OffsetLookups } from './list-offsets.js';
 import { LogCore } from './log-core.js';
+import { Reader } from './read.js';
+import { Roller } from './roll.js';
+import { SnapshotWriter } from './snapshot-writer.js';
+import { Takeover } from './takeover.js';
 import { resolveLogConfig, type PartitionLogConfig } from './config.js';
 import { LogInvalidArgumentError } from './errors.js';
 import type { PartitionProducerState } from './producer-state.js';
-import { deletePartition } from './retention.js';
+import { Retention, deletePartition } from './retention.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -45,9 +51,23 @@ export class PartitionLog {
   readonly name: string;
 
   readonly #core: LogCore;
+  readonly #appender: Appender;
+  readonly #roller: Roller;
+  readonly #reader: Reader;
+  readonly #lookups: OffsetLookups;
+  readonly #retention: Retention;
+  readonly #takeover: Takeover;
 
   private constructor(options: PartitionLogOptions) {
-    this.#core = new LogCore(options);
+    const core = (this.#core = new LogCore(options));
+    // The parts know the core only; the core reaches them through the ports it declares (log-core.ts).
+    core.appender = this.#appender = new Appender(core);
+    core.roller = this.#roller = new Roller(core);
+    core.reader = this.#reader = new Reader(core);
+    core.lookups = this.#lookups = new OffsetLookups(core);
+    core.retention = this.#retention = new Retention(core);
+    core.snapshotWriter = new SnapshotWriter(core);
+    this.#takeover = new Takeover(core);
     this.topic = this.#core.topic;
     this.partition = this.#core.partition;
     this.name = this.#core.name;
@@ -63,7 +83,7 @@ export class PartitionLog {
    */
   static async open(options: PartitionLogOptions): Promise<PartitionLog> {
     const log = new PartitionLog(options);
-    await log.#core.takeover.open();
+    await log.#takeover.open();
     return log;
   }
 
@@ -164,7 +184,7 @@ export class PartitionLog {
   updateConfig(config: Partial<PartitionLogConfig>): void {
     this.#core.config = resolveLogConfig({ ...this.#core.config, ...config });
     const a = this.#core.active;
-    if (a && a.firstAppendAtMs !== null) this.#core.roller.armRollTimer(a);
+    if (a && a.firstAppendAtMs !== null) this.#roller.armRollTimer(a);
   }
 
   // ---- append, read, lookups ----------------------------------------------------------------------
@@ -178,12 +198,12 @@ export class PartitionLog {
    * CorruptRecordError (not a batch v2).
    */
   append(batch: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
-    return this.#core.appender.append(batch, options);
+    return this.#appender.append(batch, options);
   }
 
   /** Seals the open ledger and opens a new one now, if the open ledger holds any batch. */
   async roll(): Promise<void> {
-    return this.#core.roller.roll();
+    return this.#roller.roll();
   }
 
   /**
@@ -194,7 +214,7 @@ export class PartitionLog {
    * (Kafka's OFFSET_OUT_OF_RANGE), LogFencedError/LogClosedError/LogDeletedError when this owner cannot serve.
    */
   async read(fromOffset: number, options: ReadOptions = {}): Promise<ReadResult> {
-    return this.#core.reader.read(fromOffset, options);
+    return this.#reader.read(fromOffset, options);
   }
 
   /**
@@ -203,7 +223,7 @@ export class PartitionLog {
    * aborts first (Fetch's max_wait_ms). No polling: the append that moves the high watermark wakes it.
    */
   waitForData(offset: number, signal?: AbortSignal): Promise<boolean> {
-    return this.#core.reader.waitForData(offset, signal);
+    return this.#reader.waitForData(offset, signal);
   }
 
   /**
@@ -213,7 +233,7 @@ export class PartitionLog {
    * not one per partition.
    */
   onData(offset: number, wake: () => void): () => void {
-    return this.#core.reader.onData(offset, wake);
+    return this.#reader.onData(offset, wake);
   }
 
   /**
@@ -227,7 +247,7 @@ export class PartitionLog {
    * Returns null where Kafka answers offset -1 / timestamp -1 (no such record below the isolation bound).
    */
   async listOffsets(timestamp: number, options: { isolation?: IsolationLevel } = {}): Promise<TimestampAndOffset | null> {
-    return this.#core.lookups.listOffsets(timestamp, options);
+    return this.#lookups.listOffsets(timestamp, options);
   }
 
   /**
@@ -236,7 +256,7 @@ export class PartitionLog {
    * epoch); {-1, -1} for an undefined epoch or one above every known epoch.
    */
   endOffsetForEpoch(requestedEpoch: number): EpochEndOffset {
-    return this.#core.lookups.endOffsetForEpoch(requestedEpoch);
+    return this.#lookups.endOffsetForEpoch(requestedEpoch);
   }
 
   // ---- retention, DeleteRecords, deletion, close -------------------------------------------------
@@ -247,7 +267,7 @@ export class PartitionLog {
    * (or negative). Resolves with the new low watermark (the log start offset), which never moves back.
    */
   async deleteRecords(offset: number): Promise<{ lowWatermark: number }> {
-    return this.#core.retention.deleteRecords(offset);
+    return this.#retention.deleteRecords(offset);
   }
 
   /**
@@ -257,7 +277,7 @@ export class PartitionLog {
    * open ledger is never deleted (segment.ms seals it eventually). Advances the log start offset.
    */
   async enforceRetention(): Promise<RetentionResult> {
-    return this.#core.retention.enforceRetention();
+    return this.#retention.enforceRetention();
   }
 
   /**
@@ -265,7 +285,7 @@ export class PartitionLog {
    * LogDeletedError afterwards.
    */
   async delete(): Promise<void> {
-    return this.#core.retention.delete();
+    return this.#retention.delete();
   }
 
   /**

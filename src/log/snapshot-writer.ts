@@ -7,18 +7,11 @@
  */
 import type { LedgerWriter } from '../ledger/types.js';
 import { encodeIndexSnapshot } from './index-snapshot.js';
-import { sealedRecord, type LogCore } from './log-core.js';
+import { sealedRecord, type LogCore, type SnapshotWork } from './log-core.js';
 import type { IndexedLedger } from './offset-index.js';
 
 /** Producer snapshots kept: the newest, and the one before it to fall back on. */
 const PRODUCER_SNAPSHOTS_KEPT = 2;
-
-export interface SnapshotWork {
-  /** Write the ledger's index snapshot (default: when index snapshots are on). */
-  readonly index?: boolean;
-  /** The producer state as of the ledger's end offset, encoded (producer-snapshot.ts); null: none. */
-  readonly producers?: Buffer[] | null;
-}
 
 export class SnapshotWriter {
   snapshotTail: Promise<void> = Promise.resolve();
