@@ -27,9 +27,10 @@ import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
-import { LocalLedgerStore, type LocalLedgerStoreOptions } from '../ledger/local-store.js';
+import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
+import type { LedgerStore } from '../ledger/types.js';
 import { CLUSTER_KEY } from '../metadata/layout.js';
-import { openSqliteMetadataStore } from '../metadata/index.js';
+import { METADATA_STORE_CONFIG, openMetadataStore } from '../metadata/open-store.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observability/metrics.js';
@@ -51,7 +52,7 @@ export interface BoundListener extends Listener {
 /** The layers of a started broker, built in order by start(). */
 interface Parts {
   metadata: MetadataStore;
-  ledgers: LocalLedgerStore;
+  ledgers: LedgerStore;
   topics: TopicManager;
   partitions: PartitionManager;
   groups: GroupCoordinator;
@@ -134,11 +135,15 @@ export class Broker implements ConnectionHost {
     const dataDir = config.dataDir;
     mkdirSync(dataDir, { recursive: true });
     const p = this.parts;
-    const metadata = (p.metadata = await openSqliteMetadataStore(join(dataDir, 'metadata')));
+    // The stores are chosen by configuration (ledgerline.metadata.store, ledgerline.ledger.store) and used
+    // through their interfaces from here on.
+    const metadata = (p.metadata = await openMetadataStore({ store: config.values.get(METADATA_STORE_CONFIG), dir: join(dataDir, 'metadata') }));
     const clusterId = await loadClusterId(metadata);
     const topics = (p.topics = new TopicManager(metadata, config));
     await topics.load();
-    const ledgers = (p.ledgers = await LocalLedgerStore.open(join(dataDir, 'ledgers'), {
+    const ledgers = (p.ledgers = await openLedgerStore({
+      store: config.values.get(LEDGER_STORE_CONFIG),
+      dir: join(dataDir, 'ledgers'),
       // A batch is one entry; the request size limit bounds it before any topic config does.
       maxEntryBytes: config.socketRequestMaxBytes,
       gc: ledgerGcOptions(config.values),
@@ -161,7 +166,7 @@ export class Broker implements ConnectionHost {
       connections: () => this.connections.size,
       requestMemory: this.requestMemory,
       partitions: () => partitions.all(),
-      storage: { get reclaimableBytes() { return ledgers.reclaimableBytes; }, get bytesReclaimed() { return ledgers.stats.bytesReclaimed; } },
+      storage: ledgerStoreSpace(ledgers),
     }));
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });
     const topicMetrics = new TopicMetrics(metrics);
@@ -282,7 +287,7 @@ function topicService(topics: TopicManager, log: Logger): TopicService {
 }
 
 /** The ledger store's garbage collector settings, from the ledgerline.storage.* broker configs. */
-function ledgerGcOptions(values: ReadonlyMap<string, string | null>): LocalLedgerStoreOptions['gc'] {
+function ledgerGcOptions(values: ReadonlyMap<string, string | null>): OpenLedgerStoreOptions['gc'] {
   const num = (name: string): number | undefined => {
     const v = values.get(name);
     return v === null || v === undefined || v.trim() === '' ? undefined : Number(v);
