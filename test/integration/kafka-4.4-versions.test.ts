@@ -1,7 +1,8 @@
 /**
  * The versions Kafka 4.4 added to the APIs Ledgerline serves, and the small admin APIs Kafka answers on one
  * node, over the wire against a real broker: Produce v13 and OffsetCommit/OffsetFetch v10 by topic id,
- * Fetch v18, ListOffsets v11, Metadata v13, DescribeCluster v2, DeleteGroups v3, ApiVersions v5, and
+ * Fetch v18, ListOffsets v11, Metadata v13, DescribeCluster v2, DeleteGroups v3, ApiVersions v5,
+ * InitProducerId v6, DescribeLogDirs v5, and
  * DescribeTopicPartitions, ElectLeaders, partition reassignments, DescribeQuorum and ListConfigResources.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,8 @@ import { OffsetCommitApi, createOffsetCommitRequest } from '../../protocol/messa
 import { OffsetFetchApi, createOffsetFetchRequest } from '../../protocol/messages/009-offset-fetch.gen.js';
 import { ApiVersionsApi, createApiVersionsRequest } from '../../protocol/messages/018-api-versions.gen.js';
 import { CreateTopicsApi, createCreateTopicsRequest, createCreateTopicsRequestCreatableTopic } from '../../protocol/messages/019-create-topics.gen.js';
+import { InitProducerIdApi, createInitProducerIdRequest } from '../../protocol/messages/022-init-producer-id.gen.js';
+import { DescribeLogDirsApi, createDescribeLogDirsRequest } from '../../protocol/messages/035-describe-log-dirs.gen.js';
 import { DeleteGroupsApi, createDeleteGroupsRequest } from '../../protocol/messages/042-delete-groups.gen.js';
 import { ElectLeadersApi, createElectLeadersRequest } from '../../protocol/messages/043-elect-leaders.gen.js';
 import { AlterPartitionReassignmentsApi, createAlterPartitionReassignmentsRequest } from '../../protocol/messages/045-alter-partition-reassignments.gen.js';
@@ -121,6 +124,14 @@ describe.sequential('Kafka 4.4 versions and single-node admin APIs', () => {
     expect(produce.maxVersion).toBe(13);
     const wrong = await conn.request(ApiVersionsApi, 5, createApiVersionsRequest({ clientSoftwareName: 'test', clientSoftwareVersion: '1', clusterId: 'another-cluster', nodeId: 1 }));
     expect(wrong.errorCode).toBe(ErrorCode.REBOOTSTRAP_REQUIRED);
+  });
+
+  it('InitProducerId v6 gives an idempotent producer its id with no ongoing transaction; DescribeLogDirs v5 no cordoned dir', async () => {
+    const init = await conn.request(InitProducerIdApi, 6, createInitProducerIdRequest({ transactionalId: null, transactionTimeoutMs: 60_000 }));
+    expect(init).toMatchObject({ errorCode: 0, producerEpoch: 0, ongoingTxnProducerId: -1n, ongoingTxnProducerEpoch: -1 });
+    expect(init.producerId).toBeGreaterThanOrEqual(0n);
+    const dirs = await conn.request(DescribeLogDirsApi, 5, createDescribeLogDirsRequest({ topics: null }));
+    expect(dirs.results).toEqual([expect.objectContaining({ errorCode: 0, isCordoned: false })]);
   });
 
   it('DescribeTopicPartitions pages the topic by its cursor', async () => {
