@@ -120,6 +120,25 @@ describe('schema parsing', () => {
     expect(() => parseMessage('X.json', text)).toThrow(/unknown struct Missing/);
   });
 
+  it('reads a field that only travels tagged and leaves out its versions (Kafka 4.4 StreamsGroupMetadataValue)', () => {
+    const text = JSON.stringify({
+      name: 'X',
+      type: 'data',
+      validVersions: '0',
+      flexibleVersions: '0+',
+      fields: [{ name: 'Configs', type: '[]string', taggedVersions: '0+', nullableVersions: '0+', tag: 1, default: null }],
+    });
+    const [f] = parseMessage('X.json', text).fields;
+    expect(String(f!.versions)).toBe('0+');
+    expect(String(f!.taggedVersions)).toBe('0+');
+  });
+
+  it('reads the schema a release keeps for an API it removed: validVersions "none" and no fields', () => {
+    const spec = parseMessage('LeaderAndIsrRequest.json', JSON.stringify({ apiKey: 4, type: 'request', name: 'LeaderAndIsrRequest', validVersions: 'none' }));
+    expect(spec.validVersions.empty).toBe(true);
+    expect(spec.fields).toEqual([]);
+  });
+
   it('names files and fields the way the project does', () => {
     expect(kebab('OffsetForLeaderEpoch')).toBe('offset-for-leader-epoch');
     expect(kebab('DescribeUserScramCredentials')).toBe('describe-user-scram-credentials');
