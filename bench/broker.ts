@@ -29,6 +29,7 @@ import { buildRecordBatch, splitRecordBatches } from '../protocol/records/index.
 import { encodeRequestBody, KafkaClient } from '../src/client/index.js';
 import { positiveOption } from './lib/cli.js';
 import { measureDisk } from './lib/limits.js';
+import { ZERO_UUID } from '../protocol/wire/uuid.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 1024 * 1024;
@@ -125,8 +126,8 @@ export default async function broker(args: string[]): Promise<void> {
         const mine = Array.from({ length: o.partitions }, (_, p) => p).filter((p) => p % o.connections === lane);
         if (mine.length === 0) return;
         const conn = await client.cluster.connectionTo(1, lane);
-        const version = conn.versionFor(ProduceApi);
-        const body = encodeRequestBody(ProduceApi, version, ProduceApi.request.create({ acks: -1, timeoutMs: 30_000, transactionalId: null, topicData: [{ name: topic, partitionData: mine.map((index) => ({ index, records: batch })) }] }));
+        const version = conn.versionFor(ProduceApi, { max: 12 }); // v13 names topics by id only (KIP-516)
+        const body = encodeRequestBody(ProduceApi, version, ProduceApi.request.create({ acks: -1, timeoutMs: 30_000, transactionalId: null, topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: mine.map((index) => ({ index, records: batch })) }] }));
         const pipeline = async (): Promise<void> => {
           while (performance.now() < end) {
             const s = performance.now();

@@ -23,7 +23,7 @@ import { ErrorCode } from '../protocol/error-codes.js';
 import { OffsetCommitApi, type OffsetCommitRequest } from '../protocol/messages/008-offset-commit.gen.js';
 import { FindCoordinatorApi, createFindCoordinatorRequest } from '../protocol/messages/010-find-coordinator.gen.js';
 import { ConsumerGroupHeartbeatApi, createConsumerGroupHeartbeatRequest } from '../protocol/messages/068-consumer-group-heartbeat.gen.js';
-import { randomUuid } from '../protocol/wire/uuid.js';
+import { randomUuid, ZERO_UUID } from '../protocol/wire/uuid.js';
 import { Connection, KafkaClient, encodeRequestBody, parseHostPort } from '../src/client/index.js';
 import { startBroker, type BrokerKind, type StartedBroker } from './lib/brokers.js';
 import { positiveOption } from './lib/cli.js';
@@ -82,14 +82,14 @@ async function commitBench(client: KafkaClient, topic: string, o: Options): Prom
   await Promise.all(
     Array.from({ length: o.connections }, async (_, lane) => {
       const conn = await client.cluster.connectionTo(1, lane);
-      const version = conn.versionFor(OffsetCommitApi);
+      const version = conn.versionFor(OffsetCommitApi, { max: 9 }); // v10 names topics by id only (KIP-848)
       let offset = 0n;
       const request = (): OffsetCommitRequest =>
         OffsetCommitApi.request.create({
           groupId: `bench-commit-${lane}`,
           generationIdOrMemberEpoch: -1,
           memberId: '',
-          topics: [{ name: topic, partitions: Array.from({ length: o.partitions }, (_, p) => ({ partitionIndex: p, committedOffset: ++offset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) }],
+          topics: [{ name: topic, topicId: ZERO_UUID, partitions: Array.from({ length: o.partitions }, (_, p) => ({ partitionIndex: p, committedOffset: ++offset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) }],
         });
       requestBytes = Buffer.concat(encodeRequestBody(OffsetCommitApi, version, request())).length;
       const pipeline = async (): Promise<void> => {
@@ -122,7 +122,7 @@ async function warmUp(client: KafkaClient, topic: string, o: Options): Promise<v
       await conn.request(FindCoordinatorApi, createFindCoordinatorRequest({ keyType: 0, coordinatorKeys: [`bench-commit-${lane}`] }));
       const res = await conn.request(
         OffsetCommitApi,
-        OffsetCommitApi.request.create({ groupId: `bench-commit-${lane}`, generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: topic, partitions: [{ partitionIndex: 0, committedOffset: 0n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }] }),
+        OffsetCommitApi.request.create({ groupId: `bench-commit-${lane}`, generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: topic, topicId: ZERO_UUID, partitions: [{ partitionIndex: 0, committedOffset: 0n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }] }),
       );
       const code = res.topics[0]!.partitions[0]!.errorCode;
       if (code === ErrorCode.NONE) break;

@@ -17,6 +17,7 @@ import { crc32c } from '../../protocol/crc32c.js';
 import { InitProducerIdApi } from '../../protocol/messages/022-init-producer-id.gen.js';
 import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
 import type { ProduceRequest } from '../../protocol/messages/000-produce.gen.js';
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { BatchField, buildRecordBatch, writeInt64 } from '../../protocol/records/index.js';
 import type { Connection, KafkaClient } from '../../src/client/index.js';
 
@@ -101,7 +102,8 @@ export async function writeIdempotent(o: WriteOptions): Promise<WriteResult> {
       const conn = await o.client.cluster.connectionTo(o.leader, o.laneBase + index);
       const { producerId, producerEpoch } = await initProducerId(conn);
       const sequence = new Map(owned.map((p) => [p, 0]));
-      const version = conn.versionFor(ProduceApi);
+      // v13 names topics by id only (KIP-516); these requests name them.
+      const version = conn.versionFor(ProduceApi, { max: 12 });
       const slot = async (): Promise<void> => {
         while (budget.left > 0) {
           const n = Math.min(owned.length, budget.left);
@@ -113,7 +115,7 @@ export async function writeIdempotent(o: WriteOptions): Promise<WriteResult> {
             sequence.set(p, seq + o.recordsPerBatch);
             return { index: p, records: stampIdempotent(template, producerId, producerEpoch, seq) };
           });
-          const request: ProduceRequest = { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: o.topic, partitionData }] };
+          const request: ProduceRequest = { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: o.topic, topicId: ZERO_UUID, partitionData }] };
           const res = await conn.request(ProduceApi, request, { version, timeoutMs: 120_000 });
           for (const t of res.responses) {
             for (const p of t.partitionResponses) {

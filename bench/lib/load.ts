@@ -222,11 +222,11 @@ async function producerSlot(o: LoadOptions, meter: Meter, lane: ProducerLane, st
       transactionalId: null,
       acks: workload.acks,
       timeoutMs: 30_000,
-      topicData: [...byTopic].map(([name, partitionData]) => ({ name, partitionData })),
+      topicData: [...byTopic].map(([name, partitionData]) => ({ name, topicId: ZERO_UUID, partitionData })),
     };
     try {
       const conn = await client.cluster.connectionTo(lane.leader, lane.lane);
-      const version = conn.versionFor(ProduceApi);
+      const version = conn.versionFor(ProduceApi, { max: 12 }); // v13 names topics by id only (KIP-516)
       if (workload.acks === 0) {
         await conn.send(ProduceApi, request, { version });
         account(meter, o, perRequest, intended);

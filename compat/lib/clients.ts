@@ -49,6 +49,8 @@ function javaClasspath(): string {
 }
 
 const NO_848 = 'the client has no KIP-848 consumer group protocol';
+/** admin-single-node is what Kafka's own tools ask, and they ask it through the Java Admin. */
+const JAVA_TOOLS = "Kafka's admin tools (kafka-topics, kafka-features, kafka-metadata-quorum, ...) use the Java Admin; the Java program stands for them";
 
 export const CLIENTS: readonly ClientDef[] = [
   {
@@ -65,7 +67,7 @@ export const CLIENTS: readonly ClientDef[] = [
     id: 'confluent-kafka',
     label: 'confluent-kafka 2.16.1 (librdkafka 2.16)',
     needs: ['python'],
-    na: {},
+    na: { 'admin-single-node': JAVA_TOOLS },
     invocation: pythonProgram('confluent_scenarios.py'),
   },
   {
@@ -79,6 +81,7 @@ export const CLIENTS: readonly ClientDef[] = [
       'delete-records': 'kcat has no admin operations',
       'groups-admin': 'kcat has no admin operations',
       'group-848': NO_848,
+      'admin-single-node': JAVA_TOOLS,
     },
     invocation: nodeProgram('kcat.ts'),
   },
@@ -86,35 +89,35 @@ export const CLIENTS: readonly ClientDef[] = [
     id: 'kafka-python',
     label: 'kafka-python 3.0.12',
     needs: ['python'],
-    na: { 'group-848': NO_848 },
+    na: { 'group-848': NO_848, 'admin-single-node': JAVA_TOOLS },
     invocation: pythonProgram('kafka_python_scenarios.py'),
   },
   {
     id: 'kafkajs',
     label: 'kafkajs 2.2.4',
     needs: ['node'],
-    na: { 'group-848': NO_848 },
+    na: { 'group-848': NO_848, 'admin-single-node': JAVA_TOOLS },
     invocation: nodeProgram('kafkajs.ts'),
   },
   {
     id: 'platformatic',
     label: '@platformatic/kafka 1.35.0',
     needs: ['node'],
-    na: {},
+    na: { 'admin-single-node': JAVA_TOOLS },
     invocation: nodeProgram('platformatic.ts'),
   },
   {
     id: 'franz-go',
     label: 'franz-go 1.22.3 (kadm 1.20.0)',
     needs: ['go'],
-    na: {},
+    na: { 'admin-single-node': JAVA_TOOLS },
     invocation: (scenario, bootstrap, prefix) => ({ cmd: join(BIN_DIR, 'franz'), args: [scenario, bootstrap, prefix] }),
   },
   {
     id: 'sarama',
     label: 'sarama 1.61.1',
     needs: ['go'],
-    na: { 'group-848': NO_848 },
+    na: { 'group-848': NO_848, 'admin-single-node': JAVA_TOOLS },
     invocation: (scenario, bootstrap, prefix) => ({ cmd: join(BIN_DIR, 'sarama'), args: [scenario, bootstrap, prefix] }),
   },
 ];

@@ -22,6 +22,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   { id: 'configs', title: 'describe and alter topic configs', timeoutMs: 60_000 },
   { id: 'delete-records', title: 'DeleteRecords', timeoutMs: 60_000 },
   { id: 'groups-admin', title: 'list, describe, delete groups', timeoutMs: 90_000 },
+  { id: 'admin-single-node', title: "Kafka 4 admin tools' calls on one node: topic partitions, features, elections, reassignments, quorum", timeoutMs: 60_000 },
   { id: 'err-missing-topic', title: 'produce to a missing topic (auto-create off)', timeoutMs: 60_000 },
   { id: 'err-offset-out-of-range', title: 'fetch out of range', timeoutMs: 90_000 },
   { id: 'err-oversize', title: 'record over max.message.bytes', timeoutMs: 60_000 },

@@ -8,6 +8,7 @@
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { mergeSchemaSets } from './merge.js';
 import { AMENDMENTS, amend, type Amendment, type SchemaField, type SchemaMessage } from './amendments.js';
 
 /** An inclusive version range; `max` is Infinity for "N+"; `none` is the empty range. */
@@ -114,6 +115,8 @@ export interface MessageSpec {
   listeners: string[];
   /** The amendments (protocol/gen/amendments.ts) applied to the schema, by their source. */
   amendedBy: string[];
+  /** Versions laid out from an older schema set's file (merge.ts: those a newer Kafka release dropped). */
+  olderVersions?: { file: string; versions: Versions };
   fields: FieldSpec[];
   /** Every struct of the message, nested and common, by name (Kafka requires names unique per message). */
   structs: Map<string, StructSpec>;
@@ -166,6 +169,7 @@ function parseType(t: string): FieldType {
 
 export function parseMessage(file: string, text: string, amendments: readonly Amendment[] = AMENDMENTS): MessageSpec {
   const raw = JSON.parse(stripJsonComments(text)) as SchemaMessage;
+  if (raw.type === 'coordinator-key' || raw.type === 'coordinator-value') asCoordinatorData(file, raw);
   const amendedBy = amend(file, raw, amendments);
   const validVersions = Versions.parse(raw.validVersions);
   const structs = new Map<string, StructSpec>();
@@ -178,8 +182,11 @@ export function parseMessage(file: string, text: string, amendments: readonly Am
   };
 
   const parseField = (f: SchemaField, parentVersions: Versions): FieldSpec => {
-    if (f.versions === undefined) throw new Error(`${file}: field ${f.name} has no versions`);
-    const versions = Versions.parse(f.versions);
+    // A field that only ever travels tagged may leave out `versions` (Kafka 4.4's StreamsGroupMetadataValue
+    // LastAssignmentConfigs): it exists in its tagged versions.
+    const rawVersions = f.versions ?? f.taggedVersions;
+    if (rawVersions === undefined) throw new Error(`${file}: field ${f.name} has no versions`);
+    const versions = Versions.parse(rawVersions);
     const type = parseType(f.type);
     const taggedVersions = Versions.parse(f.taggedVersions);
     if (f.tag !== undefined && taggedVersions.empty) throw new Error(`${file}: ${f.name} has a tag but no taggedVersions`);
@@ -194,7 +201,7 @@ export function parseMessage(file: string, text: string, amendments: readonly Am
       versions,
       nullableVersions: Versions.parse(f.nullableVersions),
       taggedVersions,
-      tag: f.tag,
+      tag: f.tag === undefined ? undefined : Number(f.tag), // some schemas quote it ("tag": "0")
       flexibleVersions: f.flexibleVersions === undefined ? undefined : Versions.parse(f.flexibleVersions),
       ignorable: f.ignorable === true,
       mapKey: f.mapKey === true,
@@ -205,7 +212,8 @@ export function parseMessage(file: string, text: string, amendments: readonly Am
     };
   };
 
-  const fields = raw.fields.map((f) => parseField(f, validVersions));
+  // A removed API keeps its schema file with `validVersions: "none"` and no fields (Kafka 4.0's LeaderAndIsr).
+  const fields = (raw.fields ?? []).map((f) => parseField(f, validVersions));
   for (const c of raw.commonStructs ?? []) addStruct(c.name, Versions.parse(c.versions), c.fields);
 
   // Every struct a field names must be defined in the message.
@@ -222,10 +230,10 @@ export function parseMessage(file: string, text: string, amendments: readonly Am
   return {
     file,
     name: raw.name,
-    type: raw.type,
+    type: raw.type as MessageSpec['type'], // coordinator records are `data` by now (asCoordinatorData)
     apiKey: raw.apiKey,
     validVersions,
-    flexibleVersions: Versions.parse(raw.flexibleVersions),
+    flexibleVersions: Versions.parse(raw.flexibleVersions, Versions.NONE),
     deprecatedVersions: Versions.parse(raw.deprecatedVersions),
     latestVersionUnstable: raw.latestVersionUnstable === true,
     listeners: raw.listeners ?? [],
@@ -235,24 +243,78 @@ export function parseMessage(file: string, text: string, amendments: readonly Am
   };
 }
 
-/** A folder named after a Kafka release (`4.4.0/`) holds another schema set kept beside this one. */
+/**
+ * Kafka 4 states a coordinator record's type as the `apiKey` of its key and value schemas (`coordinator-key`,
+ * `coordinator-value`) and versions the key's layout from 0; Kafka 3 wrote the type as the key's version
+ * (ConsumerGroupMetadataKey was `data` with `validVersions: "3"`). Both put the same bytes on disk: the
+ * int16 before a key is its record type (Kafka's CoordinatorRecordSerde), then the key. The generated code
+ * keeps Kafka 3's form, which is the one the bytes say: a key's version is its record type, so a key schema
+ * of either release describes the same module and the two can be merged (merge.ts). Values keep their own
+ * versions; both become `data`.
+ */
+function asCoordinatorData(file: string, raw: SchemaMessage): void {
+  if (raw.type === 'coordinator-key') {
+    const type = raw.apiKey;
+    if (type === undefined || raw.validVersions !== '0') throw new Error(`${file}: a coordinator key needs an apiKey and validVersions "0"`);
+    const retag = (fields: SchemaField[] | undefined): void => {
+      for (const f of fields ?? []) {
+        for (const k of ['versions', 'nullableVersions'] as const) {
+          const v = f[k];
+          if (v === undefined || v === 'none') continue;
+          if (v !== '0' && v !== '0+') throw new Error(`${file}: coordinator key field ${f.name} has versions ${v}`);
+          f[k] = String(type);
+        }
+        retag(f.fields);
+      }
+    };
+    retag(raw.fields);
+    for (const c of raw.commonStructs ?? []) retag(c.fields);
+    raw.validVersions = String(type);
+  }
+  raw.type = 'data';
+  delete raw.apiKey;
+}
+
+/** A folder named after a Kafka release (`4.4.0/`) holds a newer schema set kept beside this one. */
 export const RELEASE_FOLDER = /^\d+\.\d+\.\d+$/;
 
-/**
- * Reads every `*.json` schema below `root`, in a stable order. A folder named after a Kafka release
- * (RELEASE_FOLDER) is another schema set, not part of this one, and is not read.
- */
-export function loadSchemas(root: string): MessageSpec[] {
+/** Reads every `*.json` schema below `dir`, in a stable order, leaving release folders out. */
+function readSchemaSet(root: string, dir: string): MessageSpec[] {
   const files: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
       if (statSync(p).isDirectory()) {
         if (!RELEASE_FOLDER.test(name)) walk(p);
       } else if (name.endsWith('.json')) files.push(p);
     }
   };
-  walk(root);
-  if (files.length === 0) throw new Error(`no *.json schemas below ${root}`);
+  walk(dir);
+  if (files.length === 0) throw new Error(`no *.json schemas below ${dir}`);
   return files.map((p) => parseMessage(relative(root, p).split(sep).join('/'), readFileSync(p, 'utf8')));
+}
+
+/** The release folders directly below `root`, newest last. */
+export function releaseFolders(root: string): string[] {
+  const num = (n: string): number[] => n.split('.').map(Number);
+  const cmp = (a: string, b: string): number => {
+    const [x, y] = [num(a), num(b)];
+    for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+    return 0;
+  };
+  return readdirSync(root)
+    .filter((n) => RELEASE_FOLDER.test(n) && statSync(join(root, n)).isDirectory())
+    .sort(cmp);
+}
+
+/**
+ * The schema set below `root`. When `root` holds a release folder (`4.4.0/`), the newest one is the source of
+ * every version it defines and the top level's schemas (an older release's) supply the versions it dropped
+ * (merge.ts); other release folders are not read. File names are relative to `root`.
+ */
+export function loadSchemas(root: string): MessageSpec[] {
+  const older = readSchemaSet(root, root);
+  const newest = releaseFolders(root).at(-1);
+  if (newest === undefined) return older;
+  return mergeSchemaSets(older, readSchemaSet(root, join(root, newest)));
 }

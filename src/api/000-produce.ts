@@ -1,7 +1,10 @@
-// Produce v3-11, advertised from v0 (librdkafka ≤ 2.11 only compresses when v0 is advertised,
+// Produce v3-13, advertised from v0 (librdkafka ≤ 2.11 only compresses when v0 is advertised,
 // KAFKA-18659; v0-2 are refused as Kafka 4 refuses them) · v3: record batches v2 only · v5: logStartOffset
 // · v7: zstd (KIP-110) · v8: recordErrors and errorMessage (KIP-467) · v9+: flexible · v10: currentLeader
-// and nodeEndpoints (KIP-951).
+// and nodeEndpoints (KIP-951) · v11: TRANSACTION_ABORTABLE may be returned (KIP-890) · v12: the same as v11,
+// and a transactional producer of transaction version 2 may use it (KIP-890 part 2; no transactions here)
+// · v13: topics by id instead of name, both ways (KIP-516): an id this node does not know is UNKNOWN_TOPIC_ID
+// for each of its partitions, as Kafka's handleProduceRequest answers it.
 //
 // The batch is validated from its header (magic, lengths, CRC-32C, offsets, sequence), then record by record
 // as Kafka's LogValidator does (protocol/records/validate.ts: decompressed once within a bound, every record
@@ -11,6 +14,7 @@
 // partition; a zstd batch, whose codec is asynchronous, holds back the later batches of its partition until
 // it has been issued. The response waits for every append to be durable.
 import { ErrorCode } from '../../protocol/error-codes.js';
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import {
   ProduceApi,
   createProduceResponse,
@@ -160,24 +164,33 @@ function appendValidated(ctx: ProduceContext, topicName: string, index: number, 
 export const produce = defineHandler({
   api: ProduceApi,
   uses: ['topics', 'partitions', 'metrics', 'log'],
-  versions: { min: 3, max: 11 },
+  versions: { min: 3, max: 13 },
   advertisedMin: 0,
   handle(req, ctx) {
     const nowMs = Date.now();
     const acksValid = req.acks === -1 || req.acks === 0 || req.acks === 1;
-    const topics = req.topicData.map((t) => ({
-      name: t.name,
-      partitions: t.partitionData.map((p) =>
-        acksValid ? producePartition(ctx, t.name, p.index, p.records as Buffer | null, req.acks, nowMs) : failed(p.index, ErrorCode.INVALID_REQUIRED_ACKS),
-      ),
-    }));
+    const byId = ctx.apiVersion >= 13;
+    const topics = req.topicData.map((t) => {
+      const name = byId ? ctx.services.topics.getById(t.topicId)?.name : t.name;
+      return {
+        name: byId ? '' : t.name,
+        topicId: byId ? t.topicId : ZERO_UUID,
+        partitions: t.partitionData.map((p) =>
+          !acksValid
+            ? failed(p.index, ErrorCode.INVALID_REQUIRED_ACKS)
+            : name === undefined
+              ? failed(p.index, ErrorCode.UNKNOWN_TOPIC_ID)
+              : producePartition(ctx, name, p.index, p.records as Buffer | null, req.acks, nowMs),
+        ),
+      };
+    });
     if (req.acks === 0) {
       // acks=0: no response at all, whatever happened (Kafka closes the connection on errors; the
       // client cannot see them either way). Appends still complete.
       for (const t of topics) for (const p of t.partitions) if (p instanceof Promise) p.catch((err: unknown) => ctx.services.log.warn({ err }, 'acks=0 append failed'));
       return NO_RESPONSE;
     }
-    return Promise.all(topics.map(async (t) => createProduceResponseTopicProduceResponse({ name: t.name, partitionResponses: await Promise.all(t.partitions) }))).then(
+    return Promise.all(topics.map(async (t) => createProduceResponseTopicProduceResponse({ name: t.name, topicId: t.topicId, partitionResponses: await Promise.all(t.partitions) }))).then(
       (responses) => createProduceResponse({ responses }),
     );
   },

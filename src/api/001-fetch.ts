@@ -1,7 +1,9 @@
-// Fetch v4-17 (v0-3 removed by Kafka 4) · v4: isolation level, last stable offset, aborted transactions
+// Fetch v4-18 (v0-3 removed by Kafka 4) · v4: isolation level, last stable offset, aborted transactions
 // · v5: logStartOffset · v7: fetch sessions (KIP-227) · v9: currentLeaderEpoch (KIP-320) · v11: rackId
 // · v12+: flexible, lastFetchedEpoch, diverging epoch · v13: topic ids (KIP-516) · v15: replicaState
-// · v16: nodeEndpoints · v17: replicaDirectoryId.
+// · v16: nodeEndpoints · v17: replicaDirectoryId · v18: a follower's high watermark per partition
+// (KIP-1166); consumers send Long.MAX ("not supported") and, as Kafka's leader does for a non-replica,
+// it is not read.
 //
 // Returns stored batches as they are (no decompression, no re-encoding). Long-polls up to maxWaitMs for
 // minBytes, waking on appends rather than polling. At least one batch is returned for the first partition
@@ -164,7 +166,7 @@ function waitForAny(partitions: PartitionService, positions: { fetch: FetchParti
 export const fetch = defineHandler({
   api: FetchApi,
   uses: ['node', 'topics', 'partitions', 'fetchSessions', 'metrics'],
-  versions: { min: 4, max: 17 },
+  versions: { min: 4, max: 18 },
   async handle(req, ctx) {
     const { node, partitions, fetchSessions, metrics } = ctx.services;
     const v = ctx.apiVersion;

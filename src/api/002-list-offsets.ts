@@ -1,5 +1,8 @@
-// ListOffsets v1-9 (v0 removed by Kafka 4) · v2: isolation level · v4: leader epochs (KIP-320) · v6+:
-// flexible · v7: max timestamp (-3, KIP-734) · v8: earliest local (-4, KIP-405) · v9: latest tiered (-5).
+// ListOffsets v1-11 (v0 removed by Kafka 4) · v2: isolation level · v4: leader epochs (KIP-320) · v6+:
+// flexible · v7: max timestamp (-3, KIP-734) · v8: earliest local (-4, KIP-405) · v9: latest tiered (-5)
+// · v10: a timeout for offsets read from remote storage (KIP-1075), which this node never waits on · v11:
+// earliest pending upload (-6, KIP-1023): with no remote storage Kafka's UnifiedLog answers offset -1,
+// timestamp -1 and leader epoch -1, and so does this node.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   ListOffsetsApi,
@@ -14,17 +17,21 @@ import { defineHandler } from './handler.js';
 
 const READ_COMMITTED = 1;
 
+/** KIP-1023's ListOffsetsRequest.EARLIEST_PENDING_UPLOAD_TIMESTAMP. */
+const EARLIEST_PENDING_UPLOAD = -6;
+
 /** The lowest version that may ask for each special timestamp. */
 const MIN_VERSION_FOR: Record<number, number> = {
   [ListOffsetsTimestamp.MAX_TIMESTAMP]: 7,
   [ListOffsetsTimestamp.EARLIEST_LOCAL]: 8,
   [ListOffsetsTimestamp.LATEST_TIERED]: 9,
+  [EARLIEST_PENDING_UPLOAD]: 11,
 };
 
 export const listOffsets = defineHandler({
   api: ListOffsetsApi,
   uses: ['partitions'],
-  versions: { min: 1, max: 9 },
+  versions: { min: 1, max: 11 },
   async handle(req, ctx) {
     const { partitions: served } = ctx.services;
     const v = ctx.apiVersion;
@@ -48,8 +55,10 @@ export const listOffsets = defineHandler({
           out.errorCode = epochError;
         } else if (ts < 0 && (MIN_VERSION_FOR[ts] ?? 0) > v) {
           out.errorCode = ErrorCode.UNSUPPORTED_VERSION;
-        } else if (ts < ListOffsetsTimestamp.LATEST_TIERED) {
+        } else if (ts < EARLIEST_PENDING_UPLOAD) {
           out.errorCode = ErrorCode.INVALID_REQUEST;
+        } else if (ts === EARLIEST_PENDING_UPLOAD) {
+          // Nothing is pending upload without remote storage: offset, timestamp and epoch stay -1.
         } else {
           try {
             const found = await part.log.listOffsets(ts, { isolation });

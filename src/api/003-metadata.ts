@@ -1,6 +1,7 @@
-// Metadata v0-12 · v1: null topics = all, controllerId, isInternal · v2: clusterId · v4: allowAutoTopicCreation
+// Metadata v0-13 · v1: null topics = all, controllerId, isInternal · v2: clusterId · v4: allowAutoTopicCreation
 // · v5: offlineReplicas · v7: leaderEpoch · v8: authorized operations (KIP-430) · v9+: flexible
-// · v10: topic ids (KIP-516) · v11: cluster operations moved to DescribeCluster.
+// · v10: topic ids (KIP-516) · v11: cluster operations moved to DescribeCluster · v13: a top-level error code,
+// for REBOOTSTRAP_REQUIRED (KIP-1102); this node, which serves its own metadata, answers 0.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   MetadataApi,
@@ -52,7 +53,7 @@ export function advertisedSelf(ctx: RequestContext<'node'>): { host: string; por
 export const metadata = defineHandler({
   api: MetadataApi,
   uses: ['node', 'config', 'topics', 'partitions'],
-  versions: { min: 0, max: 12 },
+  versions: { min: 0, max: 13 },
   async handle(req, ctx) {
     const { services } = ctx;
     const { node, config } = services;

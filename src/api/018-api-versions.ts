@@ -1,8 +1,12 @@
-// ApiVersions v0-4 · v1: throttleTimeMs · v3+: flexible, client software name/version (KIP-511), features
-// (KIP-584) · the response header is always v0 so any client can read it.
+// ApiVersions v0-5 · v1: throttleTimeMs · v3+: flexible, client software name/version (KIP-511), features
+// (KIP-584, src/api/features.ts) · v4: supported features may have a minimum of 0 (KAFKA-17011) · v5: the
+// client may name the cluster and node it means to reach (KIP-1242): naming one without the other is
+// INVALID_REQUEST, naming another cluster or node is REBOOTSTRAP_REQUIRED · the response header is always
+// v0 so any client can read it.
 import { ApiVersionsApi, type ApiVersionsResponse, createApiVersionsResponse, createApiVersionsResponseApiVersion } from '../../protocol/messages/018-api-versions.gen.js';
 import { encodeResponseFrame, type RequestHeader } from '../../protocol/headers.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
+import { FINALIZED_FEATURES_EPOCH, finalizedFeatures, supportedFeatures } from './features.js';
 import { defineHandler, type Handler } from './handler.js';
 
 /** The ApiVersions list, built from the handlers' declared ranges. */
@@ -17,18 +21,27 @@ const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
 export const apiVersions = defineHandler({
   api: ApiVersionsApi,
-  uses: ['apis'],
-  versions: { min: 0, max: 4 },
+  uses: ['apis', 'node'],
+  versions: { min: 0, max: 5 },
   handle(req, ctx) {
-    const res = createApiVersionsResponse({ apiKeys: ctx.services.apis.versions.map((k) => ({ ...k })) });
-    if (ctx.apiVersion >= 3) {
+    const v = ctx.apiVersion;
+    // Kafka's ApiVersionsRequest.getErrorResponse: an error code and, for these errors, no API list.
+    const refused = (errorCode: number): ApiVersionsResponse => createApiVersionsResponse({ errorCode });
+    if (v >= 5 && (req.clusterId === null) !== (req.nodeId === -1)) return refused(ErrorCode.INVALID_REQUEST);
+    if (v >= 3) {
       // KIP-511: invalid names are answered with INVALID_REQUEST.
-      if (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion)) {
-        res.errorCode = ErrorCode.INVALID_REQUEST;
-        return res;
-      }
+      if (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion)) return refused(ErrorCode.INVALID_REQUEST);
+    }
+    // KIP-1242: a client that reached the wrong cluster or node (an address reused after a move) rebootstraps.
+    const { node } = ctx.services;
+    if (v >= 5 && req.clusterId !== null && (req.clusterId !== node.clusterId || req.nodeId !== node.nodeId)) return refused(ErrorCode.REBOOTSTRAP_REQUIRED);
+    const res = createApiVersionsResponse({ apiKeys: ctx.services.apis.versions.map((k) => ({ ...k })) });
+    if (v >= 3) {
       ctx.connection.clientSoftwareName = req.clientSoftwareName;
       ctx.connection.clientSoftwareVersion = req.clientSoftwareVersion;
+      res.supportedFeatures = supportedFeatures(v);
+      res.finalizedFeaturesEpoch = FINALIZED_FEATURES_EPOCH;
+      res.finalizedFeatures = finalizedFeatures();
     }
     return res;
   },

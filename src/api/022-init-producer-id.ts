@@ -1,7 +1,8 @@
-// InitProducerId v0-5 · v2+: flexible · v3: producerId/epoch of an existing producer (KIP-360) · v4: same
-// as v3 · v5: PRODUCER_FENCED in place of INVALID_PRODUCER_EPOCH. Idempotent producers only: as Kafka's
-// TransactionCoordinator does for a null transactional id, every request gets a fresh producer id with
-// epoch 0.
+// InitProducerId v0-6 · v2+: flexible · v3: producerId/epoch of an existing producer (KIP-360) · v4: same
+// as v3 · v5: PRODUCER_FENCED in place of INVALID_PRODUCER_EPOCH · v6: two-phase commit flags and the
+// ongoing transaction's producer id and epoch (KIP-939), which Kafka's TransactionCoordinator does not read
+// for a null transactional id. Idempotent producers only: as Kafka's TransactionCoordinator does for a null
+// transactional id, every request gets a fresh producer id with epoch 0 (no ongoing transaction: -1).
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { InitProducerIdApi, createInitProducerIdResponse } from '../../protocol/messages/022-init-producer-id.gen.js';
 import { defineHandler } from './handler.js';
@@ -9,7 +10,7 @@ import { defineHandler } from './handler.js';
 export const initProducerId = defineHandler({
   api: InitProducerIdApi,
   uses: ['producerIds'],
-  versions: { min: 0, max: 5 },
+  versions: { min: 0, max: 6 },
   async handle(req, ctx) {
     if (req.transactionalId !== null) {
       // Transactions are not served yet: refuse with an error the clients treat as fatal rather than

@@ -1,5 +1,6 @@
-// DescribeLogDirs v1-4 (v0 removed by Kafka 4) · v2+: flexible · v3: top-level errorCode · v4: total and
-// usable bytes (KIP-827). Ledgerline keeps every partition in one data directory.
+// DescribeLogDirs v1-5 (v0 removed by Kafka 4) · v2+: flexible · v3: top-level errorCode · v4: total and
+// usable bytes (KIP-827) · v5: whether the directory is cordoned (KIP-1066); this one never is. Ledgerline
+// keeps every partition in one data directory.
 import { statfs } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
@@ -14,7 +15,7 @@ import { defineHandler } from './handler.js';
 export const describeLogDirs = defineHandler({
   api: DescribeLogDirsApi,
   uses: ['config', 'partitions'],
-  versions: { min: 1, max: 4 },
+  versions: { min: 1, max: 5 },
   async handle(req, ctx) {
     const { config, partitions } = ctx.services;
     const wanted = req.topics === null ? null : new Map(req.topics.map((t) => [t.topic, new Set(t.partitions)]));

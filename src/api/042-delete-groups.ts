@@ -1,6 +1,7 @@
-// DeleteGroups v0-2 · v1: throttle time (v0 kept by Kafka 4, KAFKA-18352) · v2+: flexible. A group must be
-// empty (NON_EMPTY_GROUP otherwise); its committed offsets are deleted with it.
-import { ErrorCode } from '../../protocol/error-codes.js';
+// DeleteGroups v0-3 · v1: throttle time (v0 kept by Kafka 4, KAFKA-18352) · v2+: flexible · v3: a message per
+// group result, set with its error as Kafka's ApiError gives it (the error's own message; null on success).
+// A group must be empty (NON_EMPTY_GROUP otherwise); its committed offsets are deleted with it.
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { DeleteGroupsApi, createDeleteGroupsResponse, createDeleteGroupsResponseDeletableGroupResult } from '../../protocol/messages/042-delete-groups.gen.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
 import { defineHandler } from './handler.js';
@@ -8,12 +9,13 @@ import { defineHandler } from './handler.js';
 export const deleteGroups = defineHandler({
   api: DeleteGroupsApi,
   uses: ['groups'],
-  versions: { min: 0, max: 2 },
+  versions: { min: 0, max: 3 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);
     const results = groups
       ? await groups.deleteGroups(req.groupsNames)
       : [...new Set(req.groupsNames)].map((groupId) => createDeleteGroupsResponseDeletableGroupResult({ groupId, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }));
+    if (ctx.apiVersion >= 3) for (const r of results) if (r.errorCode !== ErrorCode.NONE) r.errorMessage ??= errorByCode(r.errorCode).message;
     return createDeleteGroupsResponse({ results });
   },
 });

@@ -1,4 +1,5 @@
-// DescribeCluster v0-1 (KIP-700) · v0+: flexible · v1: endpointType (brokers or controllers, KIP-919).
+// DescribeCluster v0-2 (KIP-700) · v0+: flexible · v1: endpointType (brokers or controllers, KIP-919) · v2:
+// includeFencedBrokers and each broker's isFenced (KIP-1073); this node, the only broker, is never fenced.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { DescribeClusterApi, createDescribeClusterResponse, createDescribeClusterResponseDescribeClusterBroker } from '../../protocol/messages/060-describe-cluster.gen.js';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './authorized-operations.js';
@@ -10,7 +11,7 @@ const ENDPOINT_BROKERS = 1;
 export const describeCluster = defineHandler({
   api: DescribeClusterApi,
   uses: ['node'],
-  versions: { min: 0, max: 1 },
+  versions: { min: 0, max: 2 },
   handle(req, ctx) {
     const res = createDescribeClusterResponse({
       endpointType: req.endpointType,
@@ -25,7 +26,7 @@ export const describeCluster = defineHandler({
       return res;
     }
     const self = advertisedSelf(ctx);
-    res.brokers = [createDescribeClusterResponseDescribeClusterBroker({ brokerId: ctx.services.node.nodeId, host: self.host, port: self.port, rack: null })];
+    res.brokers = [createDescribeClusterResponseDescribeClusterBroker({ brokerId: ctx.services.node.nodeId, host: self.host, port: self.port, rack: null, isFenced: false })];
     return res;
   },
 });

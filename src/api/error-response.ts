@@ -73,6 +73,17 @@ import {
   createDescribeConfigsResponseDescribeConfigsResult,
   type DescribeConfigsRequest,
 } from '../../protocol/messages/032-describe-configs.gen.js';
+import { createElectLeadersResponse, createElectLeadersResponsePartitionResult, createElectLeadersResponseReplicaElectionResult, type ElectLeadersRequest } from '../../protocol/messages/043-elect-leaders.gen.js';
+import {
+  createAlterPartitionReassignmentsResponse,
+  createAlterPartitionReassignmentsResponseReassignablePartitionResponse,
+  createAlterPartitionReassignmentsResponseReassignableTopicResponse,
+  type AlterPartitionReassignmentsRequest,
+} from '../../protocol/messages/045-alter-partition-reassignments.gen.js';
+import { createListPartitionReassignmentsResponse } from '../../protocol/messages/046-list-partition-reassignments.gen.js';
+import { createDescribeQuorumResponse } from '../../protocol/messages/055-describe-quorum.gen.js';
+import { createListConfigResourcesResponse } from '../../protocol/messages/074-list-config-resources.gen.js';
+import { createDescribeTopicPartitionsResponse, createDescribeTopicPartitionsResponseTopic, type DescribeTopicPartitionsRequest } from '../../protocol/messages/075-describe-topic-partitions.gen.js';
 import {
   createAlterConfigsResponse,
   createAlterConfigsResponseAlterConfigsResourceResponse,
@@ -347,6 +358,39 @@ const BUILDERS: ReadonlyMap<number, Builder> = new Map<number, Builder>([
   [68, (_req, _v, e) => createConsumerGroupHeartbeatResponse({ errorCode: e.code })],
   [69, (req: ConsumerGroupDescribeRequest, _v, e) =>
     createConsumerGroupDescribeResponse({ groups: req.groupIds.map((groupId) => createConsumerGroupDescribeResponseDescribedGroup({ groupId, errorCode: e.code })) })],
+  // ElectLeadersRequest: each named partition, and the top level from v1 (a null list, every partition, gets none).
+  [43, (req: ElectLeadersRequest, v, e) =>
+    createElectLeadersResponse({
+      errorCode: v >= 1 ? e.code : ErrorCode.NONE,
+      replicaElectionResults: (req.topicPartitions ?? []).map((t) =>
+        createElectLeadersResponseReplicaElectionResult({
+          topic: t.topic,
+          partitionResult: t.partitions.map((partitionId) => createElectLeadersResponsePartitionResult({ partitionId, errorCode: e.code, errorMessage: e.message })),
+        }),
+      ),
+    })],
+  // AlterPartitionReassignmentsRequest: the top level and each partition.
+  [45, (req: AlterPartitionReassignmentsRequest, _v, e) =>
+    createAlterPartitionReassignmentsResponse({
+      errorCode: e.code,
+      errorMessage: e.message,
+      allowReplicationFactorChange: req.allowReplicationFactorChange,
+      responses: req.topics.map((t) =>
+        createAlterPartitionReassignmentsResponseReassignableTopicResponse({
+          name: t.name,
+          partitions: t.partitions.map((p) => createAlterPartitionReassignmentsResponseReassignablePartitionResponse({ partitionIndex: p.partitionIndex, errorCode: e.code, errorMessage: e.message })),
+        }),
+      ),
+    })],
+  // ListPartitionReassignmentsRequest: the top level alone.
+  [46, (_req, _v, e) => createListPartitionReassignmentsResponse({ errorCode: e.code, errorMessage: e.message, topics: [] })],
+  // DescribeQuorumRequest.getTopLevelErrorResponse; the message field exists from v2.
+  [55, (_req, _v, e) => createDescribeQuorumResponse({ errorCode: e.code, errorMessage: e.message, topics: [], nodes: [] })],
+  // ListConfigResourcesRequest: the top level alone.
+  [74, (_req, _v, e) => createListConfigResourcesResponse({ errorCode: e.code, configResources: [] })],
+  // DescribeTopicPartitionsRequest: each named topic, no cursor.
+  [75, (req: DescribeTopicPartitionsRequest, _v, e) =>
+    createDescribeTopicPartitionsResponse({ topics: req.topics.map((t) => createDescribeTopicPartitionsResponseTopic({ name: t.name, errorCode: e.code })), nextCursor: null })],
 ]);
 
 /** True for an API key that has an error response here. */

@@ -25,13 +25,19 @@ import { describeConfigs } from './032-describe-configs.js';
 import { alterConfigs } from './033-alter-configs.js';
 import { describeLogDirs } from './035-describe-log-dirs.js';
 import { createPartitions } from './037-create-partitions.js';
+import { electLeadersHandler } from './043-elect-leaders.js';
 import { incrementalAlterConfigs } from './044-incremental-alter-configs.js';
+import { alterPartitionReassignmentsHandler } from './045-alter-partition-reassignments.js';
+import { listPartitionReassignmentsHandler } from './046-list-partition-reassignments.js';
+import { describeQuorumHandler } from './055-describe-quorum.js';
 import { deleteGroups } from './042-delete-groups.js';
 import { offsetDelete } from './047-offset-delete.js';
 import { describeCluster } from './060-describe-cluster.js';
 import { describeProducers } from './061-describe-producers.js';
 import { consumerGroupHeartbeat } from './068-consumer-group-heartbeat.js';
 import { consumerGroupDescribe } from './069-consumer-group-describe.js';
+import { listConfigResourcesHandler } from './074-list-config-resources.js';
+import { describeTopicPartitionsHandler } from './075-describe-topic-partitions.js';
 
 export const handlers: readonly Handler[] = [
   produce,
@@ -58,10 +64,16 @@ export const handlers: readonly Handler[] = [
   describeLogDirs,
   createPartitions,
   deleteGroups,
+  electLeadersHandler,
   incrementalAlterConfigs,
+  alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler,
   offsetDelete,
+  describeQuorumHandler,
   describeCluster,
   describeProducers,
   consumerGroupHeartbeat,
   consumerGroupDescribe,
+  listConfigResourcesHandler,
+  describeTopicPartitionsHandler,
 ];

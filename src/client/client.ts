@@ -256,18 +256,20 @@ export class KafkaClient {
         const conn = await this.cluster.connectionTo(leader, options.lane ?? 0);
         const byTopic = new Map<string, ProduceEntry[]>();
         for (const e of group) push(byTopic, e.topic, e);
+        // Produce v13 names topics by id only (KIP-516); this client names them, so it stays at v12.
+        const version = conn.versionFor(ProduceApi, { max: 12 });
         const request = ProduceApi.request.create({
           transactionalId: options.transactionalId ?? null,
           acks,
           timeoutMs,
-          topicData: [...byTopic].map(([name, es]) => ({ name, partitionData: es.map((e) => ({ index: e.partition, records: e.records })) })),
+          topicData: [...byTopic].map(([name, es]) => ({ name, topicId: ZERO_UUID, partitionData: es.map((e) => ({ index: e.partition, records: e.records })) })),
         });
         if (acks === 0) {
-          await conn.send(ProduceApi, request);
+          await conn.send(ProduceApi, request, { version });
           for (const e of group) results.set(key(e.topic, e.partition), acksZeroResult(e));
           return;
         }
-        const response: ProduceResponse = await conn.request(ProduceApi, request, { timeoutMs: this.requestTimeoutMs + timeoutMs });
+        const response: ProduceResponse = await conn.request(ProduceApi, request, { version, timeoutMs: this.requestTimeoutMs + timeoutMs });
         for (const t of response.responses) {
           for (const p of t.partitionResponses) {
             results.set(key(t.name, p.index), {
@@ -316,6 +318,7 @@ export class KafkaClient {
             logStartOffset: -1n,
             partitionMaxBytes: e.maxBytes ?? 1024 * 1024,
             replicaDirectoryId: ZERO_UUID,
+            highWatermark: 9223372036854775807n, // Fetch v18: Long.MAX, "not supported", as a consumer sends it (KIP-1166: only followers report one)
           })),
         }));
         const request = FetchApi.request.create({

@@ -172,6 +172,7 @@ function topicsOf(parts: readonly SessionPartition[]): FetchRequestFetchTopic[] 
       logStartOffset: -1n,
       partitionMaxBytes: p.partitionMaxBytes,
       replicaDirectoryId: ZERO_UUID,
+      highWatermark: 9223372036854775807n, // Fetch v18: Long.MAX, "not supported", as a consumer sends it (KIP-1166: only followers report one)
     });
   }
   return [...topics.values()];

@@ -111,7 +111,7 @@ export function groupMetadataTombstone(groupId: string): CoordinatorRecord {
 }
 
 export function consumerGroupEpochRecord(groupId: string, epoch: number): CoordinatorRecord {
-  return { type: 'ConsumerGroupMetadata', key: { groupId }, value: { epoch } };
+  return { type: 'ConsumerGroupMetadata', key: { groupId }, value: { epoch, metadataHash: 0n } };
 }
 
 export function consumerGroupSubscriptionMetadataRecord(groupId: string, metadata: ReadonlyMap<string, TopicMetadata>): CoordinatorRecord {
@@ -163,7 +163,7 @@ export function consumerGroupTargetAssignmentRecord(groupId: string, memberId: s
 }
 
 export function consumerGroupTargetAssignmentEpochRecord(groupId: string, assignmentEpoch: number): CoordinatorRecord {
-  return { type: 'ConsumerGroupTargetAssignmentMetadata', key: { groupId }, value: { assignmentEpoch } };
+  return { type: 'ConsumerGroupTargetAssignmentMetadata', key: { groupId }, value: { assignmentEpoch, assignmentTimestamp: 0n } };
 }
 
 export function consumerGroupCurrentAssignmentRecord(groupId: string, m: ConsumerGroupMember): CoordinatorRecord {

@@ -151,11 +151,11 @@ describe.sequential('bad input over raw sockets', () => {
       c.write(frame(ApiVersionsApi.apiKey, 99, 41, Buffer.from([0, 0, 0, 0x55, 0x66])));
       const res = await c.receive(ApiVersionsApi, 0, 41);
       expect(res.errorCode).toBe(ErrorCode.UNSUPPORTED_VERSION);
-      expect(res.apiKeys).toEqual([expect.objectContaining({ apiKey: 18, minVersion: 0, maxVersion: 4 })]);
+      expect(res.apiKeys).toEqual([expect.objectContaining({ apiKey: 18, minVersion: 0, maxVersion: 5 })]);
       // The client retries with a version from that range on the same connection.
       const ok = await c.request(ApiVersionsApi, 3, ApiVersionsApi.request.create({ clientSoftwareName: 'retry', clientSoftwareVersion: '1.0' }));
       expect(ok.errorCode).toBe(0);
-      expect(ok.apiKeys.find((k) => k.apiKey === 1)).toMatchObject({ minVersion: 4, maxVersion: 17 });
+      expect(ok.apiKeys.find((k) => k.apiKey === 1)).toMatchObject({ minVersion: 4, maxVersion: 18 });
     } finally {
       c.destroy();
     }

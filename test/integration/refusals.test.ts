@@ -47,7 +47,7 @@ describe('refused requests in the broker log', () => {
       const ids: number[] = [];
       // A client retrying five times, as a producer whose init keeps failing would.
       for (let i = 0; i < 5; i++) {
-        const id = c.send(InitProducerIdApi, 4, { transactionalId: 'tx-app', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }, undefined, 'tx-client');
+        const id = c.send(InitProducerIdApi, 4, { transactionalId: 'tx-app', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false }, undefined, 'tx-client');
         ids.push(id);
         const res = await c.receive(InitProducerIdApi, 4, id);
         expect(res.errorCode).toBe(ErrorCode.INVALID_REQUEST);
@@ -57,7 +57,7 @@ describe('refused requests in the broker log', () => {
       expect(line!.remote).toMatch(/^127\.0\.0\.1:\d+$/);
       expect(line!.reason).toMatch(/transactions are not supported.*tx-app/);
       // A request answered after the five proves their lines would have been written by now.
-      await c.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      await c.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false });
       expect(refusals('InitProducerId')).toHaveLength(1);
     } finally {
       c.destroy();
@@ -65,9 +65,9 @@ describe('refused requests in the broker log', () => {
     // The same client on a new connection is still the same client: no second line.
     const again = await RawConnection.connect(broker.port);
     try {
-      const id = again.send(InitProducerIdApi, 4, { transactionalId: 'tx-app', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }, undefined, 'tx-client');
+      const id = again.send(InitProducerIdApi, 4, { transactionalId: 'tx-app', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false }, undefined, 'tx-client');
       expect((await again.receive(InitProducerIdApi, 4, id)).errorCode).toBe(ErrorCode.INVALID_REQUEST);
-      await again.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      await again.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false });
     } finally {
       again.destroy();
     }

@@ -57,7 +57,7 @@ export function produceRequest(entries: { topic: string; partition: number; reco
     transactionalId: null,
     acks,
     timeoutMs: 30_000,
-    topicData: [...byTopic].map(([name, partitionData]) => ({ name, partitionData })),
+    topicData: [...byTopic].map(([name, partitionData]) => ({ name, topicId: ZERO_UUID, partitionData })),
   });
 }
 

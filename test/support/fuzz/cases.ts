@@ -17,6 +17,7 @@ import { encodeTracedFrame, mutateBytes, mutateStructure, type EncodedFrame } fr
 import type { Prng } from './prng.js';
 import { fuzzBatch, type FuzzBatch } from './records.js';
 import type { RequestSchema } from './schemas.js';
+import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
 
 export type CaseKind = 'valid' | 'field' | 'structure' | 'bytes' | 'records' | 'frame';
 
@@ -138,7 +139,7 @@ async function recordsCase(rng: Prng, ctx: CaseContext): Promise<Case> {
     if (!byTopic.has(p.topic)) byTopic.set(p.topic, []);
     byTopic.get(p.topic)!.push({ index: p.partition, records: Buffer.concat(p.batches.map((b) => b.bytes)) });
   }
-  const body = ProduceApi.request.create({ transactionalId: null, acks, timeoutMs: 5000, topicData: [...byTopic].map(([name, partitionData]) => ({ name, partitionData })) });
+  const body = ProduceApi.request.create({ transactionalId: null, acks, timeoutMs: 5000, topicData: [...byTopic].map(([name, partitionData]) => ({ name, topicId: ZERO_UUID, partitionData })) });
   const frame = encodeTracedFrame(ProduceApi, version, rng.int(0x40000000), 'fuzz', body).bytes;
   const what = `Produce v${version} acks=${acks}: ${produced.map((p) => `${p.topic}-${p.partition} [${p.batches.map((b) => `${b.codec}:${b.variant}`).join(', ')}]`).join('; ')}`;
   return { kind: 'records', what, apiKey: ProduceApi.apiKey, version, frame, produced };

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import { createProduceRequest, type ProduceResponse } from '../../../protocol/messages/000-produce.gen.js';
+import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
 import { produce } from '../../../src/api/000-produce.js';
 import { NO_RESPONSE } from '../../../src/api/handler.js';
 import { buildBatch } from '../log/support.js';
@@ -25,7 +26,7 @@ function ctx(apiVersion = 9) {
 }
 
 function request(topic: string, partition: number, records: Buffer | null, acks = -1) {
-  return createProduceRequest({ acks, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+  return createProduceRequest({ acks, timeoutMs: 30_000, topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: [{ index: partition, records }] }] });
 }
 
 async function send(req: ReturnType<typeof request>): Promise<ProduceResponse> {

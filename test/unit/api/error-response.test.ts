@@ -23,6 +23,19 @@ interface Case {
 const twoTopics = <T>(make: (name: string, i: number) => T): T[] => [make('a', 0), make('b', 1)];
 
 const CASES: Record<number, Case> = {
+  43: {
+    request: () => ({ electionType: 0, timeoutMs: 1000, topicPartitions: twoTopics((topic) => ({ topic, partitions: [0, 1] })) }),
+    // Each partition; the top level from v1.
+    places: (v) => (v >= 1 ? 5 : 4),
+  },
+  45: {
+    request: () => ({ timeoutMs: 1000, allowReplicationFactorChange: true, topics: twoTopics((name) => ({ name, partitions: [{ partitionIndex: 0, replicas: [1] }, { partitionIndex: 1, replicas: null }] })) }),
+    places: () => 5,
+  },
+  46: { request: () => ({ timeoutMs: 1000, topics: null }), places: () => 1 },
+  55: { request: () => ({ topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] }), places: () => 1 },
+  74: { request: () => ({ resourceTypes: [] }), places: () => 1 },
+  75: { request: () => ({ topics: twoTopics((name) => ({ name })), responsePartitionLimit: 10, cursor: null }), places: () => 2 },
   0: {
     request: () => ({ acks: -1, timeoutMs: 1000, topicData: twoTopics((name) => ({ name, partitionData: [{ index: 0, records: null }, { index: 1, records: null }] })) }),
     places: () => 4,

@@ -76,6 +76,7 @@ describe('KafkaClient.produce', () => {
         return ProduceApi.response.create({
           responses: r.topicData.map((t) => ({
             name: t.name,
+            topicId: t.topicId,
             partitionResponses: t.partitionData.map((p) => ({
               ...ProduceApi.response.create().responses[0],
               index: p.index,
@@ -254,6 +255,7 @@ describe('KafkaClient with a partition named twice', () => {
       return ProduceApi.response.create({
         responses: r.topicData.map((t) => ({
           name: t.name,
+          topicId: t.topicId,
           partitionResponses: t.partitionData.map((p) => ({
             ...ProduceApi.response.create().responses[0],
             index: p.index,

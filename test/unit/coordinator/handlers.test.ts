@@ -28,9 +28,12 @@ import { ClassicGroup } from '../../../src/coordinator/classic-group.js';
 import type { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
 import { harness, joinRequest } from './harness.js';
 import { fakeNode, requestContext } from '../api/fakes.js';
+import type { TopicService } from '../../../src/api/services.js';
 
-function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node'> {
-  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode() }, { apiVersion, signal });
+function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node' | 'topics'> {
+  // OffsetCommit and OffsetFetch v10 look topics up by id; these tests name them (v9 and below).
+  const topics = { getById: () => undefined, get: () => undefined } as unknown as TopicService;
+  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode(), topics }, { apiVersion, signal });
 }
 
 describe('group API handlers', () => {

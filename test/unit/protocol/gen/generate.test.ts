@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { diffGenerated } from '../../../../protocol/gen/generate.js';
 import { generate, kebab, camel, structTypeName } from '../../../../protocol/gen/emit.js';
-import { loadSchemas, parseMessage, stripJsonComments, Versions, type FieldSpec, type FieldType, type MessageSpec } from '../../../../protocol/gen/schema.js';
+import { parseMessage, stripJsonComments, Versions, type FieldSpec, type FieldType, type MessageSpec } from '../../../../protocol/gen/schema.js';
 import { messagesOfModule } from '../../../support/generated-model.js';
 import { schemaSet, SCHEMAS_REQUIRED, specs as generatedSpecs } from '../../../support/schemas.js';
 
@@ -123,27 +120,28 @@ describe('schema parsing', () => {
     expect(() => parseMessage('X.json', text)).toThrow(/unknown struct Missing/);
   });
 
+  it('reads a field that only travels tagged and leaves out its versions (Kafka 4.4 StreamsGroupMetadataValue)', () => {
+    const text = JSON.stringify({
+      name: 'X',
+      type: 'data',
+      validVersions: '0',
+      flexibleVersions: '0+',
+      fields: [{ name: 'Configs', type: '[]string', taggedVersions: '0+', nullableVersions: '0+', tag: 1, default: null }],
+    });
+    const [f] = parseMessage('X.json', text).fields;
+    expect(String(f!.versions)).toBe('0+');
+    expect(String(f!.taggedVersions)).toBe('0+');
+  });
+
+  it('reads the schema a release keeps for an API it removed: validVersions "none" and no fields', () => {
+    const spec = parseMessage('LeaderAndIsrRequest.json', JSON.stringify({ apiKey: 4, type: 'request', name: 'LeaderAndIsrRequest', validVersions: 'none' }));
+    expect(spec.validVersions.empty).toBe(true);
+    expect(spec.fields).toEqual([]);
+  });
+
   it('names files and fields the way the project does', () => {
     expect(kebab('OffsetForLeaderEpoch')).toBe('offset-for-leader-epoch');
     expect(kebab('DescribeUserScramCredentials')).toBe('describe-user-scram-credentials');
     expect(camel('GroupInstanceId')).toBe('groupInstanceId');
-  });
-});
-
-describe('loadSchemas', () => {
-  it('reads the schema set below its root but not a release folder kept beside it (4.4.0/)', () => {
-    const root = mkdtempSync(join(tmpdir(), 'll-schemas-'));
-    try {
-      const schema = (name: string, apiKey: number): string =>
-        JSON.stringify({ apiKey, type: 'request', name, validVersions: '0', flexibleVersions: 'none', fields: [] });
-      mkdirSync(join(root, 'messages'));
-      mkdirSync(join(root, '4.4.0', 'messages'), { recursive: true });
-      writeFileSync(join(root, 'messages', 'PingRequest.json'), schema('PingRequest', 900));
-      writeFileSync(join(root, '4.4.0', 'messages', 'PongRequest.json'), schema('PongRequest', 901));
-      expect(loadSchemas(root).map((s) => s.file)).toEqual(['messages/PingRequest.json']);
-      expect(loadSchemas(join(root, '4.4.0')).map((s) => s.file)).toEqual(['messages/PongRequest.json']);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
   });
 });

@@ -10,7 +10,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ApiDescriptor, MessageCodec } from '../../../../protocol/api.js';
-import { UnsupportedVersionError } from '../../../../protocol/errors.js';
 import { decodeResponseFrame, encodeRequestFrame, encodeResponseFrame, readRequestHeader } from '../../../../protocol/headers.js';
 import * as produce from '../../../../protocol/messages/000-produce.gen.js';
 import * as fetch from '../../../../protocol/messages/001-fetch.gen.js';
@@ -959,17 +958,19 @@ describe('request frames (request header v1/v2, captured clients)', () => {
     expect(hex(again)).toBe(hex(golden));
   });
 
-  it('reads the header of a request newer than the schema set (Java 4.4 ApiVersions v5) and refuses its body', () => {
+  it('reads a Java 4.4 ApiVersions v5 request, which the 4.4.0 schemas define, header and body', () => {
     const golden = loadGolden('captured/java-4.4.0-api-versions-v5-request.hex');
     const r = new Reader(golden, 4);
     const { header, api, versionKnown } = readRequestHeader(r);
     r.check();
     expect(api).toBe(av.ApiVersionsApi);
-    expect(versionKnown).toBe(false);
+    expect(versionKnown).toBe(true);
     expect(header).toMatchObject({ requestApiKey: 18, requestApiVersion: 5, correlationId: 0, clientId: 'golden-java' });
-    // Header v2 was applied (as for the newest known version), so the reader stands at the body.
     expect(golden.readUInt8(r.pos)).toBe(0x12); // compact length of "apache-kafka-java"
-    expect(() => av.ApiVersionsApi.request.decode(r, 5)).toThrow(UnsupportedVersionError);
+    const body = av.ApiVersionsApi.request.decode(r, 5);
+    r.complete();
+    expect(body.clientSoftwareName).toBe('apache-kafka-java');
+    expect(body.clientSoftwareVersion).toMatch(/^4\.4/);
   });
 });
 

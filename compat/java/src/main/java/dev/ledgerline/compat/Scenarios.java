@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -25,6 +26,10 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DescribeProducersResult;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
@@ -127,6 +132,7 @@ public final class Scenarios {
       case "configs" -> configs();
       case "delete-records" -> deleteRecords();
       case "groups-admin" -> groupsAdmin();
+      case "admin-single-node" -> adminSingleNode();
       case "err-missing-topic" -> errMissingTopic();
       case "err-offset-out-of-range" -> errOffsetOutOfRange();
       case "err-oversize" -> errOversize();
@@ -594,6 +600,50 @@ public final class Scenarios {
     result.put("deleteAll", attempt(() -> admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(-1)))
         .lowWatermarks().get(tp).get().lowWatermark()));
     result.put("earliestAfterAll", listOffset(admin, tp, OffsetSpec.earliest()));
+  }
+
+  /**
+   * What Kafka 4's admin tools ask a one-node cluster, through the Admin calls they make: kafka-topics
+   * --describe (describeTopics, DescribeTopicPartitions paged two partitions at a time), kafka-features
+   * describe (describeFeatures), kafka-leader-election (electLeaders), kafka-reassign-partitions --list and
+   * --execute (list/alterPartitionReassignments) and kafka-metadata-quorum describe --status
+   * (describeMetadataQuorum).
+   */
+  private void adminSingleNode() throws Exception {
+    Admin admin = admin();
+    String t = prefix;
+    admin.createTopics(List.of(new NewTopic(t, 3, (short) 1))).all().get();
+    waitForTopic(admin, t, 3);
+    TopicDescription d = admin.describeTopics(List.of(t), new DescribeTopicsOptions().partitionSizeLimitPerResponse(2)).allTopicNames().get().get(t);
+    result.put("partitions", d.partitions().stream().map(p -> {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("partition", p.partition());
+      m.put("leaderKnown", p.leader() != null);
+      m.put("replicas", p.replicas().size());
+      m.put("isr", p.isr().size());
+      m.put("elr", p.elr() == null ? null : p.elr().size());
+      m.put("lastKnownElr", p.lastKnownElr() == null ? null : p.lastKnownElr().size());
+      return m;
+    }).toList());
+    FeatureMetadata f = admin.describeFeatures().featureMetadata().get();
+    Map<String, Object> finalized = new TreeMap<>();
+    f.finalizedFeatures().forEach((name, r) -> finalized.put(name, r.maxVersionLevel()));
+    Map<String, Object> supported = new TreeMap<>();
+    f.supportedFeatures().forEach((name, r) -> supported.put(name, r.minVersion() + "-" + r.maxVersion()));
+    result.put("finalizedFeatures", finalized);
+    result.put("supportedFeatures", supported);
+    TopicPartition tp = new TopicPartition(t, 0);
+    result.put("electPreferred", attempt(() -> admin.electLeaders(org.apache.kafka.common.ElectionType.PREFERRED, Set.of(tp)).partitions().get().get(tp)
+        .map(e -> (Object) Map.of("error", err(e))).orElse("ok")));
+    result.put("reassignmentsListed", attempt(() -> admin.listPartitionReassignments(Set.of(tp)).reassignments().get().size()));
+    result.put("reassignToMissingBroker", attempt(() -> admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(99))))).all().get()));
+    QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get();
+    Map<String, Object> quorum = new LinkedHashMap<>();
+    quorum.put("leaderIsVoter", q.voters().stream().anyMatch(v -> v.replicaId() == q.leaderId()));
+    quorum.put("voters", q.voters().size());
+    quorum.put("observers", q.observers().size());
+    quorum.put("nodes", q.nodes().size());
+    result.put("quorum", quorum);
   }
 
   private void groupsAdmin() throws Exception {

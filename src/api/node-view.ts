@@ -1,0 +1,43 @@
+/**
+ * What the single-node admin answers (ElectLeaders, partition reassignments, DescribeTopicPartitions,
+ * DescribeQuorum, ListConfigResources) read of this node: its id, its topics and whether each partition
+ * has its leader yet. A plain view, so those answers are pure functions of it and tested without a broker.
+ */
+import type { RequestContext } from './handler.js';
+
+export interface TopicView {
+  readonly name: string;
+  /** KIP-516 topic id, Kafka's base64url form. */
+  readonly topicId: string;
+  readonly partitions: number;
+  readonly internal: boolean;
+}
+
+export interface NodeView {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  /** The listener the request came in on, with the address this node advertises on it. */
+  readonly listeners: readonly { readonly name: string; readonly host: string; readonly port: number }[];
+  /** Every topic, in no particular order. */
+  topics(): readonly TopicView[];
+  topic(name: string): TopicView | undefined;
+  /** The partition's leader epoch, or undefined while it is still opening (no leader yet). */
+  leaderEpoch(topic: string, partition: number): number | undefined;
+}
+
+/** The services a NodeView reads. */
+export const NODE_VIEW_USES = ['node', 'topics', 'partitions'] as const;
+export type NodeViewServices = (typeof NODE_VIEW_USES)[number];
+
+export function nodeViewOf(ctx: RequestContext<NodeViewServices>): NodeView {
+  const { node, topics, partitions } = ctx.services;
+  const listener = ctx.connection.listenerName;
+  return {
+    nodeId: node.nodeId,
+    clusterId: node.clusterId,
+    listeners: [{ name: listener, ...node.advertisedFor(listener) }],
+    topics: () => topics.list(),
+    topic: (name) => topics.get(name),
+    leaderEpoch: (topic, partition) => (partitions.get(topic, partition) ? partitions.leaderEpoch(topic, partition) : undefined),
+  };
+}
