@@ -57,13 +57,15 @@ interface Issued {
  * Per partition, the produce whose record validation is still asynchronous (zstd): later produces to the
  * partition wait for it to be issued, not for it to be durable, so appends keep request order.
  */
+type ProduceContext = RequestContext<'topics' | 'partitions' | 'metrics' | 'log'>;
+
 const validating = new WeakMap<Partition, Promise<Issued>>();
 
 /** Validates and appends one partition's batch; every step before the append runs synchronously but zstd decompression. */
-function producePartition(ctx: RequestContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number): PartitionResult | Promise<PartitionResult> {
-  const { broker } = ctx;
-  const topic = broker.topics.get(topicName);
-  const part = topic ? broker.partitions.get(topicName, index) : undefined;
+function producePartition(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number): PartitionResult | Promise<PartitionResult> {
+  const { topics, partitions } = ctx.services;
+  const topic = topics.get(topicName);
+  const part = topic ? partitions.get(topicName, index) : undefined;
   if (!topic || !part) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (topic.internal) return failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topicName}`);
   const config = part.produceConfig;
@@ -112,8 +114,8 @@ function producePartition(ctx: RequestContext, topicName: string, index: number,
 }
 
 /** After the records passed: producer rules, then the append (issued synchronously). */
-function appendValidated(ctx: RequestContext, topicName: string, index: number, part: Partition, batch: RecordBatch, validated: RecordValidationResult, nowMs: number): PartitionResult | Promise<PartitionResult> {
-  const { broker } = ctx;
+function appendValidated(ctx: ProduceContext, topicName: string, index: number, part: Partition, batch: RecordBatch, validated: RecordValidationResult, nowMs: number): PartitionResult | Promise<PartitionResult> {
+  const { metrics, log } = ctx.services;
   // LogValidator: a CreateTime batch's maxTimestamp is its records' largest (a no-op when the client's is right).
   if (part.produceConfig.createTime) batch.setMaxTimestamp(TimestampType.CREATE_TIME, validated.maxTimestamp);
   if (batch.isTransactional) {
@@ -135,7 +137,7 @@ function appendValidated(ctx: RequestContext, topicName: string, index: number, 
   return part.log.append(batch.buffer).then(
     (res) => {
       seq.commit(BigInt(res.baseOffset), BigInt(res.lastOffset), BigInt(batch.maxTimestamp));
-      broker.countAppend(topicName, batch.sizeInBytes, batch.recordCount);
+      metrics.countAppend(topicName, batch.sizeInBytes, batch.recordCount);
       return createProduceResponsePartitionProduceResponse({
         index,
         baseOffset: BigInt(res.baseOffset),
@@ -146,7 +148,7 @@ function appendValidated(ctx: RequestContext, topicName: string, index: number, 
     (e: unknown) => {
       seq.abort();
       if (e instanceof LogError) {
-        broker.log.warn({ err: e, topic: topicName, partition: index }, 'append failed');
+        log.warn({ err: e, topic: topicName, partition: index }, 'append failed');
         return failed(index, logErrorCode(e), e.message);
       }
       if (isRecordsError(e)) return failed(index, e.kafkaErrorCode, e.message);
@@ -157,6 +159,7 @@ function appendValidated(ctx: RequestContext, topicName: string, index: number, 
 
 export const produce = defineHandler({
   api: ProduceApi,
+  uses: ['topics', 'partitions', 'metrics', 'log'],
   versions: { min: 3, max: 11 },
   advertisedMin: 0,
   handle(req, ctx) {
@@ -171,7 +174,7 @@ export const produce = defineHandler({
     if (req.acks === 0) {
       // acks=0: no response at all, whatever happened (Kafka closes the connection on errors; the
       // client cannot see them either way). Appends still complete.
-      for (const t of topics) for (const p of t.partitions) if (p instanceof Promise) p.catch((err: unknown) => ctx.broker.log.warn({ err }, 'acks=0 append failed'));
+      for (const t of topics) for (const p of t.partitions) if (p instanceof Promise) p.catch((err: unknown) => ctx.services.log.warn({ err }, 'acks=0 append failed'));
       return NO_RESPONSE;
     }
     return Promise.all(topics.map(async (t) => createProduceResponseTopicProduceResponse({ name: t.name, partitionResponses: await Promise.all(t.partitions) }))).then(

@@ -20,9 +20,11 @@ import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { partitionKey, type FetchPartition, type FetchRequestPartitionView } from '../cluster/fetch-sessions.js';
 import { LogError } from '../log/errors.js';
 import type { IsolationLevel, ReadResult } from '../log/partition-log.js';
-import type { Broker } from '../server/broker.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { defineHandler, type RequestContext } from './handler.js';
+import type { PartitionService } from './services.js';
+
+type FetchContext = RequestContext<'node' | 'topics' | 'partitions' | 'fetchSessions' | 'metrics'>;
 
 const READ_COMMITTED = 1;
 const NO_RECORDS = Buffer.alloc(0);
@@ -35,13 +37,13 @@ interface PartitionRead {
 }
 
 
-function resolveRequest(req: FetchRequest, ctx: RequestContext): { requested: FetchRequestPartitionView[]; forgotten: string[]; unknownTopicIds: Map<string, number[]> } {
-  const { broker } = ctx;
+function resolveRequest(req: FetchRequest, ctx: FetchContext): { requested: FetchRequestPartitionView[]; forgotten: string[]; unknownTopicIds: Map<string, number[]> } {
+  const { topics } = ctx.services;
   const byId = ctx.apiVersion >= 13;
   const requested: FetchRequestPartitionView[] = [];
   const unknownTopicIds = new Map<string, number[]>();
   for (const t of req.topics) {
-    const topic = byId ? broker.topics.getById(t.topicId) : broker.topics.get(t.topic);
+    const topic = byId ? topics.getById(t.topicId) : topics.get(t.topic);
     if (byId && !topic) {
       unknownTopicIds.set(t.topicId, t.partitions.map((p) => p.partition));
       continue;
@@ -68,14 +70,14 @@ function resolveRequest(req: FetchRequest, ctx: RequestContext): { requested: Fe
   return { requested, forgotten, unknownTopicIds };
 }
 
-async function readAll(broker: Broker, parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel): Promise<PartitionRead[]> {
+async function readAll(partitions: PartitionService, parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel): Promise<PartitionRead[]> {
   let budget = maxBytes;
   let gotData = false;
   const out: PartitionRead[] = [];
   for (let i = 0; i < parts.length; i++) {
     const f = parts[i]!;
     const key = keys[i]!;
-    const part = broker.partitions.get(f.topic, f.partition);
+    const part = partitions.get(f.topic, f.partition);
     if (!part) {
       out.push({ fetch: f, key, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, result: null });
       continue;
@@ -135,7 +137,7 @@ function waitPositions(reads: PartitionRead[]): { fetch: FetchPartition; offset:
  * gets a plain callback (PartitionLog.onData), not a listener on a shared AbortSignal, so a long-poll of
  * hundreds of partitions stays under Node's MaxListeners limit of 10 per signal.
  */
-function waitForAny(broker: Broker, positions: { fetch: FetchPartition; offset: number }[], deadline: number, signal: AbortSignal): Promise<void> {
+function waitForAny(partitions: PartitionService, positions: { fetch: FetchPartition; offset: number }[], deadline: number, signal: AbortSignal): Promise<void> {
   const remaining = deadline - Date.now();
   if (remaining <= 0 || signal.aborted) return Promise.resolve();
   return new Promise<void>((resolve) => {
@@ -153,7 +155,7 @@ function waitForAny(broker: Broker, positions: { fetch: FetchPartition; offset: 
     signal.addEventListener('abort', finish, { once: true });
     for (const { fetch: f, offset } of positions) {
       if (done) break;
-      const part = broker.partitions.get(f.topic, f.partition);
+      const part = partitions.get(f.topic, f.partition);
       if (part) cancels.push(part.log.onData(offset, finish));
     }
   });
@@ -161,26 +163,27 @@ function waitForAny(broker: Broker, positions: { fetch: FetchPartition; offset: 
 
 export const fetch = defineHandler({
   api: FetchApi,
+  uses: ['node', 'topics', 'partitions', 'fetchSessions', 'metrics'],
   versions: { min: 4, max: 17 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { node, partitions, fetchSessions, metrics } = ctx.services;
     const v = ctx.apiVersion;
     const isolation: IsolationLevel = req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
     const { requested, forgotten, unknownTopicIds } = resolveRequest(req, ctx);
-    const session = v >= 7 ? broker.fetchSessions.begin(req.sessionId, req.sessionEpoch, requested, forgotten) : { errorCode: ErrorCode.NONE, sessionId: 0, partitions: requested.map((r) => r.fetch), incremental: false };
+    const session = v >= 7 ? fetchSessions.begin(req.sessionId, req.sessionEpoch, requested, forgotten) : { errorCode: ErrorCode.NONE, sessionId: 0, partitions: requested.map((r) => r.fetch), incremental: false };
     if (session.errorCode !== ErrorCode.NONE) return createFetchResponse({ errorCode: session.errorCode, sessionId: 0, responses: [] });
 
     const parts = session.partitions;
     const keys = parts.map((f) => partitionKey(v >= 13 ? f.topicId : f.topic, f.partition));
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);
-    let reads = await readAll(broker, parts, keys, req.maxBytes, isolation);
+    let reads = await readAll(partitions, parts, keys, req.maxBytes, isolation);
     while (totalBytes(reads) < req.minBytes && !reads.some((r) => r.errorCode !== ErrorCode.NONE) && Date.now() < deadline && !ctx.signal.aborted) {
-      await waitForAny(broker, waitPositions(reads), deadline, ctx.signal);
-      reads = await readAll(broker, parts, keys, req.maxBytes, isolation);
+      await waitForAny(partitions, waitPositions(reads), deadline, ctx.signal);
+      reads = await readAll(partitions, parts, keys, req.maxBytes, isolation);
     }
 
     const include = v >= 7
-      ? broker.fetchSessions.complete(
+      ? fetchSessions.complete(
           session.sessionId,
           session.incremental,
           reads.map((r) => ({
@@ -217,7 +220,7 @@ export const fetch = defineHandler({
         records: res && res.records.length > 0 ? res.records : NO_RECORDS,
       });
       if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE || r.errorCode === ErrorCode.NONE) {
-        const part = broker.partitions.get(r.fetch.topic, r.fetch.partition);
+        const part = partitions.get(r.fetch.topic, r.fetch.partition);
         if (part && !res) {
           pd.highWatermark = BigInt(part.log.highWatermark);
           pd.lastStableOffset = BigInt(part.log.lastStableOffset);
@@ -225,9 +228,9 @@ export const fetch = defineHandler({
         }
       }
       if (v >= 12 && (r.errorCode === ErrorCode.FENCED_LEADER_EPOCH || r.errorCode === ErrorCode.UNKNOWN_LEADER_EPOCH)) {
-        pd.currentLeader = { leaderId: broker.nodeId, leaderEpoch: broker.partitions.leaderEpoch(r.fetch.topic, r.fetch.partition) };
+        pd.currentLeader = { leaderId: node.nodeId, leaderEpoch: partitions.leaderEpoch(r.fetch.topic, r.fetch.partition) };
       }
-      if (res && res.sizeInBytes > 0) broker.countFetch(r.fetch.topic, res.sizeInBytes);
+      if (res && res.sizeInBytes > 0) metrics.countFetch(r.fetch.topic, res.sizeInBytes);
       topicEntry(r.fetch.topic, r.fetch.topicId).partitions.push(pd);
     });
     for (const [topicId, partitions] of unknownTopicIds) {

@@ -23,9 +23,10 @@ const MIN_VERSION_FOR: Record<number, number> = {
 
 export const listOffsets = defineHandler({
   api: ListOffsetsApi,
+  uses: ['partitions'],
   versions: { min: 1, max: 9 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { partitions: served } = ctx.services;
     const v = ctx.apiVersion;
     const isolation = v >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
     const topics = [];
@@ -36,7 +37,7 @@ export const listOffsets = defineHandler({
       for (const p of t.partitions) {
         const out = createListOffsetsResponseListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
         partitions.push(out);
-        const part = broker.partitions.get(t.name, p.partitionIndex);
+        const part = served.get(t.name, p.partitionIndex);
         const ts = Number(p.timestamp);
         const epochError = part && v >= 4 ? leaderEpochError(p.currentLeaderEpoch, part.log.leaderEpoch) : ErrorCode.NONE;
         if (seen.get(p.partitionIndex)! > 1) {

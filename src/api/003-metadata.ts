@@ -13,15 +13,15 @@ import {
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import type { TopicRecord } from '../cluster/topics.js';
 import { topicNameError } from '../cluster/topic-names.js';
-import type { Broker } from '../server/broker.js';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './authorized-operations.js';
 import { defineHandler, type RequestContext } from './handler.js';
+import type { NodeService, PartitionService } from './services.js';
 
-export function describeTopic(broker: Broker, t: TopicRecord, includeOps: boolean): MetadataResponseTopic {
-  const node = broker.nodeId;
+export function describeTopic(services: { readonly node: NodeService; readonly partitions: PartitionService }, t: TopicRecord, includeOps: boolean): MetadataResponseTopic {
+  const node = services.node.nodeId;
   const partitions = [];
   for (let p = 0; p < t.partitions; p++) {
-    const part = broker.partitions.get(t.name, p);
+    const part = services.partitions.get(t.name, p);
     partitions.push(
       part
         ? createMetadataResponsePartition({ partitionIndex: p, leaderId: node, leaderEpoch: part.log.leaderEpoch, replicaNodes: [node], isrNodes: [node] })
@@ -44,22 +44,23 @@ function errorTopic(name: string | null, topicId: string, errorCode: number): Me
 }
 
 /** The broker list clients see: this node at the advertised address of the listener they came in on. */
-export function advertisedSelf(ctx: RequestContext): { host: string; port: number } {
-  const adv = ctx.broker.advertised;
-  const l = adv.find((a) => a.name === ctx.connection.listenerName) ?? adv[0]!;
-  return { host: l.host, port: l.port };
+export function advertisedSelf(ctx: RequestContext<'node'>): { host: string; port: number } {
+  const { host, port } = ctx.services.node.advertisedFor(ctx.connection.listenerName);
+  return { host, port };
 }
 
 export const metadata = defineHandler({
   api: MetadataApi,
+  uses: ['node', 'config', 'topics', 'partitions'],
   versions: { min: 0, max: 12 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { services } = ctx;
+    const { node, config } = services;
     const v = ctx.apiVersion;
     const includeOps = v >= 8 && req.includeTopicAuthorizedOperations;
     // v0: an empty list means every topic; v1+: null means every topic.
     const all = req.topics === null || (v === 0 && req.topics.length === 0);
-    const autoCreate = broker.config.autoCreateTopics && (v < 4 || req.allowAutoTopicCreation);
+    const autoCreate = config.autoCreateTopics && (v < 4 || req.allowAutoTopicCreation);
     const topics: MetadataResponseTopic[] = [];
     const byIdError = !all && v < 12 ? req.topics!.find((rt) => rt.name === null || rt.topicId !== ZERO_UUID) : undefined;
     if (byIdError) {
@@ -71,14 +72,14 @@ export const metadata = defineHandler({
         topics.push(createMetadataResponseTopic({ name: rt.name ?? '', topicId: rt.topicId, errorCode: ErrorCode.INVALID_REQUEST, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }));
       }
     } else if (all) {
-      for (const t of broker.topics.list()) topics.push(describeTopic(broker, t, includeOps));
+      for (const t of services.topics.list()) topics.push(describeTopic(services, t, includeOps));
     } else if (req.topics!.some((rt) => rt.topicId !== ZERO_UUID)) {
       // v12+: as soon as one topic carries an id the request is by id and every name is ignored (Kafka's
       // KafkaApis.handleTopicMetadataRequest). The Java consumer sends the ids of assigned topics it cannot
       // name yet with an empty name, "", not null.
       for (const id of new Set(req.topics!.map((rt) => rt.topicId).filter((id) => id !== ZERO_UUID))) {
-        const t = broker.topics.getById(id);
-        topics.push(t ? describeTopic(broker, t, includeOps) : errorTopic(null, id, ErrorCode.UNKNOWN_TOPIC_ID));
+        const t = services.topics.getById(id);
+        topics.push(t ? describeTopic(services, t, includeOps) : errorTopic(null, id, ErrorCode.UNKNOWN_TOPIC_ID));
       }
     } else {
       for (const rt of req.topics!) {
@@ -86,20 +87,20 @@ export const metadata = defineHandler({
           topics.push(errorTopic(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
           continue;
         }
-        let t = broker.topics.get(rt.name);
+        let t = services.topics.get(rt.name);
         if (!t && topicNameError(rt.name) !== null) {
           topics.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION));
           continue;
         }
-        if (!t && autoCreate) t = await broker.autoCreateTopic(rt.name);
-        topics.push(t ? describeTopic(broker, t, includeOps) : errorTopic(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+        if (!t && autoCreate) t = await services.topics.autoCreate(rt.name);
+        topics.push(t ? describeTopic(services, t, includeOps) : errorTopic(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
       }
     }
     const self = advertisedSelf(ctx);
     return createMetadataResponse({
-      brokers: [createMetadataResponseBroker({ nodeId: broker.nodeId, host: self.host, port: self.port, rack: null })],
-      clusterId: broker.clusterId,
-      controllerId: broker.nodeId,
+      brokers: [createMetadataResponseBroker({ nodeId: node.nodeId, host: self.host, port: self.port, rack: null })],
+      clusterId: node.clusterId,
+      controllerId: node.nodeId,
       topics,
       clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
     });

@@ -14,6 +14,7 @@ import { defineHandler } from './handler.js';
 
 export const offsetCommit = defineHandler({
   api: OffsetCommitApi,
+  uses: ['groups'],
   versions: { min: 2, max: 9 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

@@ -24,6 +24,7 @@ function fetchGroup(groups: GroupCoordinator | null, g: OffsetFetchRequestGroup)
 
 export const offsetFetch = defineHandler({
   api: OffsetFetchApi,
+  uses: ['groups'],
   versions: { min: 1, max: 9 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

@@ -18,17 +18,18 @@ interface Found {
   readonly port: number;
 }
 
-function find(ctx: RequestContext, keyType: number): Found {
+function find(ctx: RequestContext<'node' | 'groups'>, keyType: number): Found {
   // Kafka's Node.noNode() for errors.
   const none = (errorCode: number): Found => ({ errorCode, nodeId: -1, host: '', port: -1 });
   if (keyType === CoordinatorType.SHARE) return none(ErrorCode.INVALID_REQUEST);
   if (keyType === CoordinatorType.GROUP && !groupCoordinatorOf(ctx)) return none(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   const self = advertisedSelf(ctx);
-  return { errorCode: ErrorCode.NONE, nodeId: ctx.broker.nodeId, host: self.host, port: self.port };
+  return { errorCode: ErrorCode.NONE, nodeId: ctx.services.node.nodeId, host: self.host, port: self.port };
 }
 
 export const findCoordinator = defineHandler({
   api: FindCoordinatorApi,
+  uses: ['node', 'groups'],
   versions: { min: 0, max: 6 },
   handle(req, ctx) {
     const v = ctx.apiVersion;

@@ -9,6 +9,7 @@ import { defineHandler } from './handler.js';
 
 export const joinGroup = defineHandler({
   api: JoinGroupApi,
+  uses: ['groups'],
   versions: { min: 0, max: 9 },
   async handle(request, ctx) {
     const v = ctx.apiVersion;

@@ -6,6 +6,7 @@ import { defineHandler } from './handler.js';
 
 export const heartbeat = defineHandler({
   api: HeartbeatApi,
+  uses: ['groups'],
   versions: { min: 0, max: 4 },
   handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

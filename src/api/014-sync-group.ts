@@ -7,6 +7,7 @@ import { defineHandler } from './handler.js';
 
 export const syncGroup = defineHandler({
   api: SyncGroupApi,
+  uses: ['groups'],
   versions: { min: 0, max: 5 },
   async handle(req, ctx) {
     if (ctx.apiVersion >= 5 && (req.protocolType === null || req.protocolName === null)) {

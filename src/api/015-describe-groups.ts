@@ -9,6 +9,7 @@ import { defineHandler } from './handler.js';
 
 export const describeGroups = defineHandler({
   api: DescribeGroupsApi,
+  uses: ['groups'],
   versions: { min: 0, max: 6 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

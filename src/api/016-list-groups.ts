@@ -8,6 +8,7 @@ import { defineHandler } from './handler.js';
 
 export const listGroups = defineHandler({
   api: ListGroupsApi,
+  uses: ['groups'],
   versions: { min: 0, max: 5 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

@@ -17,9 +17,10 @@ const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
 
 export const apiVersions = defineHandler({
   api: ApiVersionsApi,
+  uses: ['apis'],
   versions: { min: 0, max: 4 },
   handle(req, ctx) {
-    const res = createApiVersionsResponse({ apiKeys: supportedApiVersions(ctx.broker.handlers.values()) });
+    const res = createApiVersionsResponse({ apiKeys: ctx.services.apis.versions.map((k) => ({ ...k })) });
     if (ctx.apiVersion >= 3) {
       // KIP-511: invalid names are answered with INVALID_REQUEST.
       if (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion)) {

@@ -15,9 +15,10 @@ import { defineHandler } from './handler.js';
 
 export const createTopics = defineHandler({
   api: CreateTopicsApi,
+  uses: ['node', 'config', 'topics'],
   versions: { min: 2, max: 7 },
   async handle(req, ctx) {
-    const { topics } = ctx.broker;
+    const { topics, config, node } = ctx.services;
     const v = ctx.apiVersion;
     const seen = new Map<string, number>();
     for (const t of req.topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
@@ -28,7 +29,7 @@ export const createTopics = defineHandler({
     // ControllerApis takes them out before the controller sees the request.
     let total = 0;
     for (const t of req.topics) {
-      if (seen.get(t.name)! === 1) total += requestedPartitions(t.numPartitions, t.assignments.length, ctx.broker.config.numPartitions);
+      if (seen.get(t.name)! === 1) total += requestedPartitions(t.numPartitions, t.assignments.length, config.numPartitions);
     }
     if (total > MAX_PARTITIONS_PER_REQUEST) {
       for (const t of req.topics) {
@@ -61,7 +62,7 @@ export const createTopics = defineHandler({
             throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
           }
           for (const a of t.assignments) {
-            if (a.brokerIds.some((b) => b !== ctx.broker.nodeId)) {
+            if (a.brokerIds.some((b) => b !== node.nodeId)) {
               throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unable to replicate the partition ${a.partitionIndex}: broker ids ${a.brokerIds.join(',')} are not all registered.`);
             }
           }

@@ -13,9 +13,10 @@ import { defineHandler } from './handler.js';
 
 export const deleteTopics = defineHandler({
   api: DeleteTopicsApi,
+  uses: ['config', 'topics'],
   versions: { min: 1, max: 6 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { config, topics } = ctx.services;
     const v = ctx.apiVersion;
     const wanted = v >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId })) : req.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
     const responses: DeleteTopicsResponseDeletableTopicResult[] = [];
@@ -27,13 +28,13 @@ export const deleteTopics = defineHandler({
         r.errorMessage = 'You may not specify both topic name and topic id.';
         continue;
       }
-      const t = w.name !== null ? broker.topics.get(w.name) : broker.topics.getById(w.topicId);
+      const t = w.name !== null ? topics.get(w.name) : topics.getById(w.topicId);
       if (!t) {
         r.errorCode = w.name !== null ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.UNKNOWN_TOPIC_ID;
         r.errorMessage = w.name !== null ? 'This server does not host this topic-partition.' : 'This server does not host this topic ID.';
         continue;
       }
-      if (!broker.config.deleteTopicEnable) {
+      if (!config.deleteTopicEnable) {
         r.errorCode = ErrorCode.TOPIC_DELETION_DISABLED;
         r.errorMessage = 'Topic deletion is disabled.';
         continue;
@@ -41,7 +42,7 @@ export const deleteTopics = defineHandler({
       r.name = t.name;
       r.topicId = t.topicId;
       try {
-        await broker.topics.delete(t.name);
+        await topics.delete(t.name);
       } catch (e) {
         if (!(e instanceof KafkaError)) throw e;
         r.errorCode = e.errorCode;

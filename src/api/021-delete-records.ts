@@ -15,9 +15,10 @@ const HIGH_WATERMARK = -1n;
 
 export const deleteRecords = defineHandler({
   api: DeleteRecordsApi,
+  uses: ['partitions'],
   versions: { min: 0, max: 2 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { partitions } = ctx.services;
     const topics = await Promise.all(
       req.topics.map(async (t) =>
         createDeleteRecordsResponseDeleteRecordsTopicResult({
@@ -25,7 +26,7 @@ export const deleteRecords = defineHandler({
           partitions: await Promise.all(
             t.partitions.map(async (p) => {
               const out = createDeleteRecordsResponseDeleteRecordsPartitionResult({ partitionIndex: p.partitionIndex, lowWatermark: -1n });
-              const part = broker.partitions.get(t.name, p.partitionIndex);
+              const part = partitions.get(t.name, p.partitionIndex);
               if (!part) {
                 out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
                 return out;

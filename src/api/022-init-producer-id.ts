@@ -8,6 +8,7 @@ import { defineHandler } from './handler.js';
 
 export const initProducerId = defineHandler({
   api: InitProducerIdApi,
+  uses: ['producerIds'],
   versions: { min: 0, max: 5 },
   async handle(req, ctx) {
     if (req.transactionalId !== null) {
@@ -17,7 +18,7 @@ export const initProducerId = defineHandler({
       ctx.refuse(`transactions are not supported yet: transactional.id ${JSON.stringify(req.transactionalId)} refused; unset transactional.id for an idempotent producer`);
       return createInitProducerIdResponse({ errorCode: ErrorCode.INVALID_REQUEST, producerId: -1n, producerEpoch: -1 });
     }
-    const producerId = await ctx.broker.producerIds.allocate();
+    const producerId = await ctx.services.producerIds.allocate();
     return createInitProducerIdResponse({ producerId, producerEpoch: 0 });
   },
 });

@@ -12,15 +12,16 @@ import { defineHandler } from './handler.js';
 
 export const offsetForLeaderEpoch = defineHandler({
   api: OffsetForLeaderEpochApi,
+  uses: ['partitions'],
   versions: { min: 2, max: 4 },
   handle(req, ctx) {
-    const { broker } = ctx;
+    const { partitions } = ctx.services;
     const topics = req.topics.map((t) =>
       createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult({
         topic: t.topic,
         partitions: t.partitions.map((p) => {
           const out = createOffsetForLeaderEpochResponseEpochEndOffset({ partition: p.partition, leaderEpoch: -1, endOffset: -1n });
-          const part = broker.partitions.get(t.topic, p.partition);
+          const part = partitions.get(t.topic, p.partition);
           if (!part) {
             out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
             return out;

@@ -13,9 +13,10 @@ import { defineHandler } from './handler.js';
 
 export const describeConfigs = defineHandler({
   api: DescribeConfigsApi,
+  uses: ['node', 'config', 'topics'],
   versions: { min: 1, max: 4 },
   handle(req, ctx) {
-    const { broker } = ctx;
+    const { node, config, topics } = ctx.services;
     const v = ctx.apiVersion;
     const results = req.resources.map((res) => {
       const out = createDescribeConfigsResponseDescribeConfigsResult({ resourceType: res.resourceType, resourceName: res.resourceName });
@@ -27,21 +28,21 @@ export const describeConfigs = defineHandler({
           out.errorMessage = invalid.message;
           return out;
         }
-        const t = broker.topics.get(res.resourceName);
+        const t = topics.get(res.resourceName);
         if (!t) {
           out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
           out.errorMessage = `Topic ${res.resourceName} does not exist.`;
           return out;
         }
-        described = broker.topics.resolveAll(t);
+        described = topics.resolveAll(t);
       } else if (res.resourceType === ResourceType.BROKER) {
-        const err = brokerResourceError(broker, res.resourceName);
+        const err = brokerResourceError(node.nodeId, res.resourceName);
         if (err) {
           out.errorCode = ErrorCode.INVALID_REQUEST;
           out.errorMessage = err;
           return out;
         }
-        described = describeBrokerConfigs(broker);
+        described = describeBrokerConfigs(config);
       } else {
         out.errorCode = ErrorCode.INVALID_REQUEST;
         out.errorMessage = `Unsupported resource type ${res.resourceType}`;

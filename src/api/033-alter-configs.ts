@@ -8,9 +8,10 @@ import { defineHandler } from './handler.js';
 
 export const alterConfigs = defineHandler({
   api: AlterConfigsApi,
+  uses: ['node', 'topics'],
   versions: { min: 0, max: 2 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { node, topics } = ctx.services;
     const responses = [];
     for (const res of req.resources) {
       const out = createAlterConfigsResponseAlterConfigsResourceResponse({ resourceType: res.resourceType, resourceName: res.resourceName });
@@ -25,10 +26,10 @@ export const alterConfigs = defineHandler({
         if (res.resourceType === ResourceType.TOPIC) {
           const invalid = topicResourceError(res.resourceName, true);
           if (invalid) throw invalid;
-          if (!broker.topics.get(res.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
-          await broker.topics.setConfigs(res.resourceName, configs, req.validateOnly);
+          if (!topics.get(res.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
+          await topics.setConfigs(res.resourceName, configs, req.validateOnly);
         } else if (res.resourceType === ResourceType.BROKER) {
-          const err = brokerResourceError(broker, res.resourceName);
+          const err = brokerResourceError(node.nodeId, res.resourceName);
           if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
           if (Object.keys(configs).length > 0) {
             throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(Object.keys(configs).join(','))}`);

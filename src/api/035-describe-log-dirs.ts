@@ -13,19 +13,20 @@ import { defineHandler } from './handler.js';
 
 export const describeLogDirs = defineHandler({
   api: DescribeLogDirsApi,
+  uses: ['config', 'partitions'],
   versions: { min: 1, max: 4 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { config, partitions } = ctx.services;
     const wanted = req.topics === null ? null : new Map(req.topics.map((t) => [t.topic, new Set(t.partitions)]));
     const byTopic = new Map<string, ReturnType<typeof createDescribeLogDirsResponseDescribeLogDirsPartition>[]>();
-    for (const part of broker.partitions.all()) {
+    for (const part of partitions.all()) {
       const name = part.topic.name;
       if (wanted && !wanted.get(name)?.has(part.index)) continue;
       let list = byTopic.get(name);
       if (!list) byTopic.set(name, (list = []));
       list.push(createDescribeLogDirsResponseDescribeLogDirsPartition({ partitionIndex: part.index, partitionSize: BigInt(part.log.stats.sizeInBytes), offsetLag: 0n, isFutureKey: false }));
     }
-    const dir = resolve(broker.config.dataDir);
+    const dir = resolve(config.dataDir);
     const fs = await statfs(dir);
     const result = createDescribeLogDirsResponseDescribeLogDirsResult({
       logDir: dir,

@@ -6,9 +6,10 @@ import { defineHandler } from './handler.js';
 
 export const createPartitions = defineHandler({
   api: CreatePartitionsApi,
+  uses: ['node', 'topics'],
   versions: { min: 0, max: 3 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { node, topics } = ctx.services;
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const results = [];
@@ -23,18 +24,18 @@ export const createPartitions = defineHandler({
       results.push(r);
       try {
         if (counts.get(t.name)! > 1) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Duplicate topic in request.');
-        const existing = broker.topics.get(t.name);
+        const existing = topics.get(t.name);
         if (existing && t.assignments !== null) {
           if (t.assignments.length !== t.count - existing.partitions) {
             throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${t.count - existing.partitions} but ${t.assignments.length} assignments provided.`);
           }
-          if (t.assignments.some((a) => a.brokerIds.some((b) => b !== broker.nodeId))) {
+          if (t.assignments.some((a) => a.brokerIds.some((b) => b !== node.nodeId))) {
             throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes a broker that is not registered.');
           }
         }
         const increase = existing ? t.count - existing.partitions : 0;
         if (increase > 0 && added + increase > MAX_PARTITIONS_PER_REQUEST) throw new KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
-        await broker.topics.addPartitions(t.name, t.count, req.validateOnly);
+        await topics.addPartitions(t.name, t.count, req.validateOnly);
         added += increase;
       } catch (e) {
         if (!(e instanceof KafkaError)) throw e;

@@ -7,6 +7,7 @@ import { defineHandler } from './handler.js';
 
 export const deleteGroups = defineHandler({
   api: DeleteGroupsApi,
+  uses: ['groups'],
   versions: { min: 0, max: 2 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

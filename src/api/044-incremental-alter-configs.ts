@@ -20,9 +20,10 @@ const SUBTRACT = 3;
 
 export const incrementalAlterConfigs = defineHandler({
   api: IncrementalAlterConfigsApi,
+  uses: ['node', 'topics'],
   versions: { min: 0, max: 1 },
   async handle(req, ctx) {
-    const { broker } = ctx;
+    const { node, topics } = ctx.services;
     const responses = [];
     for (const res of req.resources) {
       const out = createIncrementalAlterConfigsResponseAlterConfigsResourceResponse({ resourceType: res.resourceType, resourceName: res.resourceName });
@@ -36,7 +37,7 @@ export const incrementalAlterConfigs = defineHandler({
         if (res.resourceType === ResourceType.TOPIC) {
           const invalid = topicResourceError(res.resourceName, true);
           if (invalid) throw invalid;
-          const t = broker.topics.get(res.resourceName);
+          const t = topics.get(res.resourceName);
           if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
           const next: Record<string, string> = { ...t.configs };
           for (const c of res.configs) {
@@ -60,7 +61,7 @@ export const incrementalAlterConfigs = defineHandler({
                 if (def.type !== 'LIST') {
                   throw new KafkaError(ErrorCode.INVALID_CONFIG, `Config value append is not allowed for config key: ${c.name}`);
                 }
-                const current = (next[c.name] ?? broker.topics.configValue(t, c.name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+                const current = (next[c.name] ?? topics.configValue(t, c.name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
                 const items = (c.value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
                 const merged = c.configOperation === APPEND ? [...current, ...items.filter((i) => !current.includes(i))] : current.filter((i) => !items.includes(i));
                 next[c.name] = merged.join(',');
@@ -70,9 +71,9 @@ export const incrementalAlterConfigs = defineHandler({
                 throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown config operation ${c.configOperation}`);
             }
           }
-          await broker.topics.setConfigs(t.name, next, req.validateOnly);
+          await topics.setConfigs(t.name, next, req.validateOnly);
         } else if (res.resourceType === ResourceType.BROKER) {
-          const err = brokerResourceError(broker, res.resourceName);
+          const err = brokerResourceError(node.nodeId, res.resourceName);
           if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
           if (res.configs.length > 0) {
             throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(res.configs.map((c) => c.name).join(','))}`);

@@ -7,6 +7,7 @@ import { defineHandler } from './handler.js';
 
 export const offsetDelete = defineHandler({
   api: OffsetDeleteApi,
+  uses: ['groups'],
   versions: { min: 0, max: 0 },
   handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

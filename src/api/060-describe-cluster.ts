@@ -9,12 +9,13 @@ const ENDPOINT_BROKERS = 1;
 
 export const describeCluster = defineHandler({
   api: DescribeClusterApi,
+  uses: ['node'],
   versions: { min: 0, max: 1 },
   handle(req, ctx) {
     const res = createDescribeClusterResponse({
       endpointType: req.endpointType,
-      clusterId: ctx.broker.clusterId,
-      controllerId: ctx.broker.nodeId,
+      clusterId: ctx.services.node.clusterId,
+      controllerId: ctx.services.node.nodeId,
       clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
     });
     if (req.endpointType !== ENDPOINT_BROKERS) {
@@ -24,7 +25,7 @@ export const describeCluster = defineHandler({
       return res;
     }
     const self = advertisedSelf(ctx);
-    res.brokers = [createDescribeClusterResponseDescribeClusterBroker({ brokerId: ctx.broker.nodeId, host: self.host, port: self.port, rack: null })];
+    res.brokers = [createDescribeClusterResponseDescribeClusterBroker({ brokerId: ctx.services.node.nodeId, host: self.host, port: self.port, rack: null })];
     return res;
   },
 });

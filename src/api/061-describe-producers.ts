@@ -13,15 +13,16 @@ import { defineHandler } from './handler.js';
 
 export const describeProducers = defineHandler({
   api: DescribeProducersApi,
+  uses: ['partitions'],
   versions: { min: 0, max: 0 },
   handle(req, ctx) {
-    const { broker } = ctx;
+    const { partitions } = ctx.services;
     const topics = req.topics.map((t) =>
       createDescribeProducersResponseTopicResponse({
         name: t.name,
         partitions: t.partitionIndexes.map((p) => {
           const out = createDescribeProducersResponsePartitionResponse({ partitionIndex: p });
-          const part = broker.partitions.get(t.name, p);
+          const part = partitions.get(t.name, p);
           if (!part) {
             out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
             out.errorMessage = 'This server does not host this topic-partition.';

@@ -8,6 +8,7 @@ import { defineHandler } from './handler.js';
 
 export const consumerGroupHeartbeat = defineHandler({
   api: ConsumerGroupHeartbeatApi,
+  uses: ['groups'],
   versions: { min: 0, max: 1 },
   handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

@@ -13,6 +13,7 @@ import { defineHandler } from './handler.js';
 
 export const consumerGroupDescribe = defineHandler({
   api: ConsumerGroupDescribeApi,
+  uses: ['groups'],
   versions: { min: 0, max: 1 },
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);

@@ -2,7 +2,7 @@
  * Shared by DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: Kafka's config resource types and
  * how a broker's own configs are described.
  */
-import type { Broker } from '../server/broker.js';
+import type { BrokerConfig } from '../config.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { BROKER_CONFIGS, ConfigSource, ConfigType, type ConfigDef } from '../cluster/config-defs.js';
 import { quoted, topicNameError } from '../cluster/topic-names.js';
@@ -26,10 +26,10 @@ export interface DescribedConfig {
 }
 
 /** Every broker config, with where its value comes from. */
-export function describeBrokerConfigs(broker: Broker): DescribedConfig[] {
+export function describeBrokerConfigs(config: BrokerConfig): DescribedConfig[] {
   return BROKER_CONFIGS.map((def) => {
-    const explicit = broker.config.explicit.has(def.name);
-    const value = broker.config.values.get(def.name) ?? null;
+    const explicit = config.explicit.has(def.name);
+    const value = config.values.get(def.name) ?? null;
     const synonyms = [];
     if (explicit) synonyms.push({ name: def.name, value, source: ConfigSource.STATIC_BROKER_CONFIG });
     if (def.default !== null) synonyms.push({ name: def.name, value: def.default, source: ConfigSource.DEFAULT_CONFIG });
@@ -42,9 +42,9 @@ export function configTypeCode(def: ConfigDef): number {
 }
 
 /** The error Kafka gives when a broker resource names another broker. */
-export function brokerResourceError(broker: Broker, resourceName: string): string | null {
-  if (resourceName === '' || resourceName === String(broker.nodeId)) return null;
-  return `Unexpected broker id, expected ${broker.nodeId} or empty string, but received ${quoted(resourceName)}`;
+export function brokerResourceError(nodeId: number, resourceName: string): string | null {
+  if (resourceName === '' || resourceName === String(nodeId)) return null;
+  return `Unexpected broker id, expected ${nodeId} or empty string, but received ${quoted(resourceName)}`;
 }
 
 /**

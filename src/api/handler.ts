@@ -1,12 +1,13 @@
 /**
  * What an API handler is: one file per API key under src/api/ (`000-produce.ts`, ...) exports a handler
- * that names its API, the versions it serves, and a function from request to response. Kafka errors are
- * data: a handler sets `errorCode` fields and returns. A thrown error means the request cannot be
- * answered at all, and the connection is closed (as Kafka closes it on a request it cannot parse).
+ * that names its API, the versions it serves, the services it uses (src/api/services.ts) and a function
+ * from request to response. Kafka errors are data: a handler sets `errorCode` fields and returns. A thrown
+ * error means the request cannot be answered at all, and the connection is closed (as Kafka closes it on a
+ * request it cannot parse).
  */
 import type { ApiDescriptor, VersionRange } from '../../protocol/api.js';
 import type { RequestHeader } from '../../protocol/headers.js';
-import type { Broker } from '../server/broker.js';
+import type { Principal, ServiceName, Services } from './services.js';
 
 /** Returned by a handler that must not answer (Produce with acks=0). */
 export const NO_RESPONSE: unique symbol = Symbol('no response');
@@ -20,8 +21,11 @@ export interface ConnectionInfo {
   clientSoftwareVersion: string | null;
 }
 
-export interface RequestContext {
-  readonly broker: Broker;
+/** A request's context; `S` names the services the handler uses, and only those are in `services`. */
+export interface RequestContext<S extends ServiceName = ServiceName> {
+  readonly services: Pick<Services, S>;
+  /** Who sent the request (anonymous until authentication exists). */
+  readonly principal: Principal;
   readonly header: RequestHeader;
   readonly apiVersion: number;
   readonly connection: ConnectionInfo;
@@ -38,8 +42,10 @@ export interface RequestContext {
 
 export type HandlerResult<Res> = Res | typeof NO_RESPONSE;
 
-export interface Handler<Req = any, Res = any> {
+export interface Handler<Req = any, Res = any, S extends ServiceName = ServiceName> {
   readonly api: ApiDescriptor<Req, Res>;
+  /** The services the handler uses: its context holds these and no others. */
+  readonly uses: readonly S[];
   /** Versions this broker parses and answers. */
   readonly versions: VersionRange;
   /**
@@ -48,10 +54,10 @@ export interface Handler<Req = any, Res = any> {
    * [advertisedMin, versions.min) are refused as Kafka 4 refuses them.
    */
   readonly advertisedMin?: number;
-  handle(request: Req, ctx: RequestContext): HandlerResult<Res> | Promise<HandlerResult<Res>>;
+  handle(request: Req, ctx: RequestContext<S>): HandlerResult<Res> | Promise<HandlerResult<Res>>;
 }
 
-export function defineHandler<Req, Res>(h: Handler<Req, Res>): Handler<Req, Res> {
+export function defineHandler<Req, Res, S extends ServiceName = never>(h: Handler<Req, Res, S>): Handler<Req, Res, S> {
   if (h.versions.min < h.api.validVersions.min || h.versions.max > h.api.validVersions.max) {
     throw new Error(`${h.api.name}: versions ${h.versions.min}-${h.versions.max} outside the schema's ${h.api.validVersions.min}-${h.api.validVersions.max}`);
   }

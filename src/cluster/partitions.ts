@@ -9,8 +9,10 @@
  * `producer.id.expiration.ms`: older producers would have expired anyway.
  */
 import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../../protocol/records/batch.js';
-import type { Broker } from '../server/broker.js';
-import { LocalLedgerStore, type LocalLedgerStoreOptions } from '../ledger/local-store.js';
+import type { BrokerConfig } from '../config.js';
+import type { LedgerStore } from '../ledger/types.js';
+import type { MetadataStore } from '../metadata/types.js';
+import type { Logger } from '../observability/logger.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
 import { PartitionProducerState } from './producer-state.js';
@@ -93,6 +95,15 @@ interface OpenBacklog {
   readonly end: number;
 }
 
+/** What the partition layer is built on: the stores (as their interfaces), the topic registry, the configs. */
+export interface PartitionManagerOptions {
+  readonly topics: TopicManager;
+  readonly ledgers: LedgerStore;
+  readonly metadata: MetadataStore;
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+}
+
 export class PartitionManager {
   private readonly byTopic = new Map<string, Partition[]>();
   private readonly backlog: OpenBacklog[] = [];
@@ -101,26 +112,20 @@ export class PartitionManager {
   private openers = 0;
   private closing = false;
 
-  private constructor(
-    private readonly broker: Broker,
-    readonly ledgers: LocalLedgerStore,
-  ) {
-    broker.topics.addListener({
+  private readonly topics: TopicManager;
+  private readonly ledgers: LedgerStore;
+  private readonly log: Logger;
+
+  constructor(private readonly o: PartitionManagerOptions) {
+    this.topics = o.topics;
+    this.ledgers = o.ledgers;
+    this.log = o.log;
+    o.topics.addListener({
       topicCreated: (t) => this.openTopic(t, 0),
       partitionsAdded: (t, from) => this.openTopic(t, from),
       topicDeleted: (t) => this.deleteTopic(t),
       configsChanged: (t) => this.reconfigure(t),
     });
-  }
-
-  static async open(broker: Broker, dir: string): Promise<PartitionManager> {
-    const ledgers = await LocalLedgerStore.open(dir, {
-      // A batch is one entry; the request size limit bounds it before any topic config does.
-      maxEntryBytes: broker.config.socketRequestMaxBytes,
-      gc: ledgerGcOptions(broker.config.values),
-      onBackgroundError: (err) => broker.log.error({ err }, 'ledger store background error'),
-    });
-    return new PartitionManager(broker, ledgers);
   }
 
   /**
@@ -129,7 +134,7 @@ export class PartitionManager {
    * partitions starts in bounded time.
    */
   async loadAll(): Promise<void> {
-    const topics = this.broker.topics.list();
+    const topics = this.topics.list();
     const work: [TopicRecord, number][] = [];
     let budget = STARTUP_INLINE;
     for (const t of [...topics.filter((t) => t.internal), ...topics.filter((t) => !t.internal)]) {
@@ -147,7 +152,7 @@ export class PartitionManager {
     };
     await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, work.length) }, worker));
     if (this.backlog.length > 0) {
-      this.broker.log.info({ opened: work.length, background: this.backlog.reduce((n, b) => n + b.end - b.next, 0) }, 'opening the remaining partitions in the background');
+      this.log.info({ opened: work.length, background: this.backlog.reduce((n, b) => n + b.end - b.next, 0) }, 'opening the remaining partitions in the background');
       this.pumpBacklog();
     }
   }
@@ -162,7 +167,7 @@ export class PartitionManager {
   }
 
   logConfig(t: TopicRecord): Partial<PartitionLogConfig> {
-    const topics = this.broker.topics;
+    const topics = this.topics;
     const values: Record<string, string | null> = {};
     for (const name of ['segment.bytes', 'segment.ms', 'ledgerline.segment.entries', 'retention.ms', 'retention.bytes', 'cleanup.policy', 'message.timestamp.type', 'max.message.bytes']) {
       values[name] = topics.configValue(t, name);
@@ -173,7 +178,7 @@ export class PartitionManager {
   private async openTopic(t: TopicRecord, from: number): Promise<void> {
     const inlineEnd = Math.min(t.partitions, from + OPEN_INLINE);
     for (let p = from; p < inlineEnd; p++) await this.openPartition(t, p);
-    const produceConfig = produceConfigOf(this.broker.topics, t);
+    const produceConfig = produceConfigOf(this.topics, t);
     for (const part of this.byTopic.get(t.name) ?? []) {
       if (!part) continue;
       part.topic = t;
@@ -181,7 +186,7 @@ export class PartitionManager {
     }
     if (inlineEnd < t.partitions) {
       this.backlog.push({ topicId: t.topicId, name: t.name, next: inlineEnd, end: t.partitions });
-      this.broker.log.info({ topic: t.name, inline: inlineEnd - from, background: t.partitions - inlineEnd }, 'opening the remaining partitions in the background');
+      this.log.info({ topic: t.name, inline: inlineEnd - from, background: t.partitions - inlineEnd }, 'opening the remaining partitions in the background');
       this.pumpBacklog();
     }
   }
@@ -204,11 +209,11 @@ export class PartitionManager {
       const p = b.next++;
       if (b.next >= b.end) this.backlog.shift();
       // The topic's current record: its configs may have changed since it was queued.
-      const t = this.broker.topics.get(b.name);
+      const t = this.topics.get(b.name);
       if (!t || t.topicId !== b.topicId || p >= t.partitions) continue;
       const run = this.openPartition(t, p).then(
         () => undefined,
-        (err: unknown) => this.broker.log.error({ err, topic: t.name, partition: p }, 'opening a partition in the background failed'),
+        (err: unknown) => this.log.error({ err, topic: t.name, partition: p }, 'opening a partition in the background failed'),
       );
       let set = this.opening.get(t.name);
       if (!set) this.opening.set(t.name, (set = new Set()));
@@ -230,14 +235,14 @@ export class PartitionManager {
       topic: t.name,
       partition: p,
       ledgers: this.ledgers,
-      metadata: this.broker.metadata,
+      metadata: this.o.metadata,
       config: this.logConfig(t),
-      owner: `node-${this.broker.nodeId}`,
-      retentionCheckIntervalMs: this.broker.config.logRetentionCheckIntervalMs,
-      logger: this.broker.log,
-      onBackgroundError: (err) => this.broker.log.error({ err, topic: t.name, partition: p }, 'partition log background error'),
+      owner: `node-${this.o.config.nodeId}`,
+      retentionCheckIntervalMs: this.o.config.logRetentionCheckIntervalMs,
+      logger: this.log,
+      onBackgroundError: (err) => this.log.error({ err, topic: t.name, partition: p }, 'partition log background error'),
     });
-    const part = new Partition(t, p, log, produceConfigOf(this.broker.topics, t));
+    const part = new Partition(t, p, log, produceConfigOf(this.topics, t));
     await this.rebuildProducerState(part);
     let list = this.byTopic.get(t.name);
     if (!list) this.byTopic.set(t.name, (list = []));
@@ -260,10 +265,10 @@ export class PartitionManager {
     const now = Date.now();
     let offset: number;
     try {
-      const since = await log.listOffsets(now - this.broker.producerExpirationMs);
+      const since = await log.listOffsets(now - producerExpirationMs(this.o.config));
       offset = since?.offset ?? log.highWatermark;
     } catch (err) {
-      this.broker.log.warn({ ...where, err }, 'producer state: cannot find the batches to replay by timestamp; replaying from the log start offset');
+      this.log.warn({ ...where, err }, 'producer state: cannot find the batches to replay by timestamp; replaying from the log start offset');
       offset = log.logStartOffset;
     }
     let skipped = 0;
@@ -272,7 +277,7 @@ export class PartitionManager {
       try {
         res = await log.read(offset, { maxBytes: 8 * 1024 * 1024 });
       } catch (err) {
-        this.broker.log.error({ ...where, offset, err }, 'producer state: cannot read the log; idempotent producers of this partition are known only up to here');
+        this.log.error({ ...where, offset, err }, 'producer state: cannot read the log; idempotent producers of this partition are known only up to here');
         return;
       }
       if (res.records.length === 0 || res.nextOffset <= offset) break;
@@ -285,7 +290,7 @@ export class PartitionManager {
       }
       offset = res.nextOffset;
     }
-    if (skipped > 0) this.broker.log.warn({ ...where, skipped }, 'producer state: skipped stored entries too short to be record batches');
+    if (skipped > 0) this.log.warn({ ...where, skipped }, 'producer state: skipped stored entries too short to be record batches');
   }
 
   private async deleteTopic(t: TopicRecord): Promise<void> {
@@ -297,7 +302,7 @@ export class PartitionManager {
 
   private reconfigure(t: TopicRecord): void {
     const cfg = this.logConfig(t);
-    const produceConfig = produceConfigOf(this.broker.topics, t);
+    const produceConfig = produceConfigOf(this.topics, t);
     for (const part of this.byTopic.get(t.name) ?? []) {
       if (!part) continue; // not opened yet: it opens with the topic's current configs
       part.topic = t;
@@ -317,23 +322,11 @@ export class PartitionManager {
     await Promise.all([...this.opening.values()].flatMap((set) => [...set]));
     const parts = [...this.all()];
     this.byTopic.clear();
-    await Promise.all(parts.map((p) => p.log.close().catch((err: unknown) => this.broker.log.warn({ err }, 'closing a partition log failed'))));
-    await this.ledgers.close();
+    await Promise.all(parts.map((p) => p.log.close().catch((err: unknown) => this.log.warn({ err }, 'closing a partition log failed'))));
   }
 }
 
-/** The ledger store's garbage collector settings, from the ledgerline.storage.* broker configs. */
-function ledgerGcOptions(values: ReadonlyMap<string, string | null>): LocalLedgerStoreOptions['gc'] {
-  const num = (name: string): number | undefined => {
-    const v = values.get(name);
-    return v === null || v === undefined || v.trim() === '' ? undefined : Number(v);
-  };
-  return {
-    gcIntervalMs: num('ledgerline.storage.gc.interval.ms'),
-    minorCompactionThreshold: num('ledgerline.storage.compaction.minor.threshold'),
-    minorCompactionIntervalMs: num('ledgerline.storage.compaction.minor.interval.ms'),
-    majorCompactionThreshold: num('ledgerline.storage.compaction.major.threshold'),
-    majorCompactionIntervalMs: num('ledgerline.storage.compaction.major.interval.ms'),
-    compactionRateBytes: num('ledgerline.storage.compaction.rate.bytes'),
-  };
+/** Kafka's producer.id.expiration.ms: idempotent-producer state unused this long is dropped. */
+function producerExpirationMs(config: BrokerConfig): number {
+  return Number(config.values.get('producer.id.expiration.ms') ?? '86400000');
 }

@@ -7,15 +7,15 @@ import type { RequestInfo } from './context.js';
 
 /** The parts of an API handler's RequestContext (src/api/handler.ts) used here. */
 export interface GroupRequestContext {
-  readonly broker: { readonly groups?: GroupCoordinator };
+  readonly services: { readonly groups?: GroupCoordinator };
   readonly header: { readonly clientId: string | null };
   readonly apiVersion: number;
   readonly connection: { readonly remoteAddress: string };
 }
 
-/** The broker's coordinator (`Broker.groups`), or null while the broker has none (not started yet). */
+/** The broker's coordinator (`services.groups`), or null while it is not active (starting or stopping). */
 export function groupCoordinatorOf(ctx: GroupRequestContext): GroupCoordinator | null {
-  const c = ctx.broker.groups;
+  const c = ctx.services.groups;
   return c && c.isActive ? c : null;
 }
 

@@ -5,21 +5,31 @@
  * are bumped on the request path with no allocation.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { Broker } from '../server/broker.js';
+import type { Partition } from '../cluster/partitions.js';
+
+/** What the broker's gauges read at scrape time. */
+export interface MetricSources {
+  /** Open client connections. */
+  connections(): number;
+  /** The request memory pool (queued.max.request.bytes). */
+  readonly requestMemory: { readonly available: number; readonly used: number; readonly waiting: number };
+  /** The partitions this broker has open. */
+  partitions(): Iterable<Partition>;
+  /** The ledger store's space accounting, when the store keeps one (the embedded store does). */
+  readonly storage: { readonly reclaimableBytes: number; readonly bytesReclaimed: number } | null;
+}
 
 export interface BrokerMetrics {
   readonly registry: Registry;
-  readonly requests: Counter<'api'>;
   readonly bytesIn: Counter<'topic'>;
   readonly bytesOut: Counter<'topic'>;
   readonly messagesIn: Counter<'topic'>;
 }
 
-export function createBrokerMetrics(broker: Broker): BrokerMetrics {
+export function createBrokerMetrics(sources: MetricSources): BrokerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'ledgerline_process_' });
   const registers = [registry];
-  const requests = new Counter({ name: 'kafka_server_requests_total', help: 'Requests handled, by API.', labelNames: ['api'], registers });
   const bytesIn = new Counter({ name: 'kafka_server_brokertopicmetrics_bytesin_total', help: 'Record batch bytes appended, by topic.', labelNames: ['topic'], registers });
   const bytesOut = new Counter({ name: 'kafka_server_brokertopicmetrics_bytesout_total', help: 'Record batch bytes fetched, by topic.', labelNames: ['topic'], registers });
   const messagesIn = new Counter({ name: 'kafka_server_brokertopicmetrics_messagesin_total', help: 'Records appended, by topic.', labelNames: ['topic'], registers });
@@ -28,7 +38,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     help: 'Open client connections.',
     registers,
     collect() {
-      this.set(broker.connections.size);
+      this.set(sources.connections());
     },
   });
   // Kafka's kafka.network:type=SocketServer,name=MemoryPoolAvailable / MemoryPoolUsed (KIP-72).
@@ -37,7 +47,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     help: 'Request memory the pool can still grant (queued.max.request.bytes minus what requests hold); +Inf when unbounded.',
     registers,
     collect() {
-      this.set(broker.requestMemory.available);
+      this.set(sources.requestMemory.available);
     },
   });
   new Gauge({
@@ -45,7 +55,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     help: 'Request memory held by requests being read or handled.',
     registers,
     collect() {
-      this.set(broker.requestMemory.used);
+      this.set(sources.requestMemory.used);
     },
   });
   new Gauge({
@@ -53,7 +63,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     help: 'Connections not read from because the request memory pool cannot grant their next request yet.',
     registers,
     collect() {
-      this.set(broker.requestMemory.waiting);
+      this.set(sources.requestMemory.waiting);
     },
   });
   new Gauge({
@@ -63,7 +73,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     registers,
     collect() {
       this.reset();
-      for (const p of broker.partitions.all()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.highWatermark);
+      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.highWatermark);
     },
   });
   new Gauge({
@@ -73,7 +83,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     registers,
     collect() {
       this.reset();
-      for (const p of broker.partitions.all()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.logStartOffset);
+      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.logStartOffset);
     },
   });
   new Gauge({
@@ -83,7 +93,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     registers,
     collect() {
       this.reset();
-      for (const p of broker.partitions.all()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.stats.ledgers);
+      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.stats.ledgers);
     },
   });
   new Gauge({
@@ -93,7 +103,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     registers,
     collect() {
       this.reset();
-      for (const p of broker.partitions.all()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.stats.sizeInBytes);
+      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.stats.sizeInBytes);
     },
   });
   new Gauge({
@@ -101,7 +111,7 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     help: 'Bytes in the ledger store\'s segment files that hold no live entry (deleted or expired data, superseded copies): what its garbage collector can give back.',
     registers,
     collect() {
-      this.set(broker.partitions.ledgers.reclaimableBytes);
+      if (sources.storage) this.set(sources.storage.reclaimableBytes);
     },
   });
   let reclaimedSeen = 0;
@@ -110,10 +120,46 @@ export function createBrokerMetrics(broker: Broker): BrokerMetrics {
     help: 'Bytes of segment files the ledger store has deleted since the broker started.',
     registers,
     collect() {
-      const now = broker.partitions.ledgers.stats.bytesReclaimed;
+      const now = sources.storage?.bytesReclaimed ?? 0;
       if (now > reclaimedSeen) this.inc(now - reclaimedSeen);
       reclaimedSeen = now;
     },
   });
-  return { registry, requests, bytesIn, bytesOut, messagesIn };
+  return { registry, bytesIn, bytesOut, messagesIn };
+}
+
+/**
+ * Kafka's BrokerTopicMetrics (BytesInPerSec, MessagesInPerSec, BytesOutPerSec) per topic, with each topic's
+ * series looked up once.
+ */
+export class TopicMetrics {
+  private readonly byTopic = new Map<string, { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal }>();
+
+  constructor(private readonly m: BrokerMetrics) {}
+
+  private of(topic: string): { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal } {
+    let t = this.byTopic.get(topic);
+    if (!t) this.byTopic.set(topic, (t = { bytesIn: this.m.bytesIn.labels(topic), messagesIn: this.m.messagesIn.labels(topic), bytesOut: this.m.bytesOut.labels(topic) }));
+    return t;
+  }
+
+  /** An appended batch. */
+  countAppend(topic: string, bytes: number, records: number): void {
+    const t = this.of(topic);
+    t.bytesIn.inc(bytes);
+    t.messagesIn.inc(records);
+  }
+
+  /** Fetched batch bytes. */
+  countFetch(topic: string, bytes: number): void {
+    this.of(topic).bytesOut.inc(bytes);
+  }
+
+  /** A deleted topic's series go with it. */
+  forget(topic: string): void {
+    if (!this.byTopic.delete(topic)) return;
+    this.m.bytesIn.remove(topic);
+    this.m.messagesIn.remove(topic);
+    this.m.bytesOut.remove(topic);
+  }
 }

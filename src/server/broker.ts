@@ -1,6 +1,8 @@
 /**
- * The broker process: opens the stores in the data directory, loads the topic registry, registers the
- * API handlers and listens. One Broker per process; tests start it as a child process (src/cli.ts).
+ * The broker process: opens the stores in the data directory, builds the layers on them, hands the API
+ * handlers their services and listens. It only wires: requests go connection.ts → dispatch.ts → the
+ * handlers (src/api/), which see the narrow services of src/api/services.ts and never the Broker. One
+ * Broker per process; tests start it as a child process (src/cli.ts).
  *
  *   data dir/
  *     metadata/   the embedded metadata store (SQLite): topics, ledger chains, ids
@@ -12,29 +14,31 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { RequestHeader } from '../../protocol/headers.js';
 import { randomUuid } from '../../protocol/wire/uuid.js';
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { handlers as allHandlers } from '../api/index.js';
 import type { Handler } from '../api/handler.js';
-import { apiVersionsFallback } from '../api/018-api-versions.js';
+import { supportedApiVersions } from '../api/018-api-versions.js';
+import type { Services, TopicService } from '../api/services.js';
 import type { BrokerConfig, Listener } from '../config.js';
-import { KafkaError, TopicManager, type TopicRecord } from '../cluster/topics.js';
-import { ErrorCode } from '../../protocol/error-codes.js';
+import { KafkaError, TopicManager } from '../cluster/topics.js';
+import { PartitionManager } from '../cluster/partitions.js';
+import { ProducerIdAllocator } from '../cluster/producer-state.js';
+import { FetchSessionCache } from '../cluster/fetch-sessions.js';
+import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
+import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
+import { LocalLedgerStore, type LocalLedgerStoreOptions } from '../ledger/local-store.js';
 import { CLUSTER_KEY } from '../metadata/layout.js';
 import { openSqliteMetadataStore } from '../metadata/index.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
-import { Connection } from './connection.js';
+import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observability/metrics.js';
+import { RequestMetrics } from '../observability/request-metrics.js';
+import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
+import { Connection, type ConnectionHost } from './connection.js';
+import { Dispatcher } from './dispatch.js';
 import { RefusalLog } from './refusals.js';
 import { MemoryPool } from './memory-pool.js';
-import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
-import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
-import type { Counter } from 'prom-client';
-import { createBrokerMetrics, type BrokerMetrics } from '../observability/metrics.js';
-import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
-import { PartitionManager } from '../cluster/partitions.js';
-import { ProducerIdAllocator } from '../cluster/producer-state.js';
-import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 
 /** How long shutdown waits for in-flight requests before closing connections anyway. */
 const SHUTDOWN_DRAIN_MS = 10_000;
@@ -44,27 +48,30 @@ export interface BoundListener extends Listener {
   boundPort: number;
 }
 
-export class Broker {
-  readonly handlers = new Map<number, Handler>();
-  readonly connections = new Set<Connection>();
-  clusterId = '';
-  metadata!: MetadataStore;
-  topics!: TopicManager;
-  partitions!: PartitionManager;
-  producerIds!: ProducerIdAllocator;
-  fetchSessions!: FetchSessionCache;
+/** The layers of a started broker, built in order by start(). */
+interface Parts {
+  metadata: MetadataStore;
+  ledgers: LocalLedgerStore;
+  topics: TopicManager;
+  partitions: PartitionManager;
+  groups: GroupCoordinator;
+  metrics: BrokerMetrics;
+  dispatcher: Dispatcher;
+}
+
+export class Broker implements ConnectionHost {
   readonly bound: BoundListener[] = [];
-  metrics!: BrokerMetrics;
-  groups!: GroupCoordinator;
-  admin: AdminHttpServer | null = null;
   /** Refused requests, logged once per client, API and reason (src/server/refusals.ts). */
   readonly refusals: RefusalLog;
   /** The memory of request buffers, queued.max.request.bytes (src/server/memory-pool.ts). */
   readonly requestMemory: MemoryPool;
-  private requestMemoryWarnedAt = -Infinity;
-  private readonly requestCounters = new Map<number, Counter.Internal>();
-  private readonly topicCounters = new Map<string, { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal }>();
+  private readonly handlers = new Map<number, Handler>();
+  private readonly connections = new Set<Connection>();
   private readonly servers: Server[] = [];
+  /** Every store and layer, set once start() has opened them (stop() closes what was opened). */
+  private parts: Partial<Parts> = {};
+  private admin: AdminHttpServer | null = null;
+  private requestMemoryWarnedAt = -Infinity;
   private stopping = false;
 
   constructor(
@@ -79,6 +86,24 @@ export class Broker {
     this.requestMemory = new MemoryPool(capacity, { reserve: Math.min(Math.floor(capacity / 8), capacity - config.socketRequestMaxBytes), smallRequestBytes: 1024 * 1024 });
   }
 
+  get nodeId(): number {
+    return this.config.nodeId;
+  }
+
+  get socketRequestMaxBytes(): number {
+    return this.config.socketRequestMaxBytes;
+  }
+
+  get connectionsMaxIdleMs(): number {
+    return this.config.connectionsMaxIdleMs;
+  }
+
+  get dispatcher(): Dispatcher {
+    const d = this.parts.dispatcher;
+    if (!d) throw new Error('the broker is not started');
+    return d;
+  }
+
   /** A connection stopped reading for want of request memory: said at warn, at most once a minute. */
   requestMemoryExhausted(size: number): void {
     const now = Date.now();
@@ -91,27 +116,8 @@ export class Broker {
     );
   }
 
-  get nodeId(): number {
-    return this.config.nodeId;
-  }
-
-  /** Kafka's producer.id.expiration.ms: idempotent-producer state unused this long is dropped. */
-  get producerExpirationMs(): number {
-    return Number(this.config.values.get('producer.id.expiration.ms') ?? '86400000');
-  }
-
-  /**
-   * Creates a topic named by Metadata with the broker defaults (auto.create.topics.enable). Returns
-   * undefined when it cannot be created; a concurrent creation of the same name returns that topic.
-   */
-  async autoCreateTopic(name: string): Promise<TopicRecord | undefined> {
-    try {
-      return await this.topics.create(name, { partitions: -1, replicationFactor: -1, configs: {} });
-    } catch (err) {
-      if (err instanceof KafkaError && err.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return this.topics.get(name);
-      this.log.warn({ err, topic: name }, 'auto-creating a topic failed');
-      return undefined;
-    }
+  connectionClosed(c: Connection): void {
+    this.connections.delete(c);
   }
 
   /** The listener addresses clients are told to use, with bound ports filled in for port 0. */
@@ -124,52 +130,77 @@ export class Broker {
   }
 
   async start(): Promise<void> {
-    const dataDir = this.config.dataDir;
+    const { config, log } = this;
+    const dataDir = config.dataDir;
     mkdirSync(dataDir, { recursive: true });
-    this.metadata = await openSqliteMetadataStore(join(dataDir, 'metadata'));
-    this.clusterId = await this.loadClusterId();
-    this.topics = new TopicManager(this.metadata, this.config);
-    await this.topics.load();
-    this.partitions = await PartitionManager.open(this, join(dataDir, 'ledgers'));
-    this.producerIds = new ProducerIdAllocator(this.metadata);
-    this.fetchSessions = new FetchSessionCache(this.config.maxFetchSessions);
-    await this.partitions.loadAll();
-    this.groups = new GroupCoordinator({
-      config: groupCoordinatorConfig(this.config.values),
-      topics: this.topics,
-      openLog: async (p) => {
-        const part = this.partitions.get(GROUP_METADATA_TOPIC_NAME, p);
-        if (!part) throw new Error(`${GROUP_METADATA_TOPIC_NAME}-${p} is not open`);
+    const p = this.parts;
+    const metadata = (p.metadata = await openSqliteMetadataStore(join(dataDir, 'metadata')));
+    const clusterId = await loadClusterId(metadata);
+    const topics = (p.topics = new TopicManager(metadata, config));
+    await topics.load();
+    const ledgers = (p.ledgers = await LocalLedgerStore.open(join(dataDir, 'ledgers'), {
+      // A batch is one entry; the request size limit bounds it before any topic config does.
+      maxEntryBytes: config.socketRequestMaxBytes,
+      gc: ledgerGcOptions(config.values),
+      onBackgroundError: (err) => log.error({ err }, 'ledger store background error'),
+    }));
+    const partitions = (p.partitions = new PartitionManager({ topics, ledgers, metadata, config, log }));
+    await partitions.loadAll();
+    const groups = (p.groups = new GroupCoordinator({
+      config: groupCoordinatorConfig(config.values),
+      topics,
+      openLog: async (index) => {
+        const part = partitions.get(GROUP_METADATA_TOPIC_NAME, index);
+        if (!part) throw new Error(`${GROUP_METADATA_TOPIC_NAME}-${index} is not open`);
         return part.log;
       },
-      logger: this.log.child({ component: 'group-coordinator' }),
+      logger: log.child({ component: 'group-coordinator' }),
+    }));
+    await groups.start();
+    const metrics = (p.metrics = createBrokerMetrics({
+      connections: () => this.connections.size,
+      requestMemory: this.requestMemory,
+      partitions: () => partitions.all(),
+      storage: { get reclaimableBytes() { return ledgers.reclaimableBytes; }, get bytesReclaimed() { return ledgers.stats.bytesReclaimed; } },
+    }));
+    registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });
+    const topicMetrics = new TopicMetrics(metrics);
+    topics.addListener({ topicDeleted: (t) => topicMetrics.forget(t.name) });
+    const services: Services = {
+      node: { nodeId: this.nodeId, clusterId, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
+      config,
+      topics: topicService(topics, log),
+      partitions,
+      groups,
+      producerIds: new ProducerIdAllocator(metadata),
+      fetchSessions: new FetchSessionCache(config.maxFetchSessions),
+      metrics: topicMetrics,
+      apis: { versions: supportedApiVersions(this.handlers.values()) },
+      log,
+    };
+    p.dispatcher = new Dispatcher({
+      handlers: this.handlers,
+      services,
+      refusals: this.refusals,
+      metrics: new RequestMetrics(metrics.registry, (code) => errorByCode(code).name),
     });
-    await this.groups.start();
-    this.metrics = createBrokerMetrics(this);
-    registerGroupCoordinatorMetrics(this.metrics.registry, this.groups, { logEndOffset: (t, p) => this.partitions.get(t, p)?.log.highWatermark ?? null });
-    if (!Number.isFinite(this.requestMemory.capacity)) this.log.warn('queued.max.request.bytes is -1: request memory is unbounded, as Kafka\'s default leaves it');
-    for (const l of this.config.listeners) await this.listen(l);
-    const admin = parseAdminListener(this.config.values.get('ledgerline.admin.listener') ?? '');
+    if (!Number.isFinite(this.requestMemory.capacity)) log.warn('queued.max.request.bytes is -1: request memory is unbounded, as Kafka\'s default leaves it');
+    for (const l of config.listeners) await this.listen(l);
+    const admin = parseAdminListener(config.values.get('ledgerline.admin.listener') ?? '');
     if (admin) {
       this.admin = await startAdminHttp(admin.host, admin.port, {
-        registry: this.metrics.registry,
-        health: () => ({ clusterId: this.clusterId, nodeId: this.nodeId, topics: this.topics.list().length, connections: this.connections.size }),
+        registry: metrics.registry,
+        health: () => ({ clusterId, nodeId: this.nodeId, topics: topics.list().length, connections: this.connections.size }),
       });
-      this.log.info({ url: this.admin.url }, 'admin HTTP endpoint listening');
+      log.info({ url: this.admin.url }, 'admin HTTP endpoint listening');
     }
-    this.log.info(
-      { listeners: this.bound.map((b) => `${b.name}://${b.host}:${b.boundPort}`), dataDir, clusterId: this.clusterId, nodeId: this.nodeId },
-      'Ledgerline started',
-    );
+    log.info({ listeners: this.bound.map((b) => `${b.name}://${b.host}:${b.boundPort}`), dataDir, clusterId, nodeId: this.nodeId }, 'Ledgerline started');
   }
 
-  private async loadClusterId(): Promise<string> {
-    const kv = await this.metadata.get(CLUSTER_KEY);
-    if (kv) return (JSON.parse(Buffer.from(kv.value).toString('utf8')) as { clusterId: string }).clusterId;
-    const clusterId = randomUuid();
-    const res = await this.metadata.compareAndSet(CLUSTER_KEY, { version: 0 }, Buffer.from(JSON.stringify({ clusterId, formatVersion: 1 })));
-    if (!res.succeeded) return this.loadClusterId();
-    return clusterId;
+  /** The advertised address of a listener, or of the first one for a name that has none. */
+  private advertisedFor(listenerName: string): Listener {
+    const adv = this.advertised;
+    return adv.find((a) => a.name === listenerName) ?? adv[0]!;
   }
 
   private listen(l: Listener): Promise<void> {
@@ -195,56 +226,73 @@ export class Broker {
     this.connections.add(new Connection(socket, this, listenerName));
   }
 
-  connectionClosed(c: Connection): void {
-    this.connections.delete(c);
-  }
-
-  /** Counts a request of an API (kafka_server_requests_total). */
-  countRequest(apiKey: number, name: string): void {
-    let c = this.requestCounters.get(apiKey);
-    if (!c) this.requestCounters.set(apiKey, (c = this.metrics.requests.labels(name)));
-    c.inc();
-  }
-
-  private topicMetrics(topic: string): { bytesIn: Counter.Internal; messagesIn: Counter.Internal; bytesOut: Counter.Internal } {
-    let t = this.topicCounters.get(topic);
-    if (!t) {
-      t = { bytesIn: this.metrics.bytesIn.labels(topic), messagesIn: this.metrics.messagesIn.labels(topic), bytesOut: this.metrics.bytesOut.labels(topic) };
-      this.topicCounters.set(topic, t);
-    }
-    return t;
-  }
-
-  /** Counts an appended batch (BrokerTopicMetrics BytesIn/MessagesIn). */
-  countAppend(topic: string, bytes: number, records: number): void {
-    const t = this.topicMetrics(topic);
-    t.bytesIn.inc(bytes);
-    t.messagesIn.inc(records);
-  }
-
-  /** Counts fetched batch bytes (BrokerTopicMetrics BytesOut). */
-  countFetch(topic: string, bytes: number): void {
-    this.topicMetrics(topic).bytesOut.inc(bytes);
-  }
-
-  apiVersionsFallback(header: RequestHeader): Buffer[] {
-    return apiVersionsFallback(this.handlers.values(), header);
-  }
-
-  /** Graceful shutdown; safe to call twice. */
+  /** Graceful shutdown; safe to call twice, and during or after a failed start. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    const p = this.parts;
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     // Waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR.
-    await this.groups?.stop();
+    await p.groups?.stop();
     // Stop reading, let requests already read finish (their appends become durable and are answered).
     await Promise.all([...this.connections].map((c) => c.drain(SHUTDOWN_DRAIN_MS)));
     for (const c of this.connections) c.close();
     await closed;
     await this.admin?.close();
-    await this.partitions?.close();
-    await this.metadata?.close();
+    await p.partitions?.close();
+    await p.ledgers?.close();
+    await p.metadata?.close();
     this.log.info('Ledgerline stopped');
   }
+}
+
+/** The cluster id, created (compare-and-set) by the first broker to start on a metadata store. */
+async function loadClusterId(metadata: MetadataStore): Promise<string> {
+  const kv = await metadata.get(CLUSTER_KEY);
+  if (kv) return (JSON.parse(Buffer.from(kv.value).toString('utf8')) as { clusterId: string }).clusterId;
+  const clusterId = randomUuid();
+  const res = await metadata.compareAndSet(CLUSTER_KEY, { version: 0 }, Buffer.from(JSON.stringify({ clusterId, formatVersion: 1 })));
+  if (!res.succeeded) return loadClusterId(metadata);
+  return clusterId;
+}
+
+/** The topic registry as handlers use it, with Metadata's auto-creation (auto.create.topics.enable). */
+function topicService(topics: TopicManager, log: Logger): TopicService {
+  return {
+    get: (name) => topics.get(name),
+    getById: (id) => topics.getById(id),
+    list: () => topics.list(),
+    create: (name, opts) => topics.create(name, opts),
+    delete: (name) => topics.delete(name),
+    addPartitions: (name, count, validateOnly) => topics.addPartitions(name, count, validateOnly),
+    setConfigs: (name, configs, validateOnly) => topics.setConfigs(name, configs, validateOnly),
+    validateConfigs: (configs) => topics.validateConfigs(configs),
+    resolveAll: (t) => topics.resolveAll(t),
+    configValue: (t, name) => topics.configValue(t, name),
+    async autoCreate(name) {
+      try {
+        return await topics.create(name, { partitions: -1, replicationFactor: -1, configs: {} });
+      } catch (err) {
+        if (err instanceof KafkaError && err.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return topics.get(name);
+        log.warn({ err, topic: name }, 'auto-creating a topic failed');
+        return undefined;
+      }
+    },
+  };
+}
+
+/** The ledger store's garbage collector settings, from the ledgerline.storage.* broker configs. */
+function ledgerGcOptions(values: ReadonlyMap<string, string | null>): LocalLedgerStoreOptions['gc'] {
+  const num = (name: string): number | undefined => {
+    const v = values.get(name);
+    return v === null || v === undefined || v.trim() === '' ? undefined : Number(v);
+  };
+  return {
+    gcIntervalMs: num('ledgerline.storage.gc.interval.ms'),
+    minorCompactionThreshold: num('ledgerline.storage.compaction.minor.threshold'),
+    minorCompactionIntervalMs: num('ledgerline.storage.compaction.minor.interval.ms'),
+    majorCompactionThreshold: num('ledgerline.storage.compaction.major.threshold'),
+    majorCompactionIntervalMs: num('ledgerline.storage.compaction.major.interval.ms'),
+    compactionRateBytes: num('ledgerline.storage.compaction.rate.bytes'),
+  };
 }

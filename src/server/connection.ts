@@ -18,28 +18,41 @@
  * them the socket is paused too, and reading resumes when the pool calls back, as Kafka mutes and unmutes
  * a channel on its MemoryPool.
  *
- * Kafka's rules for requests it cannot serve: an unknown API key, a version outside the served range or a
- * body that does not parse closes the connection; ApiVersions with a version it does not know is answered
- * in v0 with UNSUPPORTED_VERSION and the supported ranges (KIP-511).
+ * What a request means, and whether it is served at all, is the dispatch seam's business (dispatch.ts):
+ * the connection hands it each frame and writes, in order, what comes back.
  */
 import { setMaxListeners } from 'node:events';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { CodecError } from '../../protocol/errors.js';
-import { encodeResponseFrame, readRequestHeader, type RequestHeader } from '../../protocol/headers.js';
-import { errorByCode } from '../../protocol/error-codes.js';
-import { Reader } from '../../protocol/wire/reader.js';
-import { NO_RESPONSE, type ConnectionInfo, type RequestContext } from '../api/handler.js';
-import type { Broker } from './broker.js';
+import { NO_RESPONSE, type ConnectionInfo } from '../api/handler.js';
+import { ANONYMOUS } from '../api/services.js';
+import type { Dispatcher, Outcome, SentHook, Session } from './dispatch.js';
 import { FrameDecoder, FrameTooLargeError } from './frame-decoder.js';
-import { findRefusal } from './refusals.js';
+import type { MemoryPool } from './memory-pool.js';
+
+/** What a connection needs from the broker that accepted it. */
+export interface ConnectionHost {
+  readonly log: Logger;
+  readonly dispatcher: Dispatcher;
+  /** queued.max.request.bytes (memory-pool.ts). */
+  readonly requestMemory: MemoryPool;
+  /** socket.request.max.bytes. */
+  readonly socketRequestMaxBytes: number;
+  /** connections.max.idle.ms. */
+  readonly connectionsMaxIdleMs: number;
+  /** Said when a request waits for request memory (the host rate-limits the warning). */
+  requestMemoryExhausted(size: number): void;
+  connectionClosed(c: Connection): void;
+}
 
 /** Requests a connection may have in flight before it stops reading. */
 const MAX_IN_FLIGHT = 100;
 /** Unwritten response bytes a connection may hold before it stops reading. */
 const MAX_QUEUED_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-type Slot = Buffer[] | typeof NO_RESPONSE | undefined;
+/** A request's place in the response order: undefined while its handler runs. */
+type Slot = { readonly chunks: Buffer[]; readonly onSent: SentHook | undefined } | typeof NO_RESPONSE | undefined;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -47,6 +60,7 @@ let nextConnectionId = 1;
 
 export class Connection {
   readonly info: ConnectionInfo;
+  private readonly session: Session;
   private readonly decoder: FrameDecoder;
   private readonly abort = new AbortController();
   private readonly slots = new Map<number, Slot>();
@@ -64,7 +78,7 @@ export class Connection {
 
   constructor(
     private readonly socket: Socket,
-    private readonly broker: Broker,
+    private readonly host: ConnectionHost,
     listenerName: string,
   ) {
     this.info = {
@@ -74,13 +88,14 @@ export class Connection {
       clientSoftwareName: null,
       clientSoftwareVersion: null,
     };
-    this.log = broker.log.child({ conn: this.info.id, remote: this.info.remoteAddress });
-    this.decoder = new FrameDecoder(broker.config.socketRequestMaxBytes, (size) => this.admit(size));
+    this.log = host.log.child({ conn: this.info.id, remote: this.info.remoteAddress });
+    this.session = { info: this.info, principal: ANONYMOUS, signal: this.abort.signal, log: this.log };
+    this.decoder = new FrameDecoder(host.socketRequestMaxBytes, (size) => this.admit(size));
     // Every request in flight may wait on the connection's signal (a Fetch long-poll adds one listener for
     // its whole wait, JoinGroup two), so its limit is what MAX_IN_FLIGHT allows, not Node's default of 10.
     setMaxListeners(2 * MAX_IN_FLIGHT, this.abort.signal);
     socket.setNoDelay(true);
-    socket.setTimeout(broker.config.connectionsMaxIdleMs, () => {
+    socket.setTimeout(host.connectionsMaxIdleMs, () => {
       this.log.debug('closing idle connection');
       this.close();
     });
@@ -127,10 +142,10 @@ export class Connection {
     // in flight give theirs back when their handlers finish.
     this.memoryWait?.();
     this.memoryWait = null;
-    this.broker.requestMemory.release(this.decoder.assembling);
+    this.host.requestMemory.release(this.decoder.assembling);
     this.abort.abort();
     this.slots.clear();
-    this.broker.connectionClosed(this);
+    this.host.connectionClosed(this);
   }
 
   /**
@@ -138,10 +153,10 @@ export class Connection {
    * until they are granted (onMemoryGranted).
    */
   private admit(size: number): boolean {
-    const pool = this.broker.requestMemory;
+    const pool = this.host.requestMemory;
     if (pool.tryAllocate(size)) return true;
     this.memoryWait = pool.wait(size, () => this.onMemoryGranted());
-    this.broker.requestMemoryExhausted(size);
+    this.host.requestMemoryExhausted(size);
     this.log.debug({ size, used: pool.used, capacity: pool.capacity }, 'waiting for request memory');
     this.maybePause();
     return false;
@@ -172,7 +187,7 @@ export class Connection {
     for (let i = 0; i < frames.length; i++) {
       if (this.closed) {
         // Frames read before the close was decided: their memory goes back unused.
-        for (let j = i; j < frames.length; j++) this.broker.requestMemory.release(frames[j]!.length);
+        for (let j = i; j < frames.length; j++) this.host.requestMemory.release(frames[j]!.length);
         return;
       }
       this.onFrame(frames[i]!);
@@ -183,151 +198,48 @@ export class Connection {
   /** Handles one request frame; its pool memory (frame.length bytes) is released once it is done with. */
   private onFrame(frame: Buffer): void {
     const charge = frame.length;
-    const pool = this.broker.requestMemory;
-    const r = new Reader(frame);
-    const { header, api, versionKnown } = readRequestHeader(r);
-    if (!r.ok) {
-      pool.release(charge);
-      this.log.warn('closing connection: request header does not parse');
-      this.close();
+    const outcome = this.host.dispatcher.dispatch(frame, this.session, performance.now());
+    if (!(outcome instanceof Promise)) {
+      this.host.requestMemory.release(charge);
+      this.settle(this.nextSeq++, outcome);
       return;
     }
-    const handler = this.broker.handlers.get(header.requestApiKey);
-    const version = header.requestApiVersion;
-    const served = handler !== undefined && version >= handler.versions.min && version <= handler.versions.max;
-    if (!served) {
-      pool.release(charge);
-      if (api !== undefined && api.apiKey === 18 && handler !== undefined) {
-        this.respond(this.nextSeq++, this.broker.apiVersionsFallback(header));
-        return;
-      }
-      // Kafka closes the connection; the refusal is logged once per client and API, as others are.
-      this.broker.refusals.report({
-        clientId: header.clientId,
-        remoteAddress: this.info.remoteAddress,
-        apiKey: header.requestApiKey,
-        api: api?.name ?? `ApiKey ${header.requestApiKey}`,
-        apiVersion: version,
-        correlationId: header.correlationId,
-        reason: handler
-          ? `version ${version} is outside the served ${handler.versions.min}-${handler.versions.max}${versionKnown ? '' : ' (and unknown to the schema)'}; closing the connection`
-          : `${api ? 'API not served' : 'unknown API key'}; closing the connection`,
-        errorCode: null,
-        resource: null,
-        level: 'info',
-      });
-      this.close();
-      return;
-    }
-    let request: unknown;
-    try {
-      request = handler.api.request.decode(r, version);
-      // Kafka reads a request body and ignores bytes after it (librdkafka 2.16 sends three after its
-      // Metadata v12 request), so trailing bytes are tolerated, not treated as a malformed request.
-      r.check();
-      if (r.remaining > 0) this.log.debug({ apiKey: header.requestApiKey, apiVersion: version, trailing: r.remaining }, 'ignoring trailing request bytes');
-    } catch (e) {
-      pool.release(charge);
-      this.log.warn(
-        { err: e instanceof CodecError ? e.message : e, apiKey: header.requestApiKey, apiVersion: version, clientId: header.clientId, head: frame.subarray(0, 128).toString('hex') },
-        'closing connection: request body does not parse',
-      );
-      this.close();
-      return;
-    }
-
-    this.broker.countRequest(header.requestApiKey, handler.api.name);
     const seq = this.nextSeq++;
     this.slots.set(seq, undefined);
     this.inFlight++;
-    let refusedBecause: string | null = null;
-    const ctx: RequestContext = {
-      broker: this.broker,
-      header,
-      apiVersion: version,
-      connection: this.info,
-      signal: this.abort.signal,
-      refuse: (reason) => {
-        refusedBecause ??= reason;
-      },
-    };
-    let result;
-    try {
-      result = handler.handle(request, ctx);
-    } catch (e) {
-      this.failed(e, header.requestApiKey, version, charge);
-      return;
-    }
-    if (result instanceof Promise) {
-      result.then(
-        (res) => this.finish(seq, handler.api, version, header, res, refusedBecause, charge),
-        (e: unknown) => this.failed(e, header.requestApiKey, version, charge),
-      );
-    } else {
-      this.finish(seq, handler.api, version, header, result, refusedBecause, charge);
-    }
-  }
-
-  /** The dispatch seam's refusal check: logs (once) a request the handler refused or answered with a refusal code. */
-  private noteRefusal(api: { apiKey: number; name: string }, version: number, header: RequestHeader, res: unknown, reason: string | null): void {
-    const found = res === NO_RESPONSE ? null : findRefusal(res);
-    if (reason === null && found === null) return;
-    this.broker.refusals.report({
-      clientId: header.clientId,
-      remoteAddress: this.info.remoteAddress,
-      apiKey: api.apiKey,
-      api: api.name,
-      apiVersion: version,
-      correlationId: header.correlationId,
-      reason: reason ?? found!.errorMessage ?? errorByCode(found!.errorCode).message ?? errorByCode(found!.errorCode).name,
-      errorCode: found?.errorCode ?? null,
-      resource: found?.resource ?? null,
-      level: reason !== null || found!.topLevel ? 'warn' : 'info',
+    outcome.then((o) => {
+      this.inFlight--;
+      // The handler is done with the request's bytes (a Produce's batches are durable by now).
+      this.host.requestMemory.release(charge);
+      this.settle(seq, o);
     });
   }
 
-  private finish(seq: number, api: { apiKey: number; name: string }, version: number, header: RequestHeader, res: unknown, refusedBecause: string | null, charge: number): void {
-    this.inFlight--;
-    // The handler is done with the request's bytes (a Produce's batches are durable by now).
-    this.broker.requestMemory.release(charge);
+  private settle(seq: number, o: Outcome): void {
     if (this.closed) return;
-    const correlationId = header.correlationId;
-    this.noteRefusal(api, version, header, res, refusedBecause);
-    if (res === NO_RESPONSE) {
-      this.respond(seq, NO_RESPONSE);
+    if (o.kind === 'close') {
+      this.close();
       return;
     }
-    let chunks: Buffer[];
-    try {
-      chunks = encodeResponseFrame(this.broker.handlers.get(api.apiKey)!.api, version, correlationId, res);
-    } catch (e) {
-      this.failed(e, api.apiKey, version, 0);
-      return;
-    }
-    this.respond(seq, chunks);
-  }
-
-  private failed(e: unknown, apiKey: number, apiVersion: number, charge: number): void {
-    this.inFlight--;
-    this.broker.requestMemory.release(charge);
-    if (this.closed) return;
-    this.log.error({ err: e, apiKey, apiVersion }, 'closing connection: handler failed');
-    this.close();
+    this.respond(seq, o.chunks, o.onSent);
   }
 
   /** Stores a finished response in its slot and writes every response that is now next in order. */
-  private respond(seq: number, slot: Exclude<Slot, undefined>): void {
-    this.slots.set(seq, slot);
+  private respond(seq: number, chunks: Buffer[] | typeof NO_RESPONSE, onSent: SentHook | undefined): void {
+    this.slots.set(seq, chunks === NO_RESPONSE ? NO_RESPONSE : { chunks, onSent });
     for (;;) {
       const next = this.slots.get(this.nextToWrite);
       if (next === undefined) break;
       this.slots.delete(this.nextToWrite);
       this.nextToWrite++;
       if (next === NO_RESPONSE) continue;
-      if (next.length === 1) this.socket.write(next[0]!);
+      const written = performance.now();
+      const done = next.onSent ? (): void => next.onSent!(written, performance.now()) : undefined;
+      const { chunks: out } = next;
+      if (out.length === 1) this.socket.write(out[0]!, done);
       else {
         this.socket.cork();
-        for (const c of next) this.socket.write(c);
+        for (let i = 0; i < out.length; i++) this.socket.write(out[i]!, i === out.length - 1 ? done : undefined);
         this.socket.uncork();
       }
     }

@@ -34,7 +34,7 @@ describe('admin HTTP endpoint', () => {
     expect(text).toMatch(/^kafka_server_brokertopicmetrics_messagesin_total\{topic="metered"\} 3$/m);
     expect(text).toMatch(/^kafka_topic_partition_current_offset\{topic="metered",partition="1"\} 3$/m);
     expect(text).toMatch(/^kafka_topic_partition_current_offset\{topic="metered",partition="0"\} 0$/m);
-    expect(text).toMatch(/^kafka_server_requests_total\{api="Produce"\} 1$/m);
+    expect(text).toMatch(/^kafka_network_requestmetrics_requests_total\{request="Produce",version="[0-9]+"\} 1$/m);
     const bytesOut = /^kafka_server_brokertopicmetrics_bytesout_total\{topic="metered"\} (\d+)$/m.exec(text);
     expect(Number(bytesOut?.[1])).toBeGreaterThan(0);
     const health = (await (await fetch(`${adminUrl}/health`)).json()) as { status: string; topics: number };

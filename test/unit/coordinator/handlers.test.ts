@@ -14,7 +14,6 @@ import { Writer } from '../../../protocol/wire/writer.js';
 import { createConsumerGroupHeartbeatRequest } from '../../../protocol/messages/068-consumer-group-heartbeat.gen.js';
 import { createOffsetCommitRequest, createOffsetCommitRequestPartition, createOffsetCommitRequestTopic } from '../../../protocol/messages/008-offset-commit.gen.js';
 import type { RequestContext } from '../../../src/api/handler.js';
-import type { Broker } from '../../../src/server/broker.js';
 import { offsetCommit } from '../../../src/api/008-offset-commit.js';
 import { offsetFetch } from '../../../src/api/009-offset-fetch.js';
 import { findCoordinator } from '../../../src/api/010-find-coordinator.js';
@@ -28,21 +27,10 @@ import { clientHostOf } from '../../../src/coordinator/request-context.js';
 import { ClassicGroup } from '../../../src/coordinator/classic-group.js';
 import type { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
 import { harness, joinRequest } from './harness.js';
+import { fakeNode, requestContext } from '../api/fakes.js';
 
-function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext {
-  const broker = {
-    groups,
-    nodeId: 7,
-    advertised: [{ name: 'PLAINTEXT', host: 'broker.example', port: 9092 }],
-  } as unknown as Broker;
-  return {
-    broker,
-    header: { requestApiKey: 0, requestApiVersion: apiVersion, correlationId: 1, clientId: 'cli' },
-    apiVersion,
-    connection: { id: 1, remoteAddress: '10.0.0.5:53122', listenerName: 'PLAINTEXT', clientSoftwareName: null, clientSoftwareVersion: null },
-    signal,
-    refuse: () => undefined,
-  };
+function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node'> {
+  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode() }, { apiVersion, signal });
 }
 
 describe('group API handlers', () => {

@@ -1,0 +1,87 @@
+/**
+ * The services API handlers are given: narrow views of the broker's parts, one per concern. A handler
+ * names the ones it uses (`uses` in defineHandler), its context's type holds only those, and a unit test
+ * hands it small fakes of exactly those (test/unit/api/fakes.ts). Nothing here is the broker: the broker
+ * (src/server/broker.ts) builds one Services value when it starts and passes it to every request.
+ *
+ *   connection ─► dispatch ─► handler(request, { services: Pick<Services, uses>, principal, ... })
+ *                                                  │
+ *                     topics · partitions · groups · node · config · producerIds · fetchSessions · metrics · log
+ */
+import type { ApiVersionsResponse } from '../../protocol/messages/018-api-versions.gen.js';
+import type { FetchSessionCache } from '../cluster/fetch-sessions.js';
+import type { PartitionManager } from '../cluster/partitions.js';
+import type { ProducerIdAllocator } from '../cluster/producer-state.js';
+import type { TopicManager, TopicRecord } from '../cluster/topics.js';
+import type { GroupCoordinator } from '../coordinator/coordinator.js';
+import type { BrokerConfig } from '../config.js';
+import type { Logger } from '../observability/logger.js';
+
+/** This broker as its clients see it. */
+export interface NodeService {
+  readonly nodeId: number;
+  readonly clusterId: string;
+  /** The address clients of a listener are told to use (its advertised listener, bound port filled in). */
+  advertisedFor(listenerName: string): { readonly host: string; readonly port: number };
+}
+
+/** The topic registry, as the admin and metadata APIs use it. */
+export interface TopicService
+  extends Pick<TopicManager, 'get' | 'getById' | 'list' | 'create' | 'delete' | 'addPartitions' | 'setConfigs' | 'validateConfigs' | 'resolveAll' | 'configValue'> {
+  /**
+   * Creates a topic a Metadata request names, with the broker defaults (auto.create.topics.enable).
+   * Undefined when it cannot be created; a concurrent creation of the same name gives that topic.
+   */
+  autoCreate(name: string): Promise<TopicRecord | undefined>;
+}
+
+/** The partitions this broker serves. */
+export type PartitionService = Pick<PartitionManager, 'get' | 'all' | 'leaderEpoch'>;
+
+/** The group coordinator (src/coordinator/). */
+export type GroupService = GroupCoordinator;
+
+/** Producer ids for InitProducerId. */
+export type ProducerIdService = Pick<ProducerIdAllocator, 'allocate'>;
+
+/** KIP-227 incremental fetch sessions. */
+export type FetchSessionService = Pick<FetchSessionCache, 'begin' | 'complete'>;
+
+/** What handlers count: Kafka's BrokerTopicMetrics (BytesIn, MessagesIn, BytesOut). */
+export interface MetricsSink {
+  countAppend(topic: string, bytes: number, records: number): void;
+  countFetch(topic: string, bytes: number): void;
+}
+
+/** The APIs this broker serves, as ApiVersions lists them (computed once from the handlers' ranges). */
+export interface ApiCatalog {
+  readonly versions: ApiVersionsResponse['apiKeys'];
+}
+
+export interface Services {
+  readonly node: NodeService;
+  /** The broker's configuration (read-only; topic configs live with the topics). */
+  readonly config: BrokerConfig;
+  readonly topics: TopicService;
+  readonly partitions: PartitionService;
+  readonly groups: GroupService;
+  readonly producerIds: ProducerIdService;
+  readonly fetchSessions: FetchSessionService;
+  readonly metrics: MetricsSink;
+  readonly apis: ApiCatalog;
+  /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
+  readonly log: Logger;
+}
+
+export type ServiceName = keyof Services;
+
+/**
+ * Who sent a request (Kafka's KafkaPrincipal). Every connection is anonymous until SASL or TLS client
+ * authentication exists (Kafka's `User:ANONYMOUS`).
+ */
+export interface Principal {
+  readonly type: string;
+  readonly name: string;
+}
+
+export const ANONYMOUS: Principal = Object.freeze({ type: 'User', name: 'ANONYMOUS' });

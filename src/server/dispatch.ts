@@ -1,0 +1,191 @@
+/**
+ * The dispatch seam: everything between a connection's frames and the API handlers. A connection
+ * (connection.ts) owns the socket, framing, backpressure and response order; a handler (src/api/) owns
+ * one API's meaning. Here, for every request:
+ *
+ *   frame ─► header ─► served? ─► decode ─► ctx (services, principal) ─► handler ─► refusal log ─► encode
+ *              │          │          │                                     │
+ *              close      close /    close                                 request metrics (Kafka's
+ *                         ApiVersions v0 fallback (KIP-511)                RequestMetrics, per API)
+ *
+ * Authentication state is the connection's `principal` (anonymous until SASL/TLS authentication exists);
+ * authorization and quotas belong here too, between decode and handler, so that every API passes through
+ * the same checks.
+ *
+ * Kafka's rules for requests it cannot serve: an unknown API key, a version outside the served range or a
+ * body that does not parse closes the connection; ApiVersions with a version it does not know is answered
+ * in v0 with UNSUPPORTED_VERSION and the supported ranges (KIP-511).
+ */
+import type { Logger } from 'pino';
+import { performance } from 'node:perf_hooks';
+import type { ApiDescriptor } from '../../protocol/api.js';
+import { CodecError } from '../../protocol/errors.js';
+import { encodeResponseFrame, readRequestHeader, type RequestHeader } from '../../protocol/headers.js';
+import { errorByCode } from '../../protocol/error-codes.js';
+import { Reader } from '../../protocol/wire/reader.js';
+import { apiVersionsFallback } from '../api/018-api-versions.js';
+import { NO_RESPONSE, type ConnectionInfo, type Handler, type RequestContext } from '../api/handler.js';
+import type { Principal, Services } from '../api/services.js';
+import { errorCounts, type ApiRequestMetrics, type RequestMetrics } from '../observability/request-metrics.js';
+import { findRefusal, type RefusalLog } from './refusals.js';
+
+/** What a connection tells the dispatcher about itself. */
+export interface Session {
+  readonly info: ConnectionInfo;
+  /** Who is on the other end (Kafka's KafkaPrincipal; anonymous until authentication exists). */
+  readonly principal: Principal;
+  /** Aborted when the connection closes or the broker stops. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/** Called by the connection when a response is written to the socket and when its bytes reached the kernel. */
+export type SentHook = (written: number, sent: number) => void;
+
+/** The outcome of one request frame. */
+export type Outcome =
+  | {
+      readonly kind: 'respond';
+      /** The response frame, or NO_RESPONSE (Produce acks=0). */
+      readonly chunks: Buffer[] | typeof NO_RESPONSE;
+      readonly onSent?: SentHook;
+    }
+  | { readonly kind: 'close' };
+
+const CLOSE: Outcome = { kind: 'close' };
+
+export interface DispatcherOptions {
+  readonly handlers: ReadonlyMap<number, Handler>;
+  readonly services: Services;
+  readonly refusals: RefusalLog;
+  readonly metrics: RequestMetrics;
+}
+
+export class Dispatcher {
+  constructor(private readonly o: DispatcherOptions) {}
+
+  /**
+   * Handles one request frame received at `receivedAt` (performance.now()). Synchronous when the request
+   * is refused before its handler runs or its handler answers synchronously.
+   */
+  dispatch(frame: Buffer, session: Session, receivedAt: number): Outcome | Promise<Outcome> {
+    const r = new Reader(frame);
+    const { header, api, versionKnown } = readRequestHeader(r);
+    if (!r.ok) {
+      session.log.warn('closing connection: request header does not parse');
+      return CLOSE;
+    }
+    const handler = this.o.handlers.get(header.requestApiKey);
+    const version = header.requestApiVersion;
+    const served = handler !== undefined && version >= handler.versions.min && version <= handler.versions.max;
+    if (!served) {
+      if (api !== undefined && api.apiKey === 18 && handler !== undefined) return { kind: 'respond', chunks: apiVersionsFallback(this.o.handlers.values(), header) };
+      // Kafka closes the connection; the refusal is logged once per client and API, as others are.
+      this.o.refusals.report({
+        clientId: header.clientId,
+        remoteAddress: session.info.remoteAddress,
+        apiKey: header.requestApiKey,
+        api: api?.name ?? `ApiKey ${header.requestApiKey}`,
+        apiVersion: version,
+        correlationId: header.correlationId,
+        reason: handler
+          ? `version ${version} is outside the served ${handler.versions.min}-${handler.versions.max}${versionKnown ? '' : ' (and unknown to the schema)'}; closing the connection`
+          : `${api ? 'API not served' : 'unknown API key'}; closing the connection`,
+        errorCode: null,
+        resource: null,
+        level: 'info',
+      });
+      return CLOSE;
+    }
+    let request: unknown;
+    try {
+      request = handler.api.request.decode(r, version);
+      // Kafka reads a request body and ignores bytes after it (librdkafka 2.16 sends three after its
+      // Metadata v12 request), so trailing bytes are tolerated, not treated as a malformed request.
+      r.check();
+      if (r.remaining > 0) session.log.debug({ apiKey: header.requestApiKey, apiVersion: version, trailing: r.remaining }, 'ignoring trailing request bytes');
+    } catch (e) {
+      session.log.warn(
+        { err: e instanceof CodecError ? e.message : e, apiKey: header.requestApiKey, apiVersion: version, clientId: header.clientId, head: frame.subarray(0, 128).toString('hex') },
+        'closing connection: request body does not parse',
+      );
+      return CLOSE;
+    }
+
+    const metrics = this.o.metrics.of(handler.api.apiKey, handler.api.name);
+    metrics.request(version);
+    let refusedBecause: string | null = null;
+    const ctx: RequestContext = {
+      services: this.o.services,
+      principal: session.principal,
+      header,
+      apiVersion: version,
+      connection: session.info,
+      signal: session.signal,
+      refuse: (reason) => {
+        refusedBecause ??= reason;
+      },
+    };
+    const started = performance.now();
+    let result;
+    try {
+      result = handler.handle(request, ctx);
+    } catch (e) {
+      return this.failed(e, header, session);
+    }
+    const finish = (res: unknown): Outcome => this.finish(handler.api, version, header, res, refusedBecause, session, metrics, receivedAt, started);
+    if (result instanceof Promise) return result.then(finish, (e: unknown) => this.failed(e, header, session));
+    return finish(result);
+  }
+
+  private finish(
+    api: ApiDescriptor<unknown, unknown>,
+    version: number,
+    header: RequestHeader,
+    res: unknown,
+    refusedBecause: string | null,
+    session: Session,
+    metrics: ApiRequestMetrics,
+    received: number,
+    started: number,
+  ): Outcome {
+    const ready = performance.now();
+    this.noteRefusal(api, version, header, res, refusedBecause, session);
+    const onSent = (written: number, sent: number): void => metrics.times({ received, started, ready, written, sent });
+    if (res === NO_RESPONSE) {
+      onSent(ready, ready);
+      return { kind: 'respond', chunks: NO_RESPONSE };
+    }
+    for (const [code, n] of errorCounts(res)) metrics.error(code, n);
+    let chunks: Buffer[];
+    try {
+      chunks = encodeResponseFrame(api, version, header.correlationId, res);
+    } catch (e) {
+      return this.failed(e, header, session);
+    }
+    return { kind: 'respond', chunks, onSent };
+  }
+
+  /** The dispatch seam's refusal check: logs (once) a request the handler refused or answered with a refusal code. */
+  private noteRefusal(api: { apiKey: number; name: string }, version: number, header: RequestHeader, res: unknown, reason: string | null, session: Session): void {
+    const found = res === NO_RESPONSE ? null : findRefusal(res);
+    if (reason === null && found === null) return;
+    this.o.refusals.report({
+      clientId: header.clientId,
+      remoteAddress: session.info.remoteAddress,
+      apiKey: api.apiKey,
+      api: api.name,
+      apiVersion: version,
+      correlationId: header.correlationId,
+      reason: reason ?? found!.errorMessage ?? errorByCode(found!.errorCode).message ?? errorByCode(found!.errorCode).name,
+      errorCode: found?.errorCode ?? null,
+      resource: found?.resource ?? null,
+      level: reason !== null || found!.topLevel ? 'warn' : 'info',
+    });
+  }
+
+  private failed(e: unknown, header: RequestHeader, session: Session): Outcome {
+    session.log.error({ err: e, apiKey: header.requestApiKey, apiVersion: header.requestApiVersion, clientId: header.clientId, correlationId: header.correlationId }, 'closing connection: handler failed');
+    return CLOSE;
+  }
+}

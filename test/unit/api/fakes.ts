@@ -1,0 +1,37 @@
+/**
+ * Small fakes of the services API handlers use (src/api/services.ts), and a request context over them, so
+ * a handler is tested in-process against exactly the services it names in `uses`.
+ */
+import type { RequestContext } from '../../../src/api/handler.js';
+import { ANONYMOUS, type NodeService, type ServiceName, type Services } from '../../../src/api/services.js';
+
+export interface ContextOptions {
+  readonly apiVersion: number;
+  readonly apiKey?: number;
+  readonly clientId?: string;
+  readonly listenerName?: string;
+  readonly signal?: AbortSignal;
+  /** Collects what the handler refused (ctx.refuse). */
+  readonly refusals?: string[];
+}
+
+export function requestContext<S extends ServiceName>(services: Pick<Services, S>, o: ContextOptions): RequestContext<S> {
+  return {
+    services,
+    principal: ANONYMOUS,
+    header: { requestApiKey: o.apiKey ?? 0, requestApiVersion: o.apiVersion, correlationId: 1, clientId: o.clientId ?? 'cli' },
+    apiVersion: o.apiVersion,
+    connection: { id: 1, remoteAddress: '10.0.0.5:53122', listenerName: o.listenerName ?? 'PLAINTEXT', clientSoftwareName: null, clientSoftwareVersion: null },
+    signal: o.signal ?? new AbortController().signal,
+    refuse: (reason) => void o.refusals?.push(reason),
+  };
+}
+
+/** This node: id 7 at broker.example:9092 on every listener. */
+export function fakeNode(o: { nodeId?: number; clusterId?: string; host?: string; port?: number } = {}): NodeService {
+  return {
+    nodeId: o.nodeId ?? 7,
+    clusterId: o.clusterId ?? 'cluster-0',
+    advertisedFor: () => ({ host: o.host ?? 'broker.example', port: o.port ?? 9092 }),
+  };
+}
