@@ -10,7 +10,7 @@ import {
   type CreateTopicsResponseCreatableTopicResult,
 } from '../../protocol/messages/019-create-topics.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
-import { EXCESSIVE_PARTITIONS_MESSAGE, KafkaError, MAX_PARTITIONS_PER_REQUEST, requestedPartitions } from '../cluster/topics.js';
+import { EXCESSIVE_PARTITIONS_MESSAGE, KafkaError, MAX_PARTITIONS_PER_REQUEST, replicationFactorOf, requestedPartitions } from '../cluster/topics.js';
 import { defineHandler } from './handler.js';
 
 export const createTopics = defineHandler({
@@ -78,7 +78,7 @@ export const createTopics = defineHandler({
         if (!req.validateOnly || v >= 5) {
           result.topicId = req.validateOnly ? ZERO_UUID : created.topicId;
           result.numPartitions = created.partitions;
-          result.replicationFactor = 1;
+          result.replicationFactor = replicationFactorOf(created);
           if (v >= 5) {
             result.configs = topics.resolveAll(created).map((c) =>
               createCreateTopicsResponseCreatableTopicConfigs({

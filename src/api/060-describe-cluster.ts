@@ -2,20 +2,20 @@
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { DescribeClusterApi, createDescribeClusterResponse, createDescribeClusterResponseDescribeClusterBroker } from '../../protocol/messages/060-describe-cluster.gen.js';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './authorized-operations.js';
-import { advertisedSelf } from './003-metadata.js';
+import { endpointFor } from './003-metadata.js';
 import { defineHandler } from './handler.js';
 
 const ENDPOINT_BROKERS = 1;
 
 export const describeCluster = defineHandler({
   api: DescribeClusterApi,
-  uses: ['node'],
+  uses: ['node', 'cluster'],
   versions: { min: 0, max: 1 },
   handle(req, ctx) {
     const res = createDescribeClusterResponse({
       endpointType: req.endpointType,
       clusterId: ctx.services.node.clusterId,
-      controllerId: ctx.services.node.nodeId,
+      controllerId: ctx.services.cluster.controllerId,
       clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
     });
     if (req.endpointType !== ENDPOINT_BROKERS) {
@@ -24,8 +24,10 @@ export const describeCluster = defineHandler({
       res.errorMessage = 'The broker does not support DescribeCluster for the controller endpoint type';
       return res;
     }
-    const self = advertisedSelf(ctx);
-    res.brokers = [createDescribeClusterResponseDescribeClusterBroker({ brokerId: ctx.services.node.nodeId, host: self.host, port: self.port, rack: null })];
+    for (const b of ctx.services.cluster.liveBrokers()) {
+      const e = endpointFor(b, ctx.connection.listenerName);
+      if (e) res.brokers.push(createDescribeClusterResponseDescribeClusterBroker({ brokerId: b.nodeId, host: e.host, port: e.port, rack: b.rack }));
+    }
     return res;
   },
 });

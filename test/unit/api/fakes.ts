@@ -4,6 +4,7 @@
  */
 import type { RequestContext } from '../../../src/api/handler.js';
 import { ANONYMOUS, type NodeService, type ServiceName, type Services } from '../../../src/api/services.js';
+import { coordinatorPartition, type ClusterView, type LiveBroker } from '../../../src/cluster/cluster-view.js';
 
 export interface ContextOptions {
   readonly apiVersion: number;
@@ -33,5 +34,31 @@ export function fakeNode(o: { nodeId?: number; clusterId?: string; host?: string
     nodeId: o.nodeId ?? 7,
     clusterId: o.clusterId ?? 'cluster-0',
     advertisedFor: () => ({ host: o.host ?? 'broker.example', port: o.port ?? 9092 }),
+  };
+}
+
+/**
+ * A cluster view over a fixed set of brokers (7 at broker.example:9092 unless told otherwise): `owned` says
+ * which partitions node 7 owns (all by default); `ownerOf` which broker owns the others (-1: none).
+ */
+export function fakeCluster(o: { brokers?: LiveBroker[]; owned?: (topic: string, partition: number) => boolean; ownerOf?: (topic: string, partition: number) => number; coordinatorNode?: number; controllerId?: number } = {}): ClusterView {
+  const brokers = o.brokers ?? [{ nodeId: 7, rack: null, endpoints: [{ listenerName: 'PLAINTEXT', host: 'broker.example', port: 9092 }] }];
+  const owned = o.owned ?? (() => true);
+  const owner = (t: string, p: number): number => (owned(t, p) ? 7 : (o.ownerOf?.(t, p) ?? -1));
+  return {
+    localNodeId: 7,
+    controllerId: o.controllerId ?? 7,
+    liveBrokers: () => brokers,
+    broker: (id) => brokers.find((b) => b.nodeId === id),
+    owner,
+    owns: (t, p) => owned(t, p),
+    replicas: (t, p) => (owner(t, p) >= 0 ? [owner(t, p)] : []),
+    isr: (t, p) => (owner(t, p) >= 0 ? [owner(t, p)] : []),
+    coordinator: (type, key) => {
+      const topic = type === 'group' ? '__consumer_offsets' : '__transaction_state';
+      const partition = coordinatorPartition(key, 50);
+      return { topic, partition, nodeId: o.coordinatorNode ?? owner(topic, partition) };
+    },
+    subscribe: () => () => undefined,
   };
 }

@@ -27,10 +27,10 @@ import { clientHostOf } from '../../../src/coordinator/request-context.js';
 import { ClassicGroup } from '../../../src/coordinator/classic-group.js';
 import type { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
 import { harness, joinRequest } from './harness.js';
-import { fakeNode, requestContext } from '../api/fakes.js';
+import { fakeCluster, fakeNode, requestContext } from '../api/fakes.js';
 
-function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node'> {
-  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode() }, { apiVersion, signal });
+function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node' | 'cluster'> {
+  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode(), cluster: fakeCluster() }, { apiVersion, signal });
 }
 
 describe('group API handlers', () => {
