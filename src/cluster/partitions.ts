@@ -269,8 +269,13 @@ export class PartitionManager {
       while (next < t.partitions) {
         const p = next++;
         const part = parts[p];
-        if (part) await part.log.delete();
-        else await PartitionLog.deletePartition({ topic: t.name, partition: p, ledgers: this.ledgers, metadata: this.options.metadata });
+        try {
+          if (part) await part.log.delete();
+          else await PartitionLog.deletePartition({ topic: t.name, partition: p, ledgers: this.ledgers, metadata: this.options.metadata });
+        } catch (err) {
+          // E.g. another writer of the store deleted it first (its chain is gone): the other partitions go on.
+          this.log.warn({ err, topic: t.name, partition: p }, 'deleting a partition of a deleted topic failed');
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, t.partitions) }, worker));

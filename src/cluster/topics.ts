@@ -184,7 +184,18 @@ export class TopicManager {
 
   private async externalDelete(t: TopicRecord): Promise<void> {
     this.forget(t);
-    for (const l of this.listeners) await l.topicDeleted?.(t);
+    await this.tell((l) => l.topicDeleted?.(t));
+  }
+
+  /** Tells every listener of a change another writer made; one that fails is reported, the others still told. */
+  private async tell(fn: (l: TopicListener) => Promise<void> | void): Promise<void> {
+    for (const l of this.listeners) {
+      try {
+        await fn(l);
+      } catch (err) {
+        this.onWatchError(err as Error);
+      }
+    }
   }
 
   private async externalPut(prev: TopicRecord | undefined, next: TopicRecord): Promise<void> {
@@ -194,13 +205,14 @@ export class TopicManager {
     }
     if (!prev) {
       this.remember(next);
-      for (const l of this.listeners) await l.topicCreated?.(next);
+      await this.tell((l) => l.topicCreated?.(next));
       return;
     }
+    const before = prev;
     this.byName.set(next.name, next);
     this.byId.set(next.topicId, next);
-    if (next.partitions > prev.partitions) for (const l of this.listeners) await l.partitionsAdded?.(next, prev.partitions);
-    if (JSON.stringify(next.configs) !== JSON.stringify(prev.configs)) for (const l of this.listeners) await l.configsChanged?.(next);
+    if (next.partitions > before.partitions) await this.tell((l) => l.partitionsAdded?.(next, before.partitions));
+    if (JSON.stringify(next.configs) !== JSON.stringify(before.configs)) await this.tell((l) => l.configsChanged?.(next));
   }
 
   /** Reloads the registry after the watch lost its history, telling listeners what changed, and follows again. */
