@@ -23,7 +23,7 @@ import { LogError } from '../log/errors.js';
 import type { IsolationLevel, ReadResult } from '../log/partition-log.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { defineHandler, type RequestContext } from './handler.js';
-import { servedPartition } from './served-partition.js';
+import { openOwned, servedPartition } from './served-partition.js';
 import type { PartitionService } from './services.js';
 
 type FetchContext = RequestContext<'node' | 'topics' | 'cluster' | 'partitions' | 'fetchSessions' | 'metrics'>;
@@ -181,6 +181,8 @@ export const fetch = defineHandler({
     const parts = session.partitions;
     const keys = parts.map((f) => partitionKey(v >= 13 ? f.topicId : f.topic, f.partition));
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);
+    const opening = openOwned(ctx.services, parts);
+    if (opening) await opening;
     let reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation);
     while (totalBytes(reads) < req.minBytes && !reads.some((r) => r.errorCode !== ErrorCode.NONE) && Date.now() < deadline && !ctx.signal.aborted) {
       await waitForAny(partitions, waitPositions(reads), deadline, ctx.signal);

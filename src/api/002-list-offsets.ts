@@ -10,7 +10,7 @@ import {
 import { LogError } from '../log/errors.js';
 import { ListOffsetsTimestamp } from '../log/partition-log.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
-import { servedPartition } from './served-partition.js';
+import { openOwned, servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
 const READ_COMMITTED = 1;
@@ -29,6 +29,8 @@ export const listOffsets = defineHandler({
   async handle(req, ctx) {
     const v = ctx.apiVersion;
     const isolation = v >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
+    const opening = openOwned(ctx.services, req.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex }))));
+    if (opening) await opening;
     const topics = [];
     for (const t of req.topics) {
       const seen = new Map<number, number>();
