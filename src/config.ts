@@ -7,10 +7,15 @@
  *   4. `--set key=value` on the command line.
  */
 import { readFileSync } from 'node:fs';
+import { ErrorCode } from '../protocol/error-codes.js';
+import { LedgerlineError } from '../protocol/errors.js';
 import { BROKER_CONFIG_BY_NAME, BROKER_CONFIGS, validateConfigValue } from './cluster/config-defs.js';
 
-export class ConfigError extends Error {
-  readonly code = 'LL_ERR_CONFIG';
+/** A configuration Kafka would refuse (its ConfigException: INVALID_CONFIG). */
+export class ConfigError extends LedgerlineError {
+  constructor(message: string) {
+    super('LL_ERR_CONFIG', ErrorCode.INVALID_CONFIG, message);
+  }
 }
 
 export interface Listener {

@@ -16,15 +16,14 @@ export class CompressionError extends CodecError {
    * CORRUPT_MESSAGE ("... or is otherwise corrupt"). Kafka itself surfaces a decompression failure as an
    * unexpected KafkaException, i.e. UNKNOWN_SERVER_ERROR; the specific code tells the client more.
    */
-  readonly kafkaErrorCode: number = ErrorCode.CORRUPT_MESSAGE;
-
   constructor(
     codec: string,
     message: string,
-    options?: { cause?: unknown; offset?: number; code?: string },
+    options?: { cause?: unknown; offset?: number; code?: string; kafkaErrorCode?: number },
   ) {
     super(
       options?.code ?? 'LL_ERR_COMPRESSION',
+      options?.kafkaErrorCode ?? ErrorCode.CORRUPT_MESSAGE,
       `${codec}: ${message}${options?.offset !== undefined ? ` at byte ${options.offset}` : ''}`,
       options?.cause !== undefined ? { cause: options.cause } : undefined,
     );
@@ -40,11 +39,11 @@ export class CompressionError extends CodecError {
  */
 export class DecompressionLimitError extends CompressionError {
   readonly limit: number;
-  override readonly kafkaErrorCode: number = ErrorCode.MESSAGE_TOO_LARGE;
 
   constructor(codec: string, limit: number, detail: string) {
     super(codec, `decompressed size exceeds the limit of ${limit} bytes (${detail})`, {
       code: 'LL_ERR_DECOMPRESSION_LIMIT',
+      kafkaErrorCode: ErrorCode.MESSAGE_TOO_LARGE,
     });
     this.limit = limit;
   }
@@ -53,10 +52,9 @@ export class DecompressionLimitError extends CompressionError {
 /** A codec id that is not one of Kafka's (0-4), or an operation the codec's library cannot do synchronously. */
 export class UnsupportedCompressionError extends CodecError {
   readonly compressionType: number;
-  readonly kafkaErrorCode: number = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
 
   constructor(compressionType: number, message: string) {
-    super('LL_ERR_UNSUPPORTED_COMPRESSION', message);
+    super('LL_ERR_UNSUPPORTED_COMPRESSION', ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message);
     this.compressionType = compressionType;
   }
 }

@@ -27,8 +27,6 @@ export interface RecordsErrorContext {
 }
 
 export class RecordsError extends CodecError {
-  /** The Kafka error code for a response (`ErrorCode.CORRUPT_MESSAGE`, ...). */
-  readonly kafkaErrorCode: number;
   readonly offset: number | undefined;
   /** Set when one record of a batch is at fault: its index in the batch. */
   readonly recordIndex: number | undefined;
@@ -36,10 +34,10 @@ export class RecordsError extends CodecError {
   constructor(code: string, kafkaErrorCode: number, message: string, context: RecordsErrorContext = {}) {
     super(
       code,
+      kafkaErrorCode,
       context.offset !== undefined ? `${message} (at byte ${context.offset})` : message,
       context.cause !== undefined ? { cause: context.cause } : undefined,
     );
-    this.kafkaErrorCode = kafkaErrorCode;
     this.offset = context.offset;
     this.recordIndex = context.recordIndex;
   }

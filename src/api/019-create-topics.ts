@@ -10,7 +10,8 @@ import {
   type CreateTopicsResponseCreatableTopicResult,
 } from '../../protocol/messages/019-create-topics.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
-import { EXCESSIVE_PARTITIONS_MESSAGE, KafkaError, MAX_PARTITIONS_PER_REQUEST, replicationFactorOf, requestedPartitions } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
+import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST, replicationFactorOf, requestedPartitions } from '../cluster/topics.js';
 import { defineHandler } from './handler.js';
 
 export const createTopics = defineHandler({
@@ -59,11 +60,11 @@ export const createTopics = defineHandler({
       try {
         if (t.assignments.length > 0) {
           if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
-            throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
+            throw new ClusterApiError(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
           }
           for (const a of t.assignments) {
             if (a.brokerIds.some((b) => b !== node.nodeId)) {
-              throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unable to replicate the partition ${a.partitionIndex}: broker ids ${a.brokerIds.join(',')} are not all registered.`);
+              throw new ClusterApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unable to replicate the partition ${a.partitionIndex}: broker ids ${a.brokerIds.join(',')} are not all registered.`);
             }
           }
         }
@@ -92,7 +93,7 @@ export const createTopics = defineHandler({
           }
         }
       } catch (e) {
-        if (!(e instanceof KafkaError)) throw e;
+        if (!(e instanceof ClusterApiError)) throw e;
         result.errorCode = e.errorCode;
         result.errorMessage = e.message;
       }

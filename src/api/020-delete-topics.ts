@@ -8,7 +8,7 @@ import {
   type DeleteTopicsResponseDeletableTopicResult,
 } from '../../protocol/messages/020-delete-topics.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
-import { KafkaError } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
 import { defineHandler } from './handler.js';
 
 export const deleteTopics = defineHandler({
@@ -44,7 +44,7 @@ export const deleteTopics = defineHandler({
       try {
         await topics.delete(t.name);
       } catch (e) {
-        if (!(e instanceof KafkaError)) throw e;
+        if (!(e instanceof ClusterApiError)) throw e;
         r.errorCode = e.errorCode;
         r.errorMessage = e.message;
       }

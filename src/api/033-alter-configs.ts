@@ -1,7 +1,7 @@
 // AlterConfigs v0-2 · v1: same as v0 · v2+: flexible. Replaces a topic's whole set of overrides.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { AlterConfigsApi, createAlterConfigsResponse, createAlterConfigsResponseAlterConfigsResourceResponse } from '../../protocol/messages/033-alter-configs.gen.js';
-import { KafkaError } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
 import { quoted } from '../cluster/topic-names.js';
 import { brokerResourceError, ResourceType, topicResourceError } from './configs.js';
 import { defineHandler } from './handler.js';
@@ -19,26 +19,26 @@ export const alterConfigs = defineHandler({
       try {
         const configs: Record<string, string> = {};
         for (const c of res.configs) {
-          if (c.name in configs) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
-          if (c.value === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${quoted(c.name)}`);
+          if (c.name in configs) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
+          if (c.value === null) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${quoted(c.name)}`);
           configs[c.name] = c.value;
         }
         if (res.resourceType === ResourceType.TOPIC) {
           const invalid = topicResourceError(res.resourceName, true);
           if (invalid) throw invalid;
-          if (!topics.get(res.resourceName)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
+          if (!topics.get(res.resourceName)) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
           await topics.setConfigs(res.resourceName, configs, req.validateOnly);
         } else if (res.resourceType === ResourceType.BROKER) {
           const err = brokerResourceError(node.nodeId, res.resourceName);
-          if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
+          if (err) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, err);
           if (Object.keys(configs).length > 0) {
-            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(Object.keys(configs).join(','))}`);
+            throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(Object.keys(configs).join(','))}`);
           }
         } else {
-          throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
+          throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
         }
       } catch (e) {
-        if (!(e instanceof KafkaError)) throw e;
+        if (!(e instanceof ClusterApiError)) throw e;
         out.errorCode = e.errorCode;
         out.errorMessage = e.message;
       }

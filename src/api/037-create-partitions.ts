@@ -1,7 +1,8 @@
 // CreatePartitions v0-3 · v1: same as v0 · v2+: flexible.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { CreatePartitionsApi, createCreatePartitionsResponse, createCreatePartitionsResponseCreatePartitionsTopicResult } from '../../protocol/messages/037-create-partitions.gen.js';
-import { EXCESSIVE_PARTITIONS_MESSAGE, KafkaError, MAX_PARTITIONS_PER_REQUEST } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
+import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST } from '../cluster/topics.js';
 import { defineHandler } from './handler.js';
 
 export const createPartitions = defineHandler({
@@ -23,22 +24,22 @@ export const createPartitions = defineHandler({
       const r = createCreatePartitionsResponseCreatePartitionsTopicResult({ name: t.name });
       results.push(r);
       try {
-        if (counts.get(t.name)! > 1) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Duplicate topic in request.');
+        if (counts.get(t.name)! > 1) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, 'Duplicate topic in request.');
         const existing = topics.get(t.name);
         if (existing && t.assignments !== null) {
           if (t.assignments.length !== t.count - existing.partitions) {
-            throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${t.count - existing.partitions} but ${t.assignments.length} assignments provided.`);
+            throw new ClusterApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${t.count - existing.partitions} but ${t.assignments.length} assignments provided.`);
           }
           if (t.assignments.some((a) => a.brokerIds.some((b) => b !== node.nodeId))) {
-            throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes a broker that is not registered.');
+            throw new ClusterApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'The manual partition assignment includes a broker that is not registered.');
           }
         }
         const increase = existing ? t.count - existing.partitions : 0;
-        if (increase > 0 && added + increase > MAX_PARTITIONS_PER_REQUEST) throw new KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
+        if (increase > 0 && added + increase > MAX_PARTITIONS_PER_REQUEST) throw new ClusterApiError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
         await topics.addPartitions(t.name, t.count, req.validateOnly);
         added += increase;
       } catch (e) {
-        if (!(e instanceof KafkaError)) throw e;
+        if (!(e instanceof ClusterApiError)) throw e;
         r.errorCode = e.errorCode;
         r.errorMessage = e.message;
       }

@@ -8,7 +8,7 @@ import {
   createIncrementalAlterConfigsResponseAlterConfigsResourceResponse,
 } from '../../protocol/messages/044-incremental-alter-configs.gen.js';
 import { TOPIC_CONFIG_BY_NAME } from '../cluster/config-defs.js';
-import { KafkaError } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
 import { quoted } from '../cluster/topic-names.js';
 import { brokerResourceError, ResourceType, topicResourceError } from './configs.js';
 import { defineHandler } from './handler.js';
@@ -31,14 +31,14 @@ export const incrementalAlterConfigs = defineHandler({
       try {
         const names = new Set<string>();
         for (const c of res.configs) {
-          if (names.has(c.name)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
+          if (names.has(c.name)) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
           names.add(c.name);
         }
         if (res.resourceType === ResourceType.TOPIC) {
           const invalid = topicResourceError(res.resourceName, true);
           if (invalid) throw invalid;
           const t = topics.get(res.resourceName);
-          if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
+          if (!t) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${res.resourceName} does not exist.`);
           const next: Record<string, string> = { ...t.configs };
           for (const c of res.configs) {
             if (c.configOperation === DELETE) {
@@ -50,16 +50,16 @@ export const incrementalAlterConfigs = defineHandler({
               continue;
             }
             const def = TOPIC_CONFIG_BY_NAME.get(c.name);
-            if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${quoted(c.name)}`);
+            if (!def) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${quoted(c.name)}`);
             switch (c.configOperation) {
               case SET:
-                if (c.value === null) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
+                if (c.value === null) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
                 next[c.name] = c.value;
                 break;
               case APPEND:
               case SUBTRACT: {
                 if (def.type !== 'LIST') {
-                  throw new KafkaError(ErrorCode.INVALID_CONFIG, `Config value append is not allowed for config key: ${c.name}`);
+                  throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Config value append is not allowed for config key: ${c.name}`);
                 }
                 const current = (next[c.name] ?? topics.configValue(t, c.name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
                 const items = (c.value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -68,21 +68,21 @@ export const incrementalAlterConfigs = defineHandler({
                 break;
               }
               default:
-                throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unknown config operation ${c.configOperation}`);
+                throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Unknown config operation ${c.configOperation}`);
             }
           }
           await topics.setConfigs(t.name, next, req.validateOnly);
         } else if (res.resourceType === ResourceType.BROKER) {
           const err = brokerResourceError(node.nodeId, res.resourceName);
-          if (err) throw new KafkaError(ErrorCode.INVALID_REQUEST, err);
+          if (err) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, err);
           if (res.configs.length > 0) {
-            throw new KafkaError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(res.configs.map((c) => c.name).join(','))}`);
+            throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(res.configs.map((c) => c.name).join(','))}`);
           }
         } else {
-          throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
+          throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
         }
       } catch (e) {
-        if (!(e instanceof KafkaError)) throw e;
+        if (!(e instanceof ClusterApiError)) throw e;
         out.errorCode = e.errorCode;
         out.errorMessage = e.message;
       }

@@ -6,7 +6,7 @@ import type { BrokerConfig } from '../config.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { BROKER_CONFIGS, ConfigSource, ConfigType, type ConfigDef } from '../cluster/config-defs.js';
 import { quoted, topicNameError } from '../cluster/topic-names.js';
-import { KafkaError } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
 
 /** Kafka's ConfigResource.Type codes. */
 export const ResourceType = {
@@ -52,8 +52,8 @@ export function brokerResourceError(nodeId: number, resourceName: string): strin
  * ConfigHelper runs Topic.validate (INVALID_TOPIC_EXCEPTION); the alter APIs: the controller's
  * ControllerConfigurationValidator.validateTopicName, which first refuses the empty name with INVALID_REQUEST.
  */
-export function topicResourceError(name: string, alter: boolean): KafkaError | null {
-  if (alter && name === '') return new KafkaError(ErrorCode.INVALID_REQUEST, 'Default topic resources are not allowed.');
+export function topicResourceError(name: string, alter: boolean): ClusterApiError | null {
+  if (alter && name === '') return new ClusterApiError(ErrorCode.INVALID_REQUEST, 'Default topic resources are not allowed.');
   const err = topicNameError(name);
-  return err === null ? null : new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, err);
+  return err === null ? null : new ClusterApiError(ErrorCode.INVALID_TOPIC_EXCEPTION, err);
 }

@@ -2,8 +2,9 @@
  * What an API handler is: one file per API key under src/api/ (`000-produce.ts`, ...) exports a handler
  * that names its API, the versions it serves, the services it uses (src/api/services.ts) and a function
  * from request to response. Kafka errors are data: a handler sets `errorCode` fields and returns. A thrown
- * error means the request cannot be answered at all, and the connection is closed (as Kafka closes it on a
- * request it cannot parse).
+ * error is an unexpected failure: the dispatch seam answers with the API's error response carrying
+ * `kafkaErrorOf(err, UNKNOWN_SERVER_ERROR)` (src/api/error-response.ts), as Kafka answers with
+ * `getErrorResponse`; only a request that does not parse closes the connection.
  */
 import type { ApiDescriptor, VersionRange } from '../../protocol/api.js';
 import type { RequestHeader } from '../../protocol/headers.js';

@@ -5,7 +5,7 @@
  *                              │
  *   in flight (insertion order = send order):  cid 7 ─ cid 8 ─ cid 9 ─ ...
  *                              │
- *   socket ──► FrameReader ──► frame ──► correlation id must be the oldest in flight ──► decode ──► resolve
+ *   socket ──► FrameSplitter ──► frame ──► correlation id must be the oldest in flight ──► decode ──► resolve
  *
  * - Many requests may be in flight at once (pipelining); a broker answers them in the order it received
  *   them (Kafka's per-connection ordering guarantee), so the connection checks every answer against the
@@ -32,6 +32,7 @@ import type { ApiVersionsRequest, ApiVersionsResponse } from '../../protocol/mes
 import { ApiVersionsApi } from '../../protocol/messages/018-api-versions.gen.js';
 import { encodeRequestHeader } from '../../protocol/messages/request-header.gen.js';
 import { decodeResponseHeader } from '../../protocol/messages/response-header.gen.js';
+import { FrameSplitter, FrameTooLargeError } from '../../protocol/wire/frames.js';
 import { Reader } from '../../protocol/wire/reader.js';
 import { Writer } from '../../protocol/wire/writer.js';
 import type { ClientErrorContext } from './errors.js';
@@ -43,7 +44,6 @@ import {
   ProtocolViolationError,
   RequestTimeoutError,
 } from './errors.js';
-import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { ApiVersionTable, apiVersionsRetryVersion, decodeApiVersionsBody } from './versions.js';
 
 export interface ConnectionOptions {
@@ -103,7 +103,7 @@ export class Connection {
   readonly closed: Promise<Error | null>;
 
   private readonly socket: Socket;
-  private readonly frames: FrameReader;
+  private readonly frames: FrameSplitter;
   private readonly requestTimeoutMs: number;
   private readonly inFlight = new Map<number, InFlight>();
   private readonly headers = new Map<number, HeaderTemplate>();
@@ -120,7 +120,7 @@ export class Connection {
     this.nodeId = options.nodeId;
     this.clientId = options.clientId === undefined ? DEFAULT_CLIENT_ID : options.clientId;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.frames = new FrameReader({ maxFrameBytes: options.maxFrameBytes ?? 256 * 1024 * 1024 });
+    this.frames = new FrameSplitter({ maxFrameBytes: options.maxFrameBytes ?? 256 * 1024 * 1024, limitName: 'maxFrameBytes' });
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -342,15 +342,17 @@ export class Connection {
   }
 
   private onData(chunk: Buffer): void {
+    let frames: Buffer[];
     try {
-      this.frames.push(chunk, (frame) => this.onFrame(frame));
+      frames = this.frames.push(chunk);
     } catch (e) {
-      if (e instanceof FrameSizeError) {
+      if (e instanceof FrameTooLargeError) {
         this.destroy(new ProtocolViolationError(e.message, this.context(), e));
-      } else {
-        throw e;
+        return;
       }
+      throw e;
     }
+    for (const frame of frames) this.onFrame(frame);
   }
 
   private onFrame(frame: Buffer): void {

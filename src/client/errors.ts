@@ -1,24 +1,26 @@
 /**
- * Errors raised by the client. Each class has a stable `code` to branch on, a `cause` where one exists, and
- * the context a log reader needs: which broker, which request.
+ * Errors raised by the client. Each class is a LedgerlineError (protocol/errors.ts): a stable `code` to
+ * branch on, the Kafka error it stands for (`kafkaErrorCode`, as Kafka's Java client surfaces the same
+ * failure), a `cause` where one exists, and the context a log reader needs: which broker, which request.
  *
- * | code                              | meaning                                                          |
- * |-----------------------------------|------------------------------------------------------------------|
- * | LL_ERR_CLIENT_CONNECT             | the TCP/TLS connection could not be opened (refused, timed out)  |
- * | LL_ERR_CLIENT_DISCONNECTED        | the connection closed while the request was in flight or queued  |
- * | LL_ERR_CLIENT_REQUEST_TIMEOUT     | no response within the request's timeout                         |
- * | LL_ERR_CLIENT_PROTOCOL            | the broker broke the protocol: bad frame, unknown correlation id |
- * | LL_ERR_CLIENT_UNSUPPORTED_VERSION | the broker and this codec share no version of an API             |
- * | LL_ERR_CLIENT_METADATA            | a topic or partition has no known leader / does not exist        |
- * | LL_ERR_CLIENT_CLOSED              | the connection or cluster was closed by its owner                |
- * | LL_ERR_KAFKA                      | the broker answered with a Kafka error code the caller must see  |
+ * | code                              | meaning                                                          | Kafka error             |
+ * |-----------------------------------|------------------------------------------------------------------|-------------------------|
+ * | LL_ERR_CLIENT_CONNECT             | the TCP/TLS connection could not be opened (refused, timed out)  | NETWORK_EXCEPTION       |
+ * | LL_ERR_CLIENT_DISCONNECTED        | the connection closed while the request was in flight or queued  | NETWORK_EXCEPTION       |
+ * | LL_ERR_CLIENT_REQUEST_TIMEOUT     | no response within the request's timeout                         | REQUEST_TIMED_OUT       |
+ * | LL_ERR_CLIENT_PROTOCOL            | the broker broke the protocol: bad frame, unknown correlation id | UNKNOWN_SERVER_ERROR    |
+ * | LL_ERR_CLIENT_UNSUPPORTED_VERSION | the broker and this codec share no version of an API             | UNSUPPORTED_VERSION     |
+ * | LL_ERR_CLIENT_METADATA            | a topic or partition has no known leader / does not exist        | the metadata's own code, else UNKNOWN_TOPIC_OR_PARTITION |
+ * | LL_ERR_CLIENT_CLOSED              | the connection or cluster was closed by its owner                | UNKNOWN_SERVER_ERROR    |
+ * | LL_ERR_KAFKA                      | the broker answered with a Kafka error code the caller must see  | that code               |
  *
  * Per-partition Kafka errors in Produce/Fetch/ListOffsets answers are returned as data (`errorCode`), the
  * way Kafka's own clients see them; `KafkaResponseError` is thrown only where a helper has no result to
  * return (a failed ApiVersions handshake, a top-level Fetch error) or when a caller asks for it
  * (`throwIfError`).
  */
-import { errorByCode } from '../../protocol/error-codes.js';
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
+import { LedgerlineError } from '../../protocol/errors.js';
 
 /** Where a failure happened. Every field is optional; errors fill in what they know. */
 export interface ClientErrorContext {
@@ -34,14 +36,17 @@ export interface ClientErrorContext {
   readonly partition?: number;
 }
 
-export class ClientError extends Error {
-  readonly code: string;
+export class ClientError extends LedgerlineError {
   readonly context: ClientErrorContext;
-  constructor(code: string, message: string, context: ClientErrorContext = {}, options?: { cause?: unknown }) {
-    super(withContext(message, context), options);
-    this.code = code;
+  constructor(
+    code: string,
+    message: string,
+    context: ClientErrorContext = {},
+    options?: { cause?: unknown },
+    kafkaErrorCode: number = ErrorCode.UNKNOWN_SERVER_ERROR,
+  ) {
+    super(code, kafkaErrorCode, withContext(message, context), options);
     this.context = context;
-    this.name = new.target.name;
   }
 }
 
@@ -57,14 +62,14 @@ function withContext(message: string, c: ClientErrorContext): string {
 /** The connection could not be established. */
 export class ConnectError extends ClientError {
   constructor(message: string, context: ClientErrorContext, cause?: unknown) {
-    super('LL_ERR_CLIENT_CONNECT', message, context, { cause });
+    super('LL_ERR_CLIENT_CONNECT', message, context, { cause }, ErrorCode.NETWORK_EXCEPTION);
   }
 }
 
 /** The connection closed (by the peer, by an error, or by `close()`) before the request was answered. */
 export class ConnectionClosedError extends ClientError {
   constructor(message: string, context: ClientErrorContext, cause?: unknown) {
-    super('LL_ERR_CLIENT_DISCONNECTED', message, context, { cause });
+    super('LL_ERR_CLIENT_DISCONNECTED', message, context, { cause }, ErrorCode.NETWORK_EXCEPTION);
   }
 }
 
@@ -72,7 +77,7 @@ export class ConnectionClosedError extends ClientError {
 export class RequestTimeoutError extends ClientError {
   readonly timeoutMs: number;
   constructor(timeoutMs: number, context: ClientErrorContext) {
-    super('LL_ERR_CLIENT_REQUEST_TIMEOUT', `no response within ${timeoutMs} ms`, context);
+    super('LL_ERR_CLIENT_REQUEST_TIMEOUT', `no response within ${timeoutMs} ms`, context, undefined, ErrorCode.REQUEST_TIMED_OUT);
     this.timeoutMs = timeoutMs;
   }
 }
@@ -87,7 +92,7 @@ export class ProtocolViolationError extends ClientError {
 /** The broker's version range of an API and this codec's do not overlap, or the broker lacks the API. */
 export class UnsupportedApiVersionError extends ClientError {
   constructor(message: string, context: ClientErrorContext) {
-    super('LL_ERR_CLIENT_UNSUPPORTED_VERSION', message, context);
+    super('LL_ERR_CLIENT_UNSUPPORTED_VERSION', message, context, undefined, ErrorCode.UNSUPPORTED_VERSION);
   }
 }
 
@@ -96,7 +101,7 @@ export class MetadataError extends ClientError {
   /** The Kafka error the metadata carried for the topic or partition, when it carried one. */
   readonly errorCode: number;
   constructor(message: string, context: ClientErrorContext, errorCode = 0) {
-    super('LL_ERR_CLIENT_METADATA', message, context);
+    super('LL_ERR_CLIENT_METADATA', message, context, undefined, errorCode !== 0 ? errorCode : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     this.errorCode = errorCode;
   }
 }
@@ -123,6 +128,8 @@ export class KafkaResponseError extends ClientError {
       'LL_ERR_KAFKA',
       `${info.name} (${errorCode}): ${brokerMessage ?? info.message ?? 'no message'}`,
       context,
+      undefined,
+      errorCode,
     );
     this.errorCode = errorCode;
     this.errorName = info.name;

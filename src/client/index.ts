@@ -46,7 +46,7 @@ export type { ConnectionOptions, RequestOptions } from './connection.js';
 export { ApiVersionTable } from './versions.js';
 export { FetchSession, FetchSessionEpoch } from './fetch-session.js';
 export type { SessionPartition, SessionRequestFields } from './fetch-session.js';
-export { FrameReader, FrameSizeError } from './frame-reader.js';
+export { FrameSplitter, FrameTooLargeError } from '../../protocol/wire/frames.js';
 export {
   ClientError,
   ConnectError,

@@ -139,6 +139,10 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'ledgerline.storage.compaction.major.threshold', type: 'DOUBLE', default: '0.5', doc: 'Ledgerline: major compaction copies the live entries out of segments whose live fraction is below this; 0 disables it.', min: 0, max: 1, readOnly: true },
   { name: 'ledgerline.storage.compaction.major.interval.ms', type: 'LONG', default: '3600000', doc: 'Ledgerline: how often major compaction runs.', min: 0, readOnly: true },
   { name: 'ledgerline.storage.compaction.rate.bytes', type: 'LONG', default: '33554432', doc: 'Ledgerline: most bytes per second compaction copies.', min: 1, readOnly: true },
+  // The engines under the storage contracts, picked by openLedgerStore() (src/ledger/open-store.ts) and
+  // openMetadataStore() (src/metadata/open-store.ts); a value outside oneOf is refused as Kafka's ValidString is.
+  { name: 'ledgerline.ledger.store', type: 'STRING', default: 'local', oneOf: ['local', 'memory'], doc: 'Ledgerline: the ledger store (partition data): local (embedded, in log.dirs) or memory (nothing on disk, lost when the broker stops; for tests).', readOnly: true },
+  { name: 'ledgerline.metadata.store', type: 'STRING', default: 'sqlite', oneOf: ['sqlite', 'memory'], doc: 'Ledgerline: the metadata store (topics, their configs, each partition\'s chain of ledgers): sqlite (embedded, in log.dirs) or memory (nothing on disk, lost when the broker stops; for tests).', readOnly: true },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
   ...GROUP_COORDINATOR_CONFIG_DEFS,
 ];

@@ -1,14 +1,13 @@
 /**
  * The partitions this broker serves: one PartitionLog (src/log/) per topic partition over the shared
- * ledger store, plus the partition's idempotent-producer state. Partitions open on first use (see
+ * ledger store; the log keeps the partition's idempotent-producer state. Partitions open on first use (see
  * PartitionManager). Follows the topic registry: a deleted topic deletes its logs, a config change reaches
  * the open logs (retention, segment sizes, timestamp type), and the cluster view: a released partition closes.
  *
  * Opening a partition log takes it over from its previous owner or run (its open ledger is fenced and sealed,
- * a new one opened); its producer state is rebuilt from the batches written within `producer.id.expiration.ms`:
- * older producers would have expired anyway.
+ * a new one opened); the log loads its producer state itself, from its newest producer snapshot and the
+ * batches after it (src/log/producer-recovery.ts).
  */
-import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../../protocol/records/batch.js';
 import type { BrokerConfig } from '../config.js';
 import type { LedgerStore } from '../ledger/types.js';
 import type { MetadataStore } from '../metadata/types.js';
@@ -16,7 +15,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ClusterView } from './cluster-view.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
-import { PartitionProducerState } from './producer-state.js';
+import type { PartitionProducerState } from '../log/producer-state.js';
 import { LONG_MAX } from './config-defs.js';
 import type { TopicManager, TopicRecord } from './topics.js';
 
@@ -51,26 +50,17 @@ export function produceConfigOf(topics: TopicManager, t: TopicRecord): ProduceCo
 }
 
 export class Partition {
-  readonly producers = new PartitionProducerState();
   constructor(
     public topic: TopicRecord,
     readonly index: number,
     readonly log: PartitionLog,
     public produceConfig: ProduceConfig,
   ) {}
-}
 
-/** One stored batch header into the producer state (control batches carry no sequence). */
-function replayBatchHeader(part: Partition, b: RecordBatch, now: number): void {
-  if (!b.hasProducerId || b.isControl) return;
-  const base = b.baseOffsetNumber;
-  part.producers.replay(
-    { producerId: b.producerId, producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.lastOffsetDelta },
-    BigInt(base),
-    BigInt(base + b.lastOffsetDelta),
-    BigInt(b.maxTimestamp),
-    now,
-  );
+  /** The idempotent-producer state, kept by the log it describes. */
+  get producers(): PartitionProducerState {
+    return this.log.producers;
+  }
 }
 
 /** Partitions of a deleted topic deleted at once (those never opened are deleted without opening them). */
@@ -191,11 +181,11 @@ export class PartitionManager {
       config: this.logConfig(t),
       owner: `node-${this.options.config.nodeId}`,
       retentionCheckIntervalMs: this.options.config.logRetentionCheckIntervalMs,
+      producerIdExpirationMs: producerExpirationMs(this.options.config),
       logger: this.log,
       onBackgroundError: (err) => this.log.error({ err, topic: t.name, partition: p }, 'partition log background error'),
     });
     const part = new Partition(t, p, log, produceConfigOf(this.topics, t));
-    await this.rebuildProducerState(part);
     let list = this.byTopic.get(t.name);
     if (!list) this.byTopic.set(t.name, (list = []));
     list[p] = part;
@@ -214,49 +204,6 @@ export class PartitionManager {
       return undefined;
     }
     return part;
-  }
-
-  /**
-   * Replays the batch headers written within producer.id.expiration.ms into the producer state. Only headers
-   * are read (Kafka's ProducerStateManager loads from batch headers too), and stored data that cannot be
-   * read is reported and skipped, never a failed start: the first batch to replay is found with ListOffsets
-   * by timestamp, which skips batches whose records do not decode; should the search itself fail, the replay
-   * starts from the log start offset; an entry too short for a batch header is skipped; a read that fails
-   * ends the replay with the state gathered so far.
-   */
-  private async rebuildProducerState(part: Partition): Promise<void> {
-    const { log } = part;
-    if (log.highWatermark === log.logStartOffset) return;
-    const where = { topic: part.topic.name, partition: part.index };
-    const now = Date.now();
-    let offset: number;
-    try {
-      const since = await log.listOffsets(now - producerExpirationMs(this.options.config));
-      offset = since?.offset ?? log.highWatermark;
-    } catch (err) {
-      this.log.warn({ ...where, err }, 'producer state: cannot find the batches to replay by timestamp; replaying from the log start offset');
-      offset = log.logStartOffset;
-    }
-    let skipped = 0;
-    while (offset < log.highWatermark) {
-      let res: Awaited<ReturnType<PartitionLog['read']>>;
-      try {
-        res = await log.read(offset, { maxBytes: 8 * 1024 * 1024 });
-      } catch (err) {
-        this.log.error({ ...where, offset, err }, 'producer state: cannot read the log; idempotent producers of this partition are known only up to here');
-        return;
-      }
-      if (res.records.length === 0 || res.nextOffset <= offset) break;
-      for (const buf of res.records) {
-        if (buf.length < RECORD_BATCH_OVERHEAD) {
-          skipped++;
-          continue;
-        }
-        replayBatchHeader(part, RecordBatch.unchecked(buf), now);
-      }
-      offset = res.nextOffset;
-    }
-    if (skipped > 0) this.log.warn({ ...where, skipped }, 'producer state: skipped stored entries too short to be record batches');
   }
 
   /** Deletes every partition of a deleted topic: open ones through their log, the others without opening them. */

@@ -20,18 +20,12 @@ import { randomUuid } from '../../protocol/wire/uuid.js';
 import type { BrokerConfig } from '../config.js';
 import { parseSegment, topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
 import type { MetadataStore, Watch, WatchEvent } from '../metadata/types.js';
+import { ClusterApiError } from './errors.js';
 import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
 import { hasCollisionChars, isInternalTopic, quoted, topicNameError, unifyCollisionChars } from './topic-names.js';
 
-/** A Kafka error to put in a response: code and message. */
-export class KafkaError extends Error {
-  constructor(
-    readonly errorCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** @deprecated the name of ClusterApiError (./errors.ts) before every error had a stable code. */
+export { ClusterApiError as KafkaError };
 
 export interface TopicRecord {
   readonly name: string;
@@ -265,15 +259,15 @@ export class TopicManager {
     if (this.unified.get(unifyCollisionChars(t.name)) === t.name) this.unified.delete(unifyCollisionChars(t.name));
   }
 
-  /** Validates a set of topic config overrides; throws KafkaError(INVALID_CONFIG). */
+  /** Validates a set of topic config overrides; throws ClusterApiError(INVALID_CONFIG). */
   validateConfigs(configs: Record<string, string | null>): Record<string, string> {
     const out: Record<string, string> = {};
     for (const [name, value] of Object.entries(configs)) {
       const def = TOPIC_CONFIG_BY_NAME.get(name);
-      if (!def) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${quoted(name)}`);
-      if (value === null) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${name}`);
+      if (!def) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Unknown topic config name: ${quoted(name)}`);
+      if (value === null) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Null value not supported for topic configs: ${name}`);
       const err = validateConfigValue(def, value);
-      if (err) throw new KafkaError(ErrorCode.INVALID_CONFIG, err);
+      if (err) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, err);
       out[name] = value.trim();
     }
     return out;
@@ -282,33 +276,33 @@ export class TopicManager {
   /** Checks a CreateTopics request without changing anything; returns the record it would create. */
   private checkCreate(name: string, opts: CreateTopicOptions): TopicRecord {
     const nameErr = topicNameError(name);
-    if (nameErr) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameErr);
+    if (nameErr) throw new ClusterApiError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameErr);
     if (isInternalTopic(name) && !opts.allowInternal) {
-      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Creation of internal topic ${name} is prohibited.`);
+      throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Creation of internal topic ${name} is prohibited.`);
     }
-    if (this.byName.has(name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+    if (this.byName.has(name)) throw new ClusterApiError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
     if (hasCollisionChars(name)) {
       const other = this.unified.get(unifyCollisionChars(name));
-      if (other !== undefined) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
+      if (other !== undefined) throw new ClusterApiError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
     }
     const partitions = opts.partitions === -1 ? this.config.numPartitions : opts.partitions;
     if (!Number.isInteger(partitions) || partitions <= 0) {
-      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions was set to an invalid non-positive value.`);
+      throw new ClusterApiError(ErrorCode.INVALID_PARTITIONS, `Number of partitions was set to an invalid non-positive value.`);
     }
     // The handler bounds the whole request; this keeps every other caller (auto-creation) bounded too.
-    if (partitions > MAX_PARTITIONS_PER_REQUEST) throw new KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
+    if (partitions > MAX_PARTITIONS_PER_REQUEST) throw new ClusterApiError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
     const rf = opts.replicationFactor === -1 ? this.config.defaultReplicationFactor : opts.replicationFactor;
-    if (rf <= 0) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
+    if (rf <= 0) throw new ClusterApiError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
     // Kafka's ReplicationControlManager refuses a factor the registered brokers cannot reach.
     const brokers = this.liveBrokerCount();
     if (rf > brokers) {
-      throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${brokers} broker(s) are registered.`);
+      throw new ClusterApiError(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${brokers} broker(s) are registered.`);
     }
     const configs = this.validateConfigs(opts.configs);
     return { name, topicId: randomUuid(), partitions, configs, internal: isInternalTopic(name), createdAtMs: Date.now(), replicationFactor: rf };
   }
 
-  /** Creates a topic (durably) or, with validateOnly, only checks that it could be. Throws KafkaError. */
+  /** Creates a topic (durably) or, with validateOnly, only checks that it could be. Throws ClusterApiError. */
   create(name: string, opts: CreateTopicOptions): Promise<TopicRecord> {
     return this.serialize(async () => {
       const t = this.checkCreate(name, opts);
@@ -324,7 +318,7 @@ export class TopicManager {
         ],
         failure: [],
       });
-      if (!res.succeeded) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+      if (!res.succeeded) throw new ClusterApiError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
       this.remember(t);
       this.revisions.set(name, res.revision);
       for (const l of this.listeners) await l.topicCreated?.(t);
@@ -332,12 +326,12 @@ export class TopicManager {
     });
   }
 
-  /** Deletes a topic and tells listeners (which delete its partitions' ledgers). Throws KafkaError. */
+  /** Deletes a topic and tells listeners (which delete its partitions' ledgers). Throws ClusterApiError. */
   delete(name: string): Promise<TopicRecord> {
     return this.serialize(async () => {
       const t = this.byName.get(name);
-      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-      if (t.internal) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Topic ${name} is an internal topic and cannot be deleted.`);
+      if (!t) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      if (t.internal) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Topic ${name} is an internal topic and cannot be deleted.`);
       const res = await this.store.txn({
         compare: [],
         success: [
@@ -354,16 +348,16 @@ export class TopicManager {
     });
   }
 
-  /** Raises a topic's partition count (CreatePartitions). Throws KafkaError. */
+  /** Raises a topic's partition count (CreatePartitions). Throws ClusterApiError. */
   addPartitions(name: string, count: number, validateOnly: boolean): Promise<TopicRecord> {
     return this.serialize(async () => {
       const t = this.byName.get(name);
-      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      if (!t) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
       if (count < t.partitions) {
-        throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${t.partitions} partition(s); ${count} would not be an increase.`);
+        throw new ClusterApiError(ErrorCode.INVALID_PARTITIONS, `The topic ${name} currently has ${t.partitions} partition(s); ${count} would not be an increase.`);
       }
-      if (count === t.partitions) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${t.partitions} partition(s).`);
-      if (count - t.partitions > MAX_PARTITIONS_PER_REQUEST) throw new KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
+      if (count === t.partitions) throw new ClusterApiError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${t.partitions} partition(s).`);
+      if (count - t.partitions > MAX_PARTITIONS_PER_REQUEST) throw new ClusterApiError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
       const next: TopicRecord = { ...t, partitions: count };
       if (validateOnly) return next;
       await this.put(t, next);
@@ -372,11 +366,11 @@ export class TopicManager {
     });
   }
 
-  /** Replaces a topic's config overrides (AlterConfigs) or applies incremental changes. Throws KafkaError. */
+  /** Replaces a topic's config overrides (AlterConfigs) or applies incremental changes. Throws ClusterApiError. */
   setConfigs(name: string, configs: Record<string, string>, validateOnly: boolean): Promise<TopicRecord> {
     return this.serialize(async () => {
       const t = this.byName.get(name);
-      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+      if (!t) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
       const next: TopicRecord = { ...t, configs: this.validateConfigs(configs) };
       if (validateOnly) return next;
       await this.put(t, next);
@@ -387,9 +381,9 @@ export class TopicManager {
 
   private async put(prev: TopicRecord, next: TopicRecord): Promise<void> {
     const kv = await this.store.get(topicKey(prev.name));
-    if (!kv) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+    if (!kv) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
     const res = await this.store.compareAndSet(topicKey(prev.name), { modRevision: kv.modRevision }, enc(next));
-    if (!res.succeeded) throw new KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS, `Topic ${prev.name} changed concurrently; retry.`);
+    if (!res.succeeded) throw new ClusterApiError(ErrorCode.CONCURRENT_TRANSACTIONS, `Topic ${prev.name} changed concurrently; retry.`);
     this.revisions.set(next.name, res.revision);
     this.byName.set(next.name, next);
     this.byId.set(next.topicId, next);

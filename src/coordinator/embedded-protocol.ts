@@ -21,6 +21,7 @@ import {
 import { ConsumerProtocolSubscriptionVersions, decodeConsumerProtocolSubscription } from '../../protocol/messages/data/consumer-protocol-subscription.gen.js';
 import { Reader } from '../../protocol/wire/reader.js';
 import { Writer } from '../../protocol/wire/writer.js';
+import { EmbeddedProtocolError } from './errors.js';
 
 export interface TopicPartitions {
   readonly topic: string;
@@ -37,10 +38,7 @@ export interface EmbeddedSubscription {
   readonly rackId: string | null;
 }
 
-/** A subscription or assignment that cannot be read (Kafka's SchemaException). */
-export class EmbeddedProtocolError extends Error {
-  readonly code = 'LL_ERR_EMBEDDED_PROTOCOL';
-}
+export { EmbeddedProtocolError };
 
 function readVersion(bytes: Buffer, what: string): number {
   if (bytes.length < 2) throw new EmbeddedProtocolError(`${what}: ${bytes.length} bytes, no version`);

@@ -1,6 +1,7 @@
 /**
- * Errors of the group coordinator. Each class has a stable `code` to branch on and a context naming the
- * group (and the __consumer_offsets partition) it concerns.
+ * Errors of the group coordinator. Each class is a LedgerlineError (protocol/errors.ts): a stable `code` to
+ * branch on, the Kafka error it is answered with (`kafkaErrorCode`) and a context naming the group (and the
+ * __consumer_offsets partition) it concerns.
  *
  * | code                          | meaning                                                                  |
  * |-------------------------------|--------------------------------------------------------------------------|
@@ -9,9 +10,15 @@
  * |                               | Manager and turned into a response field by the service.               |
  * | LL_ERR_COORDINATOR_STORAGE    | appending to or reading the __consumer_offsets log failed; answered as   |
  * |                               | COORDINATOR_NOT_AVAILABLE (retriable) and the partition is reloaded      |
- * | LL_ERR_COORDINATOR_CORRUPT    | a stored coordinator record cannot be decoded                            |
+ * | LL_ERR_COORDINATOR_CORRUPT    | a stored coordinator record cannot be decoded; UNKNOWN_SERVER_ERROR      |
+ * | LL_ERR_EMBEDDED_PROTOCOL      | a classic member's subscription or assignment does not parse (Kafka's    |
+ * |                               | SchemaException); INCONSISTENT_GROUP_PROTOCOL, as a JoinGroup whose      |
+ * |                               | protocol cannot be read is answered                                      |
  */
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
+import { LedgerlineError } from '../../protocol/errors.js';
+
+export type CoordinatorErrorCode = 'LL_ERR_GROUP_API' | 'LL_ERR_COORDINATOR_STORAGE' | 'LL_ERR_COORDINATOR_CORRUPT';
 
 export interface CoordinatorErrorContext {
   readonly groupId?: string;
@@ -21,15 +28,16 @@ export interface CoordinatorErrorContext {
   readonly offset?: number;
 }
 
-export class CoordinatorError extends Error {
+export class CoordinatorError extends LedgerlineError {
+  declare readonly code: CoordinatorErrorCode;
   constructor(
-    readonly code: 'LL_ERR_GROUP_API' | 'LL_ERR_COORDINATOR_STORAGE' | 'LL_ERR_COORDINATOR_CORRUPT',
+    code: CoordinatorErrorCode,
+    kafkaErrorCode: number,
     message: string,
     readonly context: CoordinatorErrorContext = {},
     options?: { cause?: unknown },
   ) {
-    super(message, options);
-    this.name = new.target.name;
+    super(code, kafkaErrorCode, message, options);
   }
 }
 
@@ -40,21 +48,28 @@ export class GroupApiError extends CoordinatorError {
     message?: string,
     context: CoordinatorErrorContext = {},
   ) {
-    super('LL_ERR_GROUP_API', message ?? errorByCode(errorCode).message ?? errorByCode(errorCode).name, context);
+    super('LL_ERR_GROUP_API', errorCode, message ?? errorByCode(errorCode).message ?? errorByCode(errorCode).name, context);
   }
 }
 
 /** The __consumer_offsets log could not be written or read. */
 export class CoordinatorStorageError extends CoordinatorError {
   constructor(message: string, context: CoordinatorErrorContext, cause: unknown) {
-    super('LL_ERR_COORDINATOR_STORAGE', message, context, { cause });
+    super('LL_ERR_COORDINATOR_STORAGE', ErrorCode.COORDINATOR_NOT_AVAILABLE, message, context, { cause });
   }
 }
 
 /** A stored record is not a coordinator record this version can read. */
 export class CoordinatorCorruptError extends CoordinatorError {
   constructor(message: string, context: CoordinatorErrorContext, cause?: unknown) {
-    super('LL_ERR_COORDINATOR_CORRUPT', message, context, { cause });
+    super('LL_ERR_COORDINATOR_CORRUPT', ErrorCode.UNKNOWN_SERVER_ERROR, message, context, { cause });
+  }
+}
+
+/** A subscription or assignment that cannot be read (Kafka's SchemaException). */
+export class EmbeddedProtocolError extends LedgerlineError {
+  constructor(message: string) {
+    super('LL_ERR_EMBEDDED_PROTOCOL', ErrorCode.INCONSISTENT_GROUP_PROTOCOL, message);
   }
 }
 
@@ -64,8 +79,9 @@ export class CoordinatorCorruptError extends CoordinatorError {
  * retry after looking the coordinator up again); UNKNOWN_SERVER_ERROR for anything else.
  */
 export function errorCodeOf(err: unknown): number {
-  if (err instanceof GroupApiError) return err.errorCode;
-  if (err instanceof CoordinatorStorageError) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  // Only the coordinator's own errors: a lower layer's mapping (a fenced log's NOT_LEADER_OR_FOLLOWER) is not
+  // a code the group APIs define.
+  if (err instanceof CoordinatorError) return err.kafkaErrorCode;
   return ErrorCode.UNKNOWN_SERVER_ERROR;
 }
 

@@ -1,17 +1,51 @@
 /**
- * Errors raised by ledger stores. Each class has a stable `code` to branch on (and to map to a Kafka error
- * code in the API layer), a `cause` where one exists, and the ledger/entry/file it concerns.
+ * Errors raised by ledger stores. Each class is a LedgerlineError (protocol/errors.ts): a stable `code` to
+ * branch on, the Kafka error a request that ends on it is answered with (`kafkaErrorCode`), a `cause` where
+ * one exists, and the ledger/entry/file it concerns.
  *
- * | code                          | Kafka error the API layer maps it to        |
- * |-------------------------------|---------------------------------------------|
- * | LL_ERR_LEDGER_STORAGE         | KAFKA_STORAGE_ERROR (56)                    |
- * | LL_ERR_LEDGER_CORRUPT         | CORRUPT_MESSAGE (2) / KAFKA_STORAGE_ERROR   |
- * | LL_ERR_ENTRY_TOO_LARGE        | MESSAGE_TOO_LARGE (10)                      |
- * | LL_ERR_LEDGER_FENCED          | NOT_LEADER_OR_FOLLOWER (6): ownership moved |
- * | LL_ERR_LEDGER_SEALED          | internal: the log rolls to a new ledger     |
- * | LL_ERR_NO_SUCH_LEDGER         | internal                                    |
+ * | code                          | Kafka error                                 | as Kafka maps                        |
+ * |-------------------------------|---------------------------------------------|--------------------------------------|
+ * | LL_ERR_LEDGER_STORAGE         | KAFKA_STORAGE_ERROR (56)                    | an IOException on a log dir          |
+ * | LL_ERR_LEDGER_CORRUPT         | KAFKA_STORAGE_ERROR (56)                    | stored bytes unreadable: the log dir |
+ * |                               |                                             | is at fault, not the client          |
+ * | LL_ERR_ENTRY_TOO_LARGE        | MESSAGE_TOO_LARGE (10)                      | RecordTooLargeException              |
+ * | LL_ERR_LEDGER_FENCED          | NOT_LEADER_OR_FOLLOWER (6): ownership moved | a fenced leader epoch                |
+ * | LL_ERR_LEDGER_STORE_CLOSED    | NOT_LEADER_OR_FOLLOWER (6): the broker is   | a partition going offline here       |
+ * |                               | shutting down; clients go elsewhere         |                                      |
+ * | LL_ERR_LEDGER_STORE_LOCKED    | KAFKA_STORAGE_ERROR (56); startup only      | the log dir cannot be used           |
+ * | LL_ERR_LEDGER_SEALED          | UNKNOWN_SERVER_ERROR: internal, the log     |                                      |
+ * |                               | rolls to a new ledger                       |                                      |
+ * | LL_ERR_NO_SUCH_LEDGER         | KAFKA_STORAGE_ERROR (56): a ledger the log  | a segment file gone from its log dir |
+ * |                               | refers to is gone                           |                                      |
+ * | LL_ERR_INVALID_ARGUMENT       | UNKNOWN_SERVER_ERROR: a caller's bug        | IllegalArgumentException             |
  */
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { LedgerlineError } from '../../protocol/errors.js';
 import type { EntryId, LedgerId } from './types.js';
+
+export type LedgerErrorCode =
+  | 'LL_ERR_LEDGER_STORAGE'
+  | 'LL_ERR_LEDGER_CORRUPT'
+  | 'LL_ERR_ENTRY_TOO_LARGE'
+  | 'LL_ERR_LEDGER_FENCED'
+  | 'LL_ERR_LEDGER_STORE_CLOSED'
+  | 'LL_ERR_LEDGER_STORE_LOCKED'
+  | 'LL_ERR_LEDGER_SEALED'
+  | 'LL_ERR_NO_SUCH_LEDGER'
+  | 'LL_ERR_INVALID_ARGUMENT';
+
+/** The Kafka error of each code (the table above). */
+export const LEDGER_KAFKA_ERRORS: Readonly<Record<LedgerErrorCode, number>> = {
+  LL_ERR_LEDGER_STORAGE: ErrorCode.KAFKA_STORAGE_ERROR,
+  LL_ERR_LEDGER_CORRUPT: ErrorCode.KAFKA_STORAGE_ERROR,
+  LL_ERR_ENTRY_TOO_LARGE: ErrorCode.MESSAGE_TOO_LARGE,
+  LL_ERR_LEDGER_FENCED: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  LL_ERR_LEDGER_STORE_CLOSED: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  LL_ERR_LEDGER_STORE_LOCKED: ErrorCode.KAFKA_STORAGE_ERROR,
+  LL_ERR_LEDGER_SEALED: ErrorCode.UNKNOWN_SERVER_ERROR,
+  LL_ERR_NO_SUCH_LEDGER: ErrorCode.KAFKA_STORAGE_ERROR,
+  LL_ERR_INVALID_ARGUMENT: ErrorCode.UNKNOWN_SERVER_ERROR,
+};
 
 export interface LedgerErrorContext {
   readonly ledgerId?: LedgerId;
@@ -22,14 +56,12 @@ export interface LedgerErrorContext {
   readonly position?: number;
 }
 
-export class LedgerError extends Error {
-  readonly code: string;
+export class LedgerError extends LedgerlineError {
+  declare readonly code: LedgerErrorCode;
   readonly context: LedgerErrorContext;
-  constructor(code: string, message: string, context: LedgerErrorContext = {}, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
+  constructor(code: LedgerErrorCode, message: string, context: LedgerErrorContext = {}, options?: { cause?: unknown }) {
+    super(code, LEDGER_KAFKA_ERRORS[code], message, options);
     this.context = context;
-    this.name = new.target.name;
   }
 }
 

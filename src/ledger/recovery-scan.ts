@@ -1,7 +1,7 @@
 /**
  * Recovery's reads of the local ledger store's files: the checkpoint, segment headers, segment index files,
  * and the record-by-record scan of a segment that the checkpoint does not cover (or whose index is unusable).
- * What recovery does with them is in LocalLedgerStore.recover (local-store.ts).
+ * What recovery does with them is in recovery.ts.
  */
 import path from 'node:path';
 import { LedgerCorruptError } from './errors.js';

@@ -1,12 +1,67 @@
 /**
  * The in-memory state of the local ledger store (local-store.ts): a ledger, a segment, a queued operation,
- * and the small helpers over them that recovery (recovery-scan.ts) and the store share.
+ * what every part of the store shares (StoreCore), and the small helpers over them that its parts use.
  */
-import { LedgerCorruptError } from './errors.js';
-import type { LedgerFile } from './fs.js';
+import { LedgerCorruptError, LedgerError, LedgerStorageError } from './errors.js';
+import { SEGMENT_HEADER_BYTES, segmentFileName } from './format.js';
+import type { LedgerFile, LedgerFs } from './fs.js';
 import { LedgerIndex } from './ledger-index.js';
 import type { RecoveredEntries } from './recovered-entries.js';
+import type { SegmentFiles } from './segment-files.js';
 import type { EntryId, LedgerId, LedgerMetadata, LedgerWriter } from './types.js';
+
+/** Counters for benchmarks, tests and metrics. */
+export interface LocalLedgerStoreStats {
+  /** Group commits that succeeded (one writev each). */
+  groupCommits: number;
+  /** fdatasync calls on segment files. */
+  fsyncs: number;
+  entriesAppended: number;
+  /** Bytes written to segments (records including headers). */
+  bytesAppended: number;
+  /** Entries served from the tail cache / read from disk. */
+  cacheHits: number;
+  diskReads: number;
+  /** Entries currently cached and their payload bytes. */
+  cachedEntries: number;
+  cachedBytes: number;
+  /** Segment files on disk, and segment files deleted since open. */
+  segments: number;
+  segmentsReclaimed: number;
+  /** Bytes of segment files deleted since open (whole segments, after compaction or not). */
+  bytesReclaimed: number;
+  /** Record bytes compaction copied into the active segment, and segments it emptied, since open. */
+  bytesCompacted: number;
+  segmentsCompacted: number;
+  /** Milliseconds `open()` spent recovering. */
+  recoveryMs: number;
+  /** Garbage collector runs since open. */
+  gcRuns: number;
+}
+
+/**
+ * What the parts of the local store share: the directory and its file system, the ledger table, the segment
+ * files, the counters, and whether the store is closing. The store (local-store.ts) owns it; the commit
+ * pipeline, the checkpointer, recovery and the collector's host each take it at construction.
+ */
+export interface StoreCore {
+  readonly fs: LedgerFs;
+  readonly dir: string;
+  /** Appends are fsynced before they resolve (flush.messages = 1). */
+  readonly durable: boolean;
+  readonly stats: LocalLedgerStoreStats;
+  /** Every ledger created and not deleted (open and sealed). */
+  readonly ledgers: Map<LedgerId, Ledger>;
+  /** The id the next `create()` takes; ids are never reused. */
+  nextLedgerId: number;
+  readonly files: SegmentFiles;
+  /** Errors no caller is waiting for (a background fsync or checkpoint that failed). */
+  readonly onBackgroundError: (err: LedgerError) => void;
+  /** `close()` was called: new operations are refused. */
+  closing: boolean;
+  /** The files are being released: no more background work starts. */
+  closed: boolean;
+}
 
 export interface Ledger {
   readonly id: LedgerId;
@@ -126,6 +181,29 @@ export function newLedger(id: LedgerId, createdAtMs: number): Ledger {
     cacheBytes: 0,
     bytesIn: new Map(),
   };
+}
+
+/** Adds `delta` record bytes of `ledger` to `segment`'s live bytes (a ledger with none there leaves it). */
+export function countLive(ledger: Ledger, segment: Segment, delta: number): void {
+  segment.liveBytes += delta;
+  const now = (ledger.bytesIn.get(segment.seq) ?? 0) + delta;
+  if (now > 0) {
+    ledger.bytesIn.set(segment.seq, now);
+  } else {
+    ledger.bytesIn.delete(segment.seq);
+    segment.ledgers.delete(ledger.id);
+  }
+}
+
+/** A fresh segment record: just its header, no records yet. */
+export function newSegment(seq: number, file: LedgerFile | null): Segment {
+  return { seq, size: SEGMENT_HEADER_BYTES, writePos: SEGMENT_HEADER_BYTES, file, opening: null, refs: 0, ledgers: new Set(), liveBytes: 0, pins: 0, compacting: false, indexDurable: false, reclaimed: false };
+}
+
+/** `cause` as a LedgerError: itself if it is one, else LL_ERR_LEDGER_STORAGE naming the segment and position. */
+export function storageError(message: string, cause: unknown, seq?: number, position?: number): LedgerError {
+  if (cause instanceof LedgerError) return cause;
+  return new LedgerStorageError(message, { ...(seq !== undefined ? { file: segmentFileName(seq) } : {}), ...(position !== undefined ? { position } : {}) }, cause);
 }
 
 export function isEnoent(err: unknown): boolean {

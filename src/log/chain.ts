@@ -23,12 +23,14 @@
  *   ledger: {"format":1,"ledgerId":12,"state":"open","startOffset":2950,"epoch":4,"createdAtMs":…}
  *           {"format":1,"ledgerId":9,"state":"sealed","startOffset":1200,"epoch":3,"createdAtMs":…,
  *            "endOffset":2950,"entries":1750,"bytes":1835008,"maxTimestamp":…,"sealedAtMs":…,
- *            "indexLedgerId":10}
+ *            "indexLedgerId":10,"producerSnapshotLedgerId":11}
  * ```
  *
  * `epoch` is the partition leader epoch (written into each batch's partitionLeaderEpoch), raised by every
  * takeover. `endOffset` is the offset after the ledger's last batch. `indexLedgerId` names the ledger that
- * holds the ledger's persisted offset/time index (index-snapshot.ts), or null when there is none yet.
+ * holds the ledger's persisted offset/time index (index-snapshot.ts), or null when there is none yet;
+ * `producerSnapshotLedgerId` (absent when none) the one holding the idempotent-producer state as of the
+ * ledger's end offset (producer-snapshot.ts).
  *
  * Migrating: readers accept every format up to FORMAT; a new field gets a default when absent, so older
  * values stay readable in place; writers always write FORMAT.
@@ -77,6 +79,8 @@ export interface SealedChainLedger {
   readonly maxTimestamp: number;
   readonly sealedAtMs: number;
   readonly indexLedgerId: number | null;
+  /** Ledger holding the producer state as of endOffset (producer-snapshot.ts); absent when none. */
+  readonly producerSnapshotLedgerId?: number;
 }
 
 /** The keys of one partition's chain. */
@@ -148,6 +152,7 @@ export function decodeLedger(value: Buffer, key: string): ChainLedger {
   if (state !== 'sealed') throw new LogCorruptError(`${key}: unknown state ${String(state)}`, { key });
   const { endOffset, entries, bytes, maxTimestamp, sealedAtMs } = o;
   const indexLedgerId = o.indexLedgerId ?? null;
+  const producerSnapshotLedgerId = o.producerSnapshotLedgerId ?? null;
   if (
     !isSafeInt(endOffset) ||
     endOffset < startOffset ||
@@ -155,7 +160,8 @@ export function decodeLedger(value: Buffer, key: string): ChainLedger {
     !isSafeInt(bytes) ||
     !isSafeInt(maxTimestamp, Number.MIN_SAFE_INTEGER) ||
     !isSafeInt(sealedAtMs) ||
-    (indexLedgerId !== null && !isSafeInt(indexLedgerId, 1))
+    (indexLedgerId !== null && !isSafeInt(indexLedgerId, 1)) ||
+    (producerSnapshotLedgerId !== null && !isSafeInt(producerSnapshotLedgerId, 1))
   ) {
     throw new LogCorruptError(`${key}: bad sealed-ledger fields`, { key });
   }
@@ -171,6 +177,7 @@ export function decodeLedger(value: Buffer, key: string): ChainLedger {
     maxTimestamp,
     sealedAtMs,
     indexLedgerId: indexLedgerId as number | null,
+    ...(producerSnapshotLedgerId !== null ? { producerSnapshotLedgerId: producerSnapshotLedgerId as number } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * Errors raised by the partition log. Each class has a stable `code` to branch on, the Kafka error code the
- * API layer answers with (`kafkaErrorCode`), a `cause` when a lower layer failed, and the partition and
+ * Errors raised by the partition log. Each class is a LedgerlineError (protocol/errors.ts): a stable `code`
+ * to branch on, the Kafka error code the API layer answers with (`kafkaErrorCode`), a `cause` when a lower layer failed, and the partition and
  * offsets it concerns.
  *
  * | code                            | Kafka error                       | when                                   |
@@ -19,6 +19,7 @@
  * and an entry over the store's limit with the ledger store's EntryTooLargeError (MESSAGE_TOO_LARGE), as is.
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
+import { LedgerlineError } from '../../protocol/errors.js';
 
 export type LogErrorCode =
   | 'LL_ERR_LOG_OFFSET_OUT_OF_RANGE'
@@ -41,9 +42,8 @@ export interface LogErrorContext {
   readonly key?: string;
 }
 
-export class LogError extends Error {
-  readonly code: LogErrorCode;
-  readonly kafkaErrorCode: number;
+export class LogError extends LedgerlineError {
+  declare readonly code: LogErrorCode;
   readonly context: LogErrorContext;
   constructor(
     code: LogErrorCode,
@@ -52,11 +52,8 @@ export class LogError extends Error {
     context: LogErrorContext = {},
     options?: { cause?: unknown },
   ) {
-    super(message, options);
-    this.code = code;
-    this.kafkaErrorCode = kafkaErrorCode;
+    super(code, kafkaErrorCode, message, options);
     this.context = context;
-    this.name = new.target.name;
   }
 }
 

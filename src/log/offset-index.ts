@@ -150,6 +150,8 @@ export class IndexedLedger {
   sealedAtMs: number | null = null;
   /** Ledger holding the persisted index of this ledger (index-snapshot.ts), once written; else null. */
   indexLedgerId: number | null = null;
+  /** Ledger holding the producer state as of this ledger's end (producer-snapshot.ts), if any. */
+  producerSnapshotLedgerId: number | null = null;
 
   #lastOffsets: DeltaColumn;
   #maxTimestamps = new DeltaColumn();

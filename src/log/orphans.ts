@@ -38,6 +38,7 @@ export async function findUnreferencedLedgers(
       const l = decodeLedger(kv.value, kv.key);
       referenced.add(l.ledgerId);
       if (l.state === 'sealed' && l.indexLedgerId !== null) referenced.add(l.indexLedgerId);
+      if (l.state === 'sealed' && l.producerSnapshotLedgerId !== undefined) referenced.add(l.producerSnapshotLedgerId);
     }
     if (!page.more || page.kvs.length === 0) break;
     startAfter = page.kvs[page.kvs.length - 1]!.key;

@@ -8,9 +8,10 @@ import type { Clock } from '../metadata/clock.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { PartitionLogConfig } from './config.js';
 
-/** What a structured logger (pino) offers; the log only warns. */
+/** What a structured logger (pino) offers; the log warns, and reports how it loaded its producer state. */
 export interface LogLogger {
   warn(obj: Record<string, unknown>, msg: string): void;
+  info?(obj: Record<string, unknown>, msg: string): void;
 }
 
 export interface PartitionLogOptions {
@@ -32,6 +33,16 @@ export interface PartitionLogOptions {
   readonly leaderEpoch?: number;
   /** Persist each sealed ledger's index in an index ledger (index-snapshot.ts). Default true. */
   readonly indexSnapshots?: boolean;
+  /**
+   * Persist the idempotent-producer state as of each sealed ledger's end (producer-snapshot.ts), so that
+   * open replays only the batches after the newest one. Default true.
+   */
+  readonly producerSnapshots?: boolean;
+  /**
+   * Kafka's producer.id.expiration.ms (default 86 400 000): producers whose last batch is older are
+   * forgotten, and without a snapshot open replays only the batches written within it.
+   */
+  readonly producerIdExpirationMs?: number;
   /**
    * Apply retention every this many ms (Kafka's log.retention.check.interval.ms, default 300 000). 0: only when
    * `enforceRetention()` is called.
@@ -128,4 +139,17 @@ export interface PartitionLogStats {
   readonly ledgersFromData: number;
   /** Rolls so far, by trigger: segment.bytes, segment.ms, ledgerline.segment.entries, failure, requested. */
   readonly rolls: Readonly<Record<string, number>>;
+  /** How open() loaded the producer state: from a snapshot at an offset (else -1), then replaying batches. */
+  readonly producerState: ProducerStateLoad;
+}
+
+export interface ProducerStateLoad {
+  /** Offset of the snapshot loaded, -1 when none was usable (the state was replayed from the log). */
+  readonly snapshotOffset: number;
+  /** Batches and bytes read back from the log after it. */
+  readonly replayedBatches: number;
+  readonly replayedBytes: number;
+  /** Producers known once loaded. */
+  readonly producers: number;
+  readonly ms: number;
 }

@@ -1,11 +1,34 @@
 /**
- * Errors raised by metadata stores. Each class carries a stable `code` so callers can branch on it without
- * `instanceof` across module copies, a `cause` when another layer failed, and the context a reader of a log
- * line needs (key, lease, revision, path).
+ * Errors raised by metadata stores. Each class is a LedgerlineError (protocol/errors.ts): a stable `code` so
+ * callers can branch on it without `instanceof` across module copies, the Kafka error a request that ends on
+ * it is answered with (`kafkaErrorCode`), a `cause` when another layer failed, and the context a reader of a
+ * log line needs (key, lease, revision, path).
+ *
+ * The metadata store plays the part of Kafka's controller quorum (KRaft; ZooKeeper before it), so its
+ * failures map as a broker's failures to reach or write through the controller do:
+ *
+ * | code                              | Kafka error                                                        |
+ * |-----------------------------------|--------------------------------------------------------------------|
+ * | LL_ERR_METADATA_CLOSED            | NOT_CONTROLLER (41): the store is gone here (shutdown); retriable, |
+ * |                                   | a client looks the cluster up again                                |
+ * | LL_ERR_METADATA_STORAGE           | KAFKA_STORAGE_ERROR (56): the engine's disk failed                 |
+ * | LL_ERR_METADATA_LOCKED            | KAFKA_STORAGE_ERROR (56); startup only                             |
+ * | LL_ERR_METADATA_FORMAT            | KAFKA_STORAGE_ERROR (56); startup only                             |
+ * | LL_ERR_METADATA_CONFLICT          | REQUEST_TIMED_OUT (7): concurrent writers kept winning; retriable, |
+ * |                                   | as the controller times out an operation it cannot complete        |
+ * | LL_ERR_METADATA_LEASE_NOT_FOUND   | NOT_LEADER_OR_FOLLOWER (6): the lease that made this broker an     |
+ * |                                   | owner is gone, as a fenced epoch is                                |
+ * | LL_ERR_METADATA_INVALID_ARGUMENT  | INVALID_REQUEST (42): more than one request may write (etcd's      |
+ * |                                   | limits) or a key no request should produce                         |
+ * | LL_ERR_METADATA_COMPACTED,        | UNKNOWN_SERVER_ERROR: internal to watches and compaction           |
+ * | LL_ERR_METADATA_FUTURE_REVISION,  |                                                                    |
+ * | LL_ERR_METADATA_WATCH_LISTENER    |                                                                    |
  *
  * A compare that does not hold is not an error: compare-and-set, conditional delete and txn report it as
  * data (`succeeded: false`), like etcd's TxnResponse.
  */
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { LedgerlineError } from '../../protocol/errors.js';
 
 export type MetadataErrorCode =
   | 'LL_ERR_METADATA_CLOSED'
@@ -19,8 +42,22 @@ export type MetadataErrorCode =
   | 'LL_ERR_METADATA_CONFLICT'
   | 'LL_ERR_METADATA_WATCH_LISTENER';
 
-export class MetadataError extends Error {
-  readonly code: MetadataErrorCode;
+/** The Kafka error of each code (the table above). */
+export const METADATA_KAFKA_ERRORS: Readonly<Record<MetadataErrorCode, number>> = {
+  LL_ERR_METADATA_CLOSED: ErrorCode.NOT_CONTROLLER,
+  LL_ERR_METADATA_INVALID_ARGUMENT: ErrorCode.INVALID_REQUEST,
+  LL_ERR_METADATA_LEASE_NOT_FOUND: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  LL_ERR_METADATA_COMPACTED: ErrorCode.UNKNOWN_SERVER_ERROR,
+  LL_ERR_METADATA_FUTURE_REVISION: ErrorCode.UNKNOWN_SERVER_ERROR,
+  LL_ERR_METADATA_LOCKED: ErrorCode.KAFKA_STORAGE_ERROR,
+  LL_ERR_METADATA_FORMAT: ErrorCode.KAFKA_STORAGE_ERROR,
+  LL_ERR_METADATA_STORAGE: ErrorCode.KAFKA_STORAGE_ERROR,
+  LL_ERR_METADATA_CONFLICT: ErrorCode.REQUEST_TIMED_OUT,
+  LL_ERR_METADATA_WATCH_LISTENER: ErrorCode.UNKNOWN_SERVER_ERROR,
+};
+
+export class MetadataError extends LedgerlineError {
+  declare readonly code: MetadataErrorCode;
   /** What the failing call was about: key, lease id, revision, path. Safe to log. */
   readonly context: Readonly<Record<string, unknown>>;
   constructor(
@@ -29,10 +66,8 @@ export class MetadataError extends Error {
     context: Record<string, unknown> = {},
     options?: { cause?: unknown },
   ) {
-    super(message, options);
-    this.code = code;
+    super(code, METADATA_KAFKA_ERRORS[code], message, options);
     this.context = context;
-    this.name = new.target.name;
   }
 }
 

@@ -2,6 +2,7 @@
  * Metadata store entry points. Upper layers depend on the MetadataStore interface (types.ts) and get an
  * implementation from one of these:
  *
+ *   openMetadataStore({ store, dir })  the engine `ledgerline.metadata.store` names (open-store.ts)
  *   openSqliteMetadataStore(dir)     embedded, durable, one process: the default (`<data dir>/metadata`)
  *   openMemoryMetadataStore(volume)  same semantics in memory, for tests; a volume survives close/reopen
  */
@@ -19,6 +20,15 @@ export { MemoryMetadataVolume } from './memory-backend.js';
 export * from './layout.js';
 export { allocateIds, FIRST_ID, type IdBlock } from './id-allocator.js';
 export { SQLITE_FILE_NAME } from './sqlite-backend.js';
+export {
+  DEFAULT_METADATA_STORE,
+  METADATA_STORE_CONFIG,
+  METADATA_STORE_KINDS,
+  metadataStoreKind,
+  openMetadataStore,
+  type MetadataStoreKind,
+  type OpenMetadataStoreOptions,
+} from './open-store.js';
 
 /**
  * Open (creating if needed) the embedded store in `dir`, a directory of its own (one SQLite file and its

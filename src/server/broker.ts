@@ -21,16 +21,19 @@ import type { Handler } from '../api/handler.js';
 import { supportedApiVersions } from '../api/018-api-versions.js';
 import type { Services, TopicService } from '../api/services.js';
 import type { BrokerConfig, Listener } from '../config.js';
-import { KafkaError, TopicManager } from '../cluster/topics.js';
+import { ClusterApiError } from '../cluster/errors.js';
+import { TopicManager } from '../cluster/topics.js';
 import { SingleNodeView, type ClusterView } from '../cluster/cluster-view.js';
 import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
-import { LocalLedgerStore, type LocalLedgerStoreOptions } from '../ledger/local-store.js';
+import type { LedgerFs } from '../ledger/fs.js';
+import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
+import type { LedgerStore } from '../ledger/types.js';
 import { CLUSTER_KEY } from '../metadata/layout.js';
-import { openSqliteMetadataStore } from '../metadata/index.js';
+import { METADATA_STORE_CONFIG, openMetadataStore } from '../metadata/open-store.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observability/metrics.js';
@@ -52,7 +55,7 @@ export interface BoundListener extends Listener {
 /** The layers of a started broker, built in order by start(). */
 interface Parts {
   metadata: MetadataStore;
-  ledgers: LocalLedgerStore;
+  ledgers: LedgerStore;
   topics: TopicManager;
   view: ClusterView;
   partitions: PartitionManager;
@@ -79,6 +82,8 @@ export class Broker implements ConnectionHost {
   constructor(
     readonly config: BrokerConfig,
     readonly log: Logger,
+    /** The ledger store's file system: the real one, or a fault-injecting one in tests (src/ledger/fault-fs.ts). */
+    private readonly ledgerFs?: LedgerFs,
   ) {
     for (const h of allHandlers) this.handlers.set(h.api.apiKey, h);
     this.refusals = new RefusalLog(log.child({ component: 'refusals' }));
@@ -136,7 +141,9 @@ export class Broker implements ConnectionHost {
     const dataDir = config.dataDir;
     mkdirSync(dataDir, { recursive: true });
     const p = this.parts;
-    const metadata = (p.metadata = await openSqliteMetadataStore(join(dataDir, 'metadata')));
+    // The stores are chosen by configuration (ledgerline.metadata.store, ledgerline.ledger.store) and used
+    // through their interfaces from here on.
+    const metadata = (p.metadata = await openMetadataStore({ store: config.values.get(METADATA_STORE_CONFIG), dir: join(dataDir, 'metadata') }));
     const clusterId = await loadClusterId(metadata);
     const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry stopped following the metadata store')));
     await topics.load();
@@ -149,9 +156,12 @@ export class Broker implements ConnectionHost {
       transactionTopicPartitions: Number(config.values.get('transaction.state.log.num.partitions') ?? '50'),
     }));
     topics.liveBrokerCount = () => view.liveBrokers().length;
-    const ledgers = (p.ledgers = await LocalLedgerStore.open(join(dataDir, 'ledgers'), {
+    const ledgers = (p.ledgers = await openLedgerStore({
+      store: config.values.get(LEDGER_STORE_CONFIG),
+      dir: join(dataDir, 'ledgers'),
       // A batch is one entry; the request size limit bounds it before any topic config does.
       maxEntryBytes: config.socketRequestMaxBytes,
+      ...(this.ledgerFs ? { fs: this.ledgerFs } : {}),
       gc: ledgerGcOptions(config.values),
       onBackgroundError: (err) => log.error({ err }, 'ledger store background error'),
     }));
@@ -174,7 +184,7 @@ export class Broker implements ConnectionHost {
       connections: () => this.connections.size,
       requestMemory: this.requestMemory,
       partitions: () => partitions.all(),
-      storage: { get reclaimableBytes() { return ledgers.reclaimableBytes; }, get bytesReclaimed() { return ledgers.stats.bytesReclaimed; } },
+      storage: ledgerStoreSpace(ledgers),
     }));
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });
     const topicMetrics = new TopicMetrics(metrics);
@@ -288,7 +298,7 @@ function topicService(topics: TopicManager, log: Logger): TopicService {
       try {
         return await topics.create(name, { partitions: -1, replicationFactor: -1, configs: {} });
       } catch (err) {
-        if (err instanceof KafkaError && err.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return topics.get(name);
+        if (err instanceof ClusterApiError && err.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) return topics.get(name);
         log.warn({ err, topic: name }, 'auto-creating a topic failed');
         return undefined;
       }
@@ -297,7 +307,7 @@ function topicService(topics: TopicManager, log: Logger): TopicService {
 }
 
 /** The ledger store's garbage collector settings, from the ledgerline.storage.* broker configs. */
-function ledgerGcOptions(values: ReadonlyMap<string, string | null>): LocalLedgerStoreOptions['gc'] {
+function ledgerGcOptions(values: ReadonlyMap<string, string | null>): OpenLedgerStoreOptions['gc'] {
   const num = (name: string): number | undefined => {
     const v = values.get(name);
     return v === null || v === undefined || v.trim() === '' ? undefined : Number(v);

@@ -1,7 +1,7 @@
 /**
  * One client connection: frames in, responses out, in request order.
  *
- *   socket ──► FrameDecoder ──► header ──► handler (async) ──► slot[seq] ──► written in seq order
+ *   socket ──► FrameSplitter ──► header ──► handler (async) ──► slot[seq] ──► written in seq order
  *
  * Requests of a connection are handed to their handlers in arrival order and may run concurrently (a
  * pipelining producer shares group commits that way), but responses leave in request order: a handler
@@ -25,10 +25,10 @@ import { setMaxListeners } from 'node:events';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import { FrameSplitter, FrameTooLargeError } from '../../protocol/wire/frames.js';
 import { NO_RESPONSE, type ConnectionInfo } from '../api/handler.js';
 import { ANONYMOUS } from '../api/services.js';
 import type { Dispatcher, Outcome, SentHook, Session } from './dispatch.js';
-import { FrameDecoder, FrameTooLargeError } from './frame-decoder.js';
 import type { MemoryPool } from './memory-pool.js';
 
 /** What a connection needs from the broker that accepted it. */
@@ -61,7 +61,7 @@ let nextConnectionId = 1;
 export class Connection {
   readonly info: ConnectionInfo;
   private readonly session: Session;
-  private readonly decoder: FrameDecoder;
+  private readonly decoder: FrameSplitter;
   private readonly abort = new AbortController();
   private readonly slots = new Map<number, Slot>();
   private nextSeq = 0;
@@ -90,7 +90,11 @@ export class Connection {
     };
     this.log = host.log.child({ conn: this.info.id, remote: this.info.remoteAddress });
     this.session = { info: this.info, principal: ANONYMOUS, signal: this.abort.signal, log: this.log };
-    this.decoder = new FrameDecoder(host.socketRequestMaxBytes, (size) => this.admit(size));
+    this.decoder = new FrameSplitter({
+      maxFrameBytes: host.socketRequestMaxBytes,
+      limitName: 'socket.request.max.bytes',
+      admit: (size) => this.admit(size),
+    });
     // Every request in flight may wait on the connection's signal (a Fetch long-poll adds one listener for
     // its whole wait, JoinGroup two), so its limit is what MAX_IN_FLIGHT allows, not Node's default of 10.
     setMaxListeners(2 * MAX_IN_FLIGHT, this.abort.signal);

@@ -15,15 +15,22 @@
  * Kafka's rules for requests it cannot serve: an unknown API key, a version outside the served range or a
  * body that does not parse closes the connection; ApiVersions with a version it does not know is answered
  * in v0 with UNSUPPORTED_VERSION and the supported ranges (KIP-511).
+ *
+ * A request whose handler fails unexpectedly (throws, or its response does not encode) is answered, not
+ * closed, as Kafka's RequestHandlerHelper.handleError answers with `request.getErrorResponse(e)`: the API's
+ * error response (src/api/error-response.ts) with `kafkaErrorOf(err, UNKNOWN_SERVER_ERROR)` at every level,
+ * and the failure logged once with the API, version, client and correlation id. Only when that response
+ * cannot be built either is the connection closed.
  */
 import type { Logger } from 'pino';
 import { performance } from 'node:perf_hooks';
 import type { ApiDescriptor } from '../../protocol/api.js';
-import { CodecError } from '../../protocol/errors.js';
+import { CodecError, kafkaErrorOf } from '../../protocol/errors.js';
 import { encodeResponseFrame, readRequestHeader, type RequestHeader } from '../../protocol/headers.js';
-import { errorByCode } from '../../protocol/error-codes.js';
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { Reader } from '../../protocol/wire/reader.js';
 import { apiVersionsFallback } from '../api/018-api-versions.js';
+import { apiErrorOf, errorResponse } from '../api/error-response.js';
 import { NO_RESPONSE, type ConnectionInfo, type Handler, type RequestContext } from '../api/handler.js';
 import type { Principal, Services } from '../api/services.js';
 import { errorCounts, type ApiRequestMetrics, type RequestMetrics } from '../observability/request-metrics.js';
@@ -127,14 +134,15 @@ export class Dispatcher {
       },
     };
     const started = performance.now();
+    const failed = (e: unknown): Outcome => this.failed(e, handler.api, version, header, request, session, metrics, receivedAt, started);
     let result;
     try {
       result = handler.handle(request, ctx);
     } catch (e) {
-      return this.failed(e, header, session);
+      return failed(e);
     }
-    const finish = (res: unknown): Outcome => this.finish(handler.api, version, header, res, refusedBecause, session, metrics, receivedAt, started);
-    if (result instanceof Promise) return result.then(finish, (e: unknown) => this.failed(e, header, session));
+    const finish = (res: unknown): Outcome => this.finish(handler.api, version, header, res, refusedBecause, session, metrics, receivedAt, started, failed);
+    if (result instanceof Promise) return result.then(finish, failed);
     return finish(result);
   }
 
@@ -148,6 +156,7 @@ export class Dispatcher {
     metrics: ApiRequestMetrics,
     received: number,
     started: number,
+    failed: (e: unknown) => Outcome,
   ): Outcome {
     const ready = performance.now();
     this.noteRefusal(api, version, header, res, refusedBecause, session);
@@ -161,7 +170,7 @@ export class Dispatcher {
     try {
       chunks = encodeResponseFrame(api, version, header.correlationId, res);
     } catch (e) {
-      return this.failed(e, header, session);
+      return failed(e);
     }
     return { kind: 'respond', chunks, onSent };
   }
@@ -184,8 +193,40 @@ export class Dispatcher {
     });
   }
 
-  private failed(e: unknown, header: RequestHeader, session: Session): Outcome {
-    session.log.error({ err: e, apiKey: header.requestApiKey, apiVersion: header.requestApiVersion, clientId: header.clientId, correlationId: header.correlationId }, 'closing connection: handler failed');
-    return CLOSE;
+  /**
+   * A handler failed unexpectedly: the API's error response with the error's Kafka code (Kafka's
+   * getErrorResponse), logged once; the connection stays open.
+   */
+  private failed(
+    e: unknown,
+    api: ApiDescriptor<unknown, unknown>,
+    version: number,
+    header: RequestHeader,
+    request: unknown,
+    session: Session,
+    metrics: ApiRequestMetrics,
+    received: number,
+    started: number,
+  ): Outcome {
+    const code = kafkaErrorOf(e, ErrorCode.UNKNOWN_SERVER_ERROR);
+    const context = { err: e, api: api.name, apiKey: api.apiKey, apiVersion: version, clientId: header.clientId, correlationId: header.correlationId };
+    let res: unknown;
+    let chunks: Buffer[] | typeof NO_RESPONSE;
+    try {
+      res = errorResponse(api.apiKey, version, request, apiErrorOf(e, code));
+      chunks = res === NO_RESPONSE ? NO_RESPONSE : encodeResponseFrame(api, version, header.correlationId, res);
+    } catch (e2) {
+      session.log.error({ ...context, errorResponseErr: e2 }, 'closing connection: handler failed and its error response could not be built');
+      return CLOSE;
+    }
+    session.log.error({ ...context, errorCode: code, errorName: errorByCode(code).name }, 'request failed; answered with its error response');
+    const ready = performance.now();
+    if (res !== NO_RESPONSE) for (const [c, n] of errorCounts(res)) metrics.error(c, n);
+    const onSent = (written: number, sent: number): void => metrics.times({ received, started, ready, written, sent });
+    if (chunks === NO_RESPONSE) {
+      onSent(ready, ready);
+      return { kind: 'respond', chunks };
+    }
+    return { kind: 'respond', chunks, onSent };
   }
 }

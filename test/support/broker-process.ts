@@ -20,6 +20,8 @@ export interface BrokerProcessOptions {
   startTimeoutMs?: number;
   /** Name the data directory with LEDGERLINE_LOG_DIRS instead of `--set log.dirs=`. */
   dataDirFromEnv?: boolean;
+  /** The program to run instead of src/cli.ts, relative to the repository (test/support/fault-broker.ts); its stdin is a pipe for `command()`. */
+  entry?: string;
 }
 
 export class BrokerProcess {
@@ -32,11 +34,12 @@ export class BrokerProcess {
     private readonly configs: Record<string, string>,
     private readonly ownsDataDir: boolean,
     private readonly dataDirFromEnv: boolean,
+    private readonly entry?: string,
   ) {}
 
   static async start(options: BrokerProcessOptions = {}): Promise<BrokerProcess> {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ledgerline-test-'));
-    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined, options.dataDirFromEnv ?? false);
+    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined, options.dataDirFromEnv ?? false, options.entry);
     await b.spawn(options.startTimeoutMs ?? 30_000);
     return b;
   }
@@ -64,7 +67,7 @@ export class BrokerProcess {
   }
 
   private spawn(timeoutMs: number): Promise<void> {
-    const args = ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'start', '--set', `listeners=PLAINTEXT://127.0.0.1:${this.port}`];
+    const args = ['--import', 'tsx', join(REPO, this.entry ?? 'src/cli.ts'), 'start', '--set', `listeners=PLAINTEXT://127.0.0.1:${this.port}`];
     if (!this.dataDirFromEnv) args.push('--set', `log.dirs=${this.dataDir}`);
     for (const [k, v] of Object.entries(this.configs)) args.push('--set', `${k}=${v}`);
     const env: NodeJS.ProcessEnv = { ...process.env, LEDGERLINE_LOG_FORMAT: 'json', LEDGERLINE_LOG_LEVEL: process.env.LEDGERLINE_LOG_LEVEL ?? 'info' };
@@ -72,7 +75,7 @@ export class BrokerProcess {
     const child = spawn(process.execPath, args, {
       cwd: REPO,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [this.entry ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
     this.child = child;
     return new Promise((resolve, reject) => {
@@ -96,6 +99,13 @@ export class BrokerProcess {
         reject(new Error(`broker exited during start (code ${code}, signal ${signal}):\n${this.logs.slice(-20).join('\n')}`));
       });
     });
+  }
+
+  /** Writes one command line to the stdin of an `entry` program (test/support/fault-broker.ts). */
+  command(line: string): void {
+    const stdin = this.child?.stdin;
+    if (!stdin) throw new Error('the broker process takes no commands (no entry, or not running)');
+    stdin.write(`${line}\n`);
   }
 
   /** Sends a signal and waits for the process to exit. */

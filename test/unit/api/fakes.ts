@@ -3,8 +3,12 @@
  * a handler is tested in-process against exactly the services it names in `uses`.
  */
 import type { RequestContext } from '../../../src/api/handler.js';
-import { ANONYMOUS, type NodeService, type ServiceName, type Services } from '../../../src/api/services.js';
+import { ANONYMOUS, type MetricsSink, type NodeService, type PartitionService, type ServiceName, type Services, type TopicService } from '../../../src/api/services.js';
 import { coordinatorPartition, type ClusterView, type LiveBroker } from '../../../src/cluster/cluster-view.js';
+import { Partition, type ProduceConfig } from '../../../src/cluster/partitions.js';
+import type { TopicRecord } from '../../../src/cluster/topics.js';
+import { PartitionLog } from '../../../src/log/partition-log.js';
+import { MemoryStores, type Stores } from '../log/support.js';
 
 export interface ContextOptions {
   readonly apiVersion: number;
@@ -38,16 +42,17 @@ export function fakeNode(o: { nodeId?: number; clusterId?: string; host?: string
 }
 
 /**
- * A cluster view over a fixed set of brokers (7 at broker.example:9092 unless told otherwise): `owned` says
- * which partitions node 7 owns (all by default); `ownerOf` which broker owns the others (-1: none).
+ * A cluster view over a fixed set of brokers (this node, 7 unless told otherwise, at broker.example:9092): `owned`
+ * says which partitions this node owns (all by default); `ownerOf` which broker owns the others (-1: none).
  */
-export function fakeCluster(o: { brokers?: LiveBroker[]; owned?: (topic: string, partition: number) => boolean; ownerOf?: (topic: string, partition: number) => number; coordinatorNode?: number; controllerId?: number } = {}): ClusterView {
-  const brokers = o.brokers ?? [{ nodeId: 7, rack: null, endpoints: [{ listenerName: 'PLAINTEXT', host: 'broker.example', port: 9092 }] }];
+export function fakeCluster(o: { nodeId?: number; brokers?: LiveBroker[]; owned?: (topic: string, partition: number) => boolean; ownerOf?: (topic: string, partition: number) => number; coordinatorNode?: number; controllerId?: number } = {}): ClusterView {
+  const self = o.nodeId ?? 7;
+  const brokers = o.brokers ?? [{ nodeId: self, rack: null, endpoints: [{ listenerName: 'PLAINTEXT', host: 'broker.example', port: 9092 }] }];
   const owned = o.owned ?? (() => true);
-  const owner = (t: string, p: number): number => (owned(t, p) ? 7 : (o.ownerOf?.(t, p) ?? -1));
+  const owner = (t: string, p: number): number => (owned(t, p) ? self : (o.ownerOf?.(t, p) ?? -1));
   return {
-    localNodeId: 7,
-    controllerId: o.controllerId ?? 7,
+    localNodeId: self,
+    controllerId: o.controllerId ?? self,
     liveBrokers: () => brokers,
     broker: (id) => brokers.find((b) => b.nodeId === id),
     owner,
@@ -61,4 +66,85 @@ export function fakeCluster(o: { brokers?: LiveBroker[]; owned?: (topic: string,
     },
     subscribe: () => () => undefined,
   };
+}
+
+/** A topic record as the registry holds it. */
+export function topicRecord(name: string, partitions: number, o: { topicId?: string; internal?: boolean; configs?: Record<string, string> } = {}): TopicRecord {
+  return { name, topicId: o.topicId ?? `id-${name}`.padEnd(22, 'A').slice(0, 22), partitions, configs: o.configs ?? {}, internal: o.internal ?? false, createdAtMs: 0 };
+}
+
+/** The produce checks of a topic with Kafka's defaults. */
+export const DEFAULT_PRODUCE_CONFIG: ProduceConfig = {
+  minInsyncReplicas: 1,
+  maxMessageBytes: 1048588,
+  createTime: true,
+  timestampBeforeMaxMs: null,
+  timestampAfterMaxMs: null,
+  compacted: false,
+};
+
+/**
+ * A topic registry of fixed topics and partitions over real in-memory logs (the embedded ledger store on an
+ * in-memory fs, the in-memory metadata store): the services a partition handler uses, without a broker.
+ */
+export class FakeTopicsAndPartitions {
+  readonly created: string[] = [];
+  private readonly topics = new Map<string, TopicRecord>();
+  private readonly parts = new Map<string, Partition>();
+  private stores: Stores | null = null;
+  private readonly memory = new MemoryStores();
+
+  /** Adds a topic; `open` lists the partitions that are open (the others still opening). */
+  async addTopic(t: TopicRecord, open: readonly number[] = Array.from({ length: t.partitions }, (_, i) => i), config: ProduceConfig = DEFAULT_PRODUCE_CONFIG): Promise<void> {
+    this.topics.set(t.name, t);
+    this.stores ??= await this.memory.open();
+    for (const p of open) {
+      const log = await PartitionLog.open({ topic: t.name, partition: p, ledgers: this.stores.ledgers, metadata: this.stores.metadata, retentionCheckIntervalMs: 0 });
+      this.parts.set(`${t.name}-${p}`, new Partition(t, p, log, config));
+    }
+  }
+
+  readonly topicService: TopicService = {
+    get: (name) => this.topics.get(name),
+    getById: (id) => [...this.topics.values()].find((t) => t.topicId === id),
+    list: () => [...this.topics.values()],
+    create: () => Promise.reject(new Error('not used')),
+    delete: () => Promise.reject(new Error('not used')),
+    addPartitions: () => Promise.reject(new Error('not used')),
+    setConfigs: () => Promise.reject(new Error('not used')),
+    validateConfigs: (c) => c as Record<string, string>,
+    resolveAll: () => [],
+    configValue: () => null,
+    autoCreate: async (name) => {
+      this.created.push(name);
+      const t = topicRecord(name, 1);
+      await this.addTopic(t);
+      return t;
+    },
+  };
+
+  readonly partitionService: PartitionService = {
+    get: (topic, p) => this.parts.get(`${topic}-${p}`),
+    // The partitions not listed as open in addTopic stay unopened, as if they were still opening.
+    open: async (topic, p) => this.parts.get(`${topic}-${p}`),
+    all: () => this.parts.values(),
+    leaderEpoch: (topic, p) => this.parts.get(`${topic}-${p}`)?.log.leaderEpoch ?? -1,
+  };
+
+  async close(): Promise<void> {
+    for (const p of this.parts.values()) await p.log.close();
+    await this.stores?.close();
+  }
+}
+
+/** Counts what a handler reports to the metrics sink. */
+export class RecordingMetrics implements MetricsSink {
+  readonly appends: { topic: string; bytes: number; records: number }[] = [];
+  readonly fetches: { topic: string; bytes: number }[] = [];
+  countAppend(topic: string, bytes: number, records: number): void {
+    this.appends.push({ topic, bytes, records });
+  }
+  countFetch(topic: string, bytes: number): void {
+    this.fetches.push({ topic, bytes });
+  }
 }

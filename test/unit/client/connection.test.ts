@@ -257,7 +257,7 @@ describe('Connection: failures', () => {
     const err = await c.request(MetadataApi, MetadataApi.request.create({ topics: [] })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectionClosedError);
     expect((err as Error).cause).toBeInstanceOf(ProtocolViolationError);
-    expect(((err as Error).cause as Error).message).toMatch(/larger than the limit of 100/);
+    expect(((err as Error).cause as Error).message).toMatch(/exceeds maxFrameBytes 100/);
     expect(c.isOpen).toBe(false);
   });
 

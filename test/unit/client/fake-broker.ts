@@ -15,7 +15,7 @@ import type { ApiVersionsResponse } from '../../../protocol/messages/018-api-ver
 import { apis } from '../../../protocol/messages/index.gen.js';
 import { Reader } from '../../../protocol/wire/reader.js';
 import { Writer } from '../../../protocol/wire/writer.js';
-import { FrameReader } from '../../../src/client/frame-reader.js';
+import { FrameSplitter } from '../../../protocol/wire/frames.js';
 
 export interface ReceivedRequest {
   readonly header: RequestHeader;
@@ -90,12 +90,12 @@ export class FakeBroker {
   private accept(socket: Socket): void {
     const index = this.sockets.length;
     this.sockets.push(socket);
-    const frames = new FrameReader({ maxFrameBytes: 64 * 1024 * 1024 });
+    const frames = new FrameSplitter({ maxFrameBytes: 64 * 1024 * 1024 });
     // Answers leave in request order even when handlers finish out of order.
     let chain: Promise<void> = Promise.resolve();
     socket.on('error', () => undefined);
     socket.on('data', (chunk: Buffer) => {
-      frames.push(chunk, (frame) => {
+      for (const frame of frames.push(chunk)) {
         const r = new Reader(frame);
         const { header, api } = readRequestHeader(r);
         if (!api) throw new Error(`fake broker: unknown API key ${header.requestApiKey}`);
@@ -124,7 +124,7 @@ export class FakeBroker {
             return;
           }
         });
-      });
+      }
     });
   }
 

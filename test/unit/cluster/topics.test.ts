@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import { ConfigSource, TOPIC_CONFIG_BY_NAME } from '../../../src/cluster/config-defs.js';
-import { KafkaError, TopicManager, type TopicRecord } from '../../../src/cluster/topics.js';
+import { ClusterApiError } from '../../../src/cluster/errors.js';
+import { TopicManager, type TopicRecord } from '../../../src/cluster/topics.js';
 import { loadConfig } from '../../../src/config.js';
 import { MemoryMetadataVolume, openMemoryMetadataStore } from '../../../src/metadata/index.js';
 
@@ -24,10 +25,10 @@ async function kafkaError(p: Promise<unknown>): Promise<[number, string]> {
   try {
     await p;
   } catch (e) {
-    if (e instanceof KafkaError) return [e.errorCode, e.message];
+    if (e instanceof ClusterApiError) return [e.errorCode, e.message];
     throw e;
   }
-  throw new Error('expected a KafkaError');
+  throw new Error('expected a ClusterApiError');
 }
 
 const opts = (partitions: number, configs: Record<string, string | null> = {}): { partitions: number; replicationFactor: number; configs: Record<string, string | null> } => ({ partitions, replicationFactor: -1, configs });
@@ -214,7 +215,7 @@ describe('TopicManager', () => {
     const { topics, close } = await manager();
     const results = await Promise.allSettled([topics.create('race', opts(1)), topics.create('race', opts(2))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
-    expect(((results[1] as PromiseRejectedResult).reason as KafkaError).errorCode).toBe(ErrorCode.TOPIC_ALREADY_EXISTS);
+    expect(((results[1] as PromiseRejectedResult).reason as ClusterApiError).errorCode).toBe(ErrorCode.TOPIC_ALREADY_EXISTS);
     expect(topics.get('race')!.partitions).toBe(1);
     await close();
   });

@@ -1,0 +1,80 @@
+/** Produce in-process, over fakes of the topics, partitions, metrics and log services. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { ErrorCode } from '../../../protocol/error-codes.js';
+import { createProduceRequest, type ProduceResponse } from '../../../protocol/messages/000-produce.gen.js';
+import { produce } from '../../../src/api/000-produce.js';
+import { NO_RESPONSE } from '../../../src/api/handler.js';
+import { buildBatch } from '../log/support.js';
+import { FakeTopicsAndPartitions, fakeCluster, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
+
+let world: FakeTopicsAndPartitions;
+let metrics: RecordingMetrics;
+
+beforeEach(async () => {
+  world = new FakeTopicsAndPartitions();
+  metrics = new RecordingMetrics();
+  await world.addTopic(topicRecord('orders', 2));
+  await world.addTopic(topicRecord('__consumer_offsets', 1, { internal: true }));
+});
+
+afterEach(() => world.close());
+
+function ctx(apiVersion = 9) {
+  return requestContext({ topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }) }, { apiVersion });
+}
+
+function request(topic: string, partition: number, records: Buffer | null, acks = -1) {
+  return createProduceRequest({ acks, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+}
+
+async function send(req: ReturnType<typeof request>): Promise<ProduceResponse> {
+  const res = await produce.handle(req, ctx());
+  if (res === NO_RESPONSE) throw new Error('no response');
+  return res;
+}
+
+describe('Produce handler', () => {
+  it('appends a batch to its partition at the log end, answers its base offset and counts it', async () => {
+    const first = await send(request('orders', 1, buildBatch(3)));
+    expect(first.responses[0]!.partitionResponses[0]).toMatchObject({ index: 1, errorCode: ErrorCode.NONE, baseOffset: 0n, logStartOffset: 0n });
+    const second = await send(request('orders', 1, buildBatch(2)));
+    expect(second.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 3n });
+    expect(world.partitionService.get('orders', 1)!.log.highWatermark).toBe(5);
+    expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
+    expect(metrics.appends.map((a) => [a.topic, a.records])).toEqual([['orders', 3], ['orders', 2]]);
+  });
+
+  it('answers UNKNOWN_TOPIC_OR_PARTITION for a topic or partition the partition service does not serve', async () => {
+    const res = await send(request('nope', 0, buildBatch(1)));
+    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const beyond = await send(request('orders', 2, buildBatch(1)));
+    expect(beyond.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    expect(metrics.appends).toEqual([]);
+  });
+
+  it('refuses appends to an internal topic with INVALID_TOPIC_EXCEPTION', async () => {
+    const res = await send(request('__consumer_offsets', 0, buildBatch(1)));
+    expect(res.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: 'Cannot append to internal topic __consumer_offsets' });
+  });
+
+  it('answers INVALID_REQUIRED_ACKS for acks other than -1, 0 and 1 and appends nothing', async () => {
+    const res = await send(request('orders', 0, buildBatch(1), 2));
+    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.INVALID_REQUIRED_ACKS);
+    expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
+  });
+
+  it('does not answer acks=0, and still appends', async () => {
+    expect(await produce.handle(request('orders', 0, buildBatch(4), 0), ctx())).toBe(NO_RESPONSE);
+    const log = world.partitionService.get('orders', 0)!.log;
+    await expect.poll(() => log.highWatermark, { timeout: 5000 }).toBe(4);
+  });
+
+  it('answers CORRUPT_MESSAGE for a batch whose CRC does not match, appending nothing', async () => {
+    const batch = buildBatch(2);
+    batch[batch.length - 1] ^= 0xff;
+    const res = await send(request('orders', 0, batch));
+    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.CORRUPT_MESSAGE);
+    expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
+  });
+});
