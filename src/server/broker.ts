@@ -145,7 +145,7 @@ export class Broker implements ConnectionHost {
     // through their interfaces from here on.
     const metadata = (p.metadata = await openMetadataStore({ store: config.values.get(METADATA_STORE_CONFIG), dir: join(dataDir, 'metadata') }));
     const clusterId = await loadClusterId(metadata);
-    const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry stopped following the metadata store')));
+    const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry could not follow a change in the metadata store')));
     await topics.load();
     // Alone in its cluster, this broker owns every partition and coordinator key.
     const view = (p.view = new SingleNodeView({
