@@ -30,6 +30,7 @@ import { RecordValidationError, validateProducedRecords, type RecordValidationRe
 import type { Partition } from '../cluster/partitions.js';
 import { LogError } from '../log/errors.js';
 import { logErrorCode } from './partition-errors.js';
+import { servedPartition } from './served-partition.js';
 import { defineHandler, NO_RESPONSE, type RequestContext } from './handler.js';
 
 const NO_TIMESTAMP = -1n;
@@ -61,17 +62,25 @@ interface Issued {
  * Per partition, the produce whose record validation is still asynchronous (zstd): later produces to the
  * partition wait for it to be issued, not for it to be durable, so appends keep request order.
  */
-type ProduceContext = RequestContext<'topics' | 'partitions' | 'metrics' | 'log'>;
+type ProduceContext = RequestContext<'topics' | 'cluster' | 'partitions' | 'metrics' | 'log'>;
 
 const validating = new WeakMap<Partition, Promise<Issued>>();
 
 /** Validates and appends one partition's batch; every step before the append runs synchronously but zstd decompression. */
 function producePartition(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number): PartitionResult | Promise<PartitionResult> {
-  const { topics, partitions } = ctx.services;
-  const topic = topics.get(topicName);
-  const part = topic ? partitions.get(topicName, index) : undefined;
-  if (!topic || !part) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const topic = ctx.services.topics.get(topicName);
+  if (!topic) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (topic.internal) return failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topicName}`);
+  const served = servedPartition(ctx.services, topicName, index);
+  // A partition opened by this produce: its append is issued once it is open (concurrent first uses share the
+  // open, and continue in the order they asked, so appends keep request order).
+  if (served instanceof Promise) return served.then((p) => (typeof p === 'number' ? failed(index, p) : produceToPartition(ctx, p, topicName, index, records, acks, nowMs)));
+  if (typeof served === 'number') return failed(index, served);
+  return produceToPartition(ctx, served, topicName, index, records, acks, nowMs);
+}
+
+/** Validates and appends one partition's batch to its open partition. */
+function produceToPartition(ctx: ProduceContext, part: Partition, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number): PartitionResult | Promise<PartitionResult> {
   const config = part.produceConfig;
   if (acks === -1 && config.minInsyncReplicas > 1) {
     // One replica in sync: Kafka's NotEnoughReplicasException for acks=all.
@@ -163,7 +172,7 @@ function appendValidated(ctx: ProduceContext, topicName: string, index: number, 
 
 export const produce = defineHandler({
   api: ProduceApi,
-  uses: ['topics', 'partitions', 'metrics', 'log'],
+  uses: ['topics', 'cluster', 'partitions', 'metrics', 'log'],
   versions: { min: 3, max: 13 },
   advertisedMin: 0,
   handle(req, ctx) {

@@ -13,6 +13,7 @@ import {
   FetchApi,
   createFetchResponse,
   createFetchResponseFetchableTopicResponse,
+  createFetchResponseNodeEndpoint,
   createFetchResponsePartitionData,
   type FetchRequest,
   type FetchResponseFetchableTopicResponse,
@@ -24,9 +25,10 @@ import { LogError } from '../log/errors.js';
 import type { IsolationLevel, ReadResult } from '../log/partition-log.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { defineHandler, type RequestContext } from './handler.js';
+import { openOwned, servedPartition } from './served-partition.js';
 import type { PartitionService } from './services.js';
 
-type FetchContext = RequestContext<'node' | 'topics' | 'partitions' | 'fetchSessions' | 'metrics'>;
+type FetchContext = RequestContext<'node' | 'topics' | 'cluster' | 'partitions' | 'fetchSessions' | 'metrics'>;
 
 const READ_COMMITTED = 1;
 const NO_RECORDS = Buffer.alloc(0);
@@ -72,18 +74,20 @@ function resolveRequest(req: FetchRequest, ctx: FetchContext): { requested: Fetc
   return { requested, forgotten, unknownTopicIds };
 }
 
-async function readAll(partitions: PartitionService, parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel): Promise<PartitionRead[]> {
+async function readAll(services: FetchContext['services'], parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel): Promise<PartitionRead[]> {
   let budget = maxBytes;
   let gotData = false;
   const out: PartitionRead[] = [];
   for (let i = 0; i < parts.length; i++) {
     const f = parts[i]!;
     const key = keys[i]!;
-    const part = partitions.get(f.topic, f.partition);
-    if (!part) {
-      out.push({ fetch: f, key, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, result: null });
+    let served = servedPartition(services, f.topic, f.partition);
+    if (served instanceof Promise) served = await served;
+    if (typeof served === 'number') {
+      out.push({ fetch: f, key, errorCode: served, result: null });
       continue;
     }
+    const part = served;
     const epochError = leaderEpochError(f.currentLeaderEpoch, part.log.leaderEpoch);
     if (epochError !== ErrorCode.NONE) {
       out.push({ fetch: f, key, errorCode: epochError, result: null });
@@ -165,10 +169,11 @@ function waitForAny(partitions: PartitionService, positions: { fetch: FetchParti
 
 export const fetch = defineHandler({
   api: FetchApi,
-  uses: ['node', 'topics', 'partitions', 'fetchSessions', 'metrics'],
+  uses: ['node', 'topics', 'cluster', 'partitions', 'fetchSessions', 'metrics'],
   versions: { min: 4, max: 18 },
   async handle(req, ctx) {
-    const { node, partitions, fetchSessions, metrics } = ctx.services;
+    const { node, cluster, partitions, fetchSessions, metrics } = ctx.services;
+    const leaders = new Set<number>();
     const v = ctx.apiVersion;
     const isolation: IsolationLevel = req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
     const { requested, forgotten, unknownTopicIds } = resolveRequest(req, ctx);
@@ -178,10 +183,12 @@ export const fetch = defineHandler({
     const parts = session.partitions;
     const keys = parts.map((f) => partitionKey(v >= 13 ? f.topicId : f.topic, f.partition));
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);
-    let reads = await readAll(partitions, parts, keys, req.maxBytes, isolation);
+    const opening = openOwned(ctx.services, parts);
+    if (opening) await opening;
+    let reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation);
     while (totalBytes(reads) < req.minBytes && !reads.some((r) => r.errorCode !== ErrorCode.NONE) && Date.now() < deadline && !ctx.signal.aborted) {
       await waitForAny(partitions, waitPositions(reads), deadline, ctx.signal);
-      reads = await readAll(partitions, parts, keys, req.maxBytes, isolation);
+      reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation);
     }
 
     const include = v >= 7
@@ -231,6 +238,11 @@ export const fetch = defineHandler({
       }
       if (v >= 12 && (r.errorCode === ErrorCode.FENCED_LEADER_EPOCH || r.errorCode === ErrorCode.UNKNOWN_LEADER_EPOCH)) {
         pd.currentLeader = { leaderId: node.nodeId, leaderEpoch: partitions.leaderEpoch(r.fetch.topic, r.fetch.partition) };
+      } else if (v >= 12 && r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
+        // KIP-951: the leader this broker knows of, so the client goes there without a metadata round trip.
+        const owner = cluster.owner(r.fetch.topic, r.fetch.partition);
+        pd.currentLeader = { leaderId: owner, leaderEpoch: -1 };
+        if (owner >= 0) leaders.add(owner);
       }
       if (res && res.sizeInBytes > 0) metrics.countFetch(r.fetch.topic, res.sizeInBytes);
       topicEntry(r.fetch.topic, r.fetch.topicId).partitions.push(pd);
@@ -239,6 +251,13 @@ export const fetch = defineHandler({
       const t = topicEntry('', topicId);
       for (const p of partitions) t.partitions.push(createFetchResponsePartitionData({ partitionIndex: p, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: NO_RECORDS }));
     }
-    return createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: session.sessionId, responses: [...topics.values()] });
+    // v16+: the endpoints of the leaders named in currentLeader (KIP-951), on the listener this client uses.
+    const nodeEndpoints = [];
+    for (const id of leaders) {
+      const b = cluster.broker(id);
+      const e = b?.endpoints.find((x) => x.listenerName === ctx.connection.listenerName) ?? b?.endpoints[0];
+      if (b && e) nodeEndpoints.push(createFetchResponseNodeEndpoint({ nodeId: id, host: e.host, port: e.port, rack: b.rack }));
+    }
+    return createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: session.sessionId, responses: [...topics.values()], nodeEndpoints: v >= 16 ? nodeEndpoints : [] });
   },
 });

@@ -13,6 +13,7 @@ import {
 import { LogError } from '../log/errors.js';
 import { ListOffsetsTimestamp } from '../log/partition-log.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
+import { openOwned, servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
 const READ_COMMITTED = 1;
@@ -30,12 +31,13 @@ const MIN_VERSION_FOR: Record<number, number> = {
 
 export const listOffsets = defineHandler({
   api: ListOffsetsApi,
-  uses: ['partitions'],
+  uses: ['topics', 'cluster', 'partitions'],
   versions: { min: 1, max: 11 },
   async handle(req, ctx) {
-    const { partitions: served } = ctx.services;
     const v = ctx.apiVersion;
     const isolation = v >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
+    const opening = openOwned(ctx.services, req.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex }))));
+    if (opening) await opening;
     const topics = [];
     for (const t of req.topics) {
       const seen = new Map<number, number>();
@@ -44,13 +46,16 @@ export const listOffsets = defineHandler({
       for (const p of t.partitions) {
         const out = createListOffsetsResponseListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
         partitions.push(out);
-        const part = served.get(t.name, p.partitionIndex);
+        const duplicate = seen.get(p.partitionIndex)! > 1;
+        let served = duplicate ? ErrorCode.INVALID_REQUEST : servedPartition(ctx.services, t.name, p.partitionIndex);
+        if (served instanceof Promise) served = await served;
+        const part = typeof served === 'number' ? undefined : served;
         const ts = Number(p.timestamp);
         const epochError = part && v >= 4 ? leaderEpochError(p.currentLeaderEpoch, part.log.leaderEpoch) : ErrorCode.NONE;
-        if (seen.get(p.partitionIndex)! > 1) {
+        if (duplicate) {
           out.errorCode = ErrorCode.INVALID_REQUEST; // Kafka: a partition listed twice
         } else if (!part) {
-          out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+          out.errorCode = served as number;
         } else if (epochError !== ErrorCode.NONE) {
           out.errorCode = epochError;
         } else if (ts < 0 && (MIN_VERSION_FOR[ts] ?? 0) > v) {

@@ -16,19 +16,52 @@ import type { TopicRecord } from '../cluster/topics.js';
 import { topicNameError } from '../cluster/topic-names.js';
 import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './authorized-operations.js';
 import { defineHandler, type RequestContext } from './handler.js';
-import type { NodeService, PartitionService } from './services.js';
+import type { BrokerEndpoint, LiveBroker } from '../cluster/cluster-view.js';
+import type { ClusterService, PartitionService } from './services.js';
 
-export function describeTopic(services: { readonly node: NodeService; readonly partitions: PartitionService }, t: TopicRecord, includeOps: boolean): MetadataResponseTopic {
-  const node = services.node.nodeId;
+/**
+ * Partitions a Metadata request that names its topics opens (when this broker owns them and they are not open
+ * yet) before it answers, so that it reports their leader epoch (KIP-320): clients that name a topic are about
+ * to use it. Partitions open on first use (src/cluster/partitions.ts); one open costs a few fsyncs, so the rest
+ * of a very large topic is reported with leader epoch -1 (unknown, as from a broker before KIP-320) until used.
+ */
+const METADATA_OPEN_BUDGET = 100;
+const METADATA_OPEN_CONCURRENCY = 8;
+
+/** Opens the owned, unopened partitions of the named topics, up to METADATA_OPEN_BUDGET in all. */
+async function openNamed(services: { readonly cluster: ClusterService; readonly partitions: PartitionService }, topics: readonly TopicRecord[]): Promise<void> {
+  const work: [string, number][] = [];
+  for (const t of topics) {
+    for (let p = 0; p < t.partitions && work.length < METADATA_OPEN_BUDGET; p++) {
+      if (!services.partitions.get(t.name, p) && services.cluster.owns(t.name, p)) work.push([t.name, p]);
+    }
+  }
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < work.length) {
+      const [name, p] = work[next++]!;
+      await services.partitions.open(name, p);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(METADATA_OPEN_CONCURRENCY, work.length) }, worker));
+}
+
+/**
+ * A topic as Metadata describes it: each partition's leader, replicas and in-sync replicas from the cluster
+ * view, its leader epoch from its log when it is open here (-1 otherwise).
+ */
+export function describeTopic(services: { readonly cluster: ClusterService; readonly partitions: PartitionService }, t: TopicRecord, includeOps: boolean): MetadataResponseTopic {
+  const { cluster } = services;
   const partitions = [];
   for (let p = 0; p < t.partitions; p++) {
-    const part = services.partitions.get(t.name, p);
+    const leaderId = cluster.owner(t.name, p);
+    const replicaNodes = [...cluster.replicas(t.name, p)];
     partitions.push(
-      part
-        ? createMetadataResponsePartition({ partitionIndex: p, leaderId: node, leaderEpoch: part.log.leaderEpoch, replicaNodes: [node], isrNodes: [node] })
-        : // Still opening (src/cluster/partitions.ts, OPEN_INLINE): no leader yet, as Kafka reports a partition
-          // whose leader is not available; clients wait for one before they produce or fetch.
-          createMetadataResponsePartition({ partitionIndex: p, errorCode: ErrorCode.LEADER_NOT_AVAILABLE, leaderId: -1, leaderEpoch: -1, replicaNodes: [node], isrNodes: [] }),
+      leaderId >= 0
+        ? createMetadataResponsePartition({ partitionIndex: p, leaderId, leaderEpoch: services.partitions.get(t.name, p)?.log.leaderEpoch ?? -1, replicaNodes, isrNodes: [...cluster.isr(t.name, p)] })
+        : // No owner: no leader, as Kafka reports a partition whose leader is not available; clients wait for
+          // one before they produce or fetch.
+          createMetadataResponsePartition({ partitionIndex: p, errorCode: ErrorCode.LEADER_NOT_AVAILABLE, leaderId: -1, leaderEpoch: -1, replicaNodes, isrNodes: [] }),
     );
   }
   return createMetadataResponseTopic({
@@ -44,7 +77,12 @@ function errorTopic(name: string | null, topicId: string, errorCode: number): Me
   return createMetadataResponseTopic({ name, topicId, errorCode, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
 }
 
-/** The broker list clients see: this node at the advertised address of the listener they came in on. */
+/** A broker's endpoint for the listener a client came in on (the first one when it has none of that name). */
+export function endpointFor(b: LiveBroker, listenerName: string): BrokerEndpoint | undefined {
+  return b.endpoints.find((e) => e.listenerName === listenerName) ?? b.endpoints[0];
+}
+
+/** This node at the advertised address of the listener the client came in on. */
 export function advertisedSelf(ctx: RequestContext<'node'>): { host: string; port: number } {
   const { host, port } = ctx.services.node.advertisedFor(ctx.connection.listenerName);
   return { host, port };
@@ -52,7 +90,7 @@ export function advertisedSelf(ctx: RequestContext<'node'>): { host: string; por
 
 export const metadata = defineHandler({
   api: MetadataApi,
-  uses: ['node', 'config', 'topics', 'partitions'],
+  uses: ['node', 'config', 'topics', 'cluster', 'partitions'],
   versions: { min: 0, max: 13 },
   async handle(req, ctx) {
     const { services } = ctx;
@@ -74,34 +112,44 @@ export const metadata = defineHandler({
       }
     } else if (all) {
       for (const t of services.topics.list()) topics.push(describeTopic(services, t, includeOps));
-    } else if (req.topics!.some((rt) => rt.topicId !== ZERO_UUID)) {
-      // v12+: as soon as one topic carries an id the request is by id and every name is ignored (Kafka's
-      // KafkaApis.handleTopicMetadataRequest). The Java consumer sends the ids of assigned topics it cannot
-      // name yet with an empty name, "", not null.
-      for (const id of new Set(req.topics!.map((rt) => rt.topicId).filter((id) => id !== ZERO_UUID))) {
-        const t = services.topics.getById(id);
-        topics.push(t ? describeTopic(services, t, includeOps) : errorTopic(null, id, ErrorCode.UNKNOWN_TOPIC_ID));
-      }
     } else {
-      for (const rt of req.topics!) {
-        if (rt.name === null) {
-          topics.push(errorTopic(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
-          continue;
+      // Named topics (by id or by name), described once their partitions are open (openNamed).
+      const found: (TopicRecord | MetadataResponseTopic)[] = [];
+      if (req.topics!.some((rt) => rt.topicId !== ZERO_UUID)) {
+        // v12+: as soon as one topic carries an id the request is by id and every name is ignored (Kafka's
+        // KafkaApis.handleTopicMetadataRequest). The Java consumer sends the ids of assigned topics it cannot
+        // name yet with an empty name, "", not null.
+        for (const id of new Set(req.topics!.map((rt) => rt.topicId).filter((id) => id !== ZERO_UUID))) {
+          found.push(services.topics.getById(id) ?? errorTopic(null, id, ErrorCode.UNKNOWN_TOPIC_ID));
         }
-        let t = services.topics.get(rt.name);
-        if (!t && topicNameError(rt.name) !== null) {
-          topics.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION));
-          continue;
+      } else {
+        for (const rt of req.topics!) {
+          if (rt.name === null) {
+            found.push(errorTopic(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
+            continue;
+          }
+          let t = services.topics.get(rt.name);
+          if (!t && topicNameError(rt.name) !== null) {
+            found.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION));
+            continue;
+          }
+          if (!t && autoCreate) t = await services.topics.autoCreate(rt.name);
+          found.push(t ?? errorTopic(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
         }
-        if (!t && autoCreate) t = await services.topics.autoCreate(rt.name);
-        topics.push(t ? describeTopic(services, t, includeOps) : errorTopic(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
       }
+      const records = found.filter((x): x is TopicRecord => 'partitions' in x && typeof x.partitions === 'number');
+      await openNamed(services, records);
+      for (const x of found) topics.push(records.includes(x as TopicRecord) ? describeTopic(services, x as TopicRecord, includeOps) : (x as MetadataResponseTopic));
     }
-    const self = advertisedSelf(ctx);
+    const brokers = [];
+    for (const b of services.cluster.liveBrokers()) {
+      const e = endpointFor(b, ctx.connection.listenerName);
+      if (e) brokers.push(createMetadataResponseBroker({ nodeId: b.nodeId, host: e.host, port: e.port, rack: b.rack }));
+    }
     return createMetadataResponse({
-      brokers: [createMetadataResponseBroker({ nodeId: node.nodeId, host: self.host, port: self.port, rack: null })],
+      brokers,
       clusterId: node.clusterId,
-      controllerId: node.nodeId,
+      controllerId: services.cluster.controllerId,
       topics,
       clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
     });

@@ -1,11 +1,12 @@
 // FindCoordinator v0-6 · v1: key type (0 group, 1 transaction), error message, throttle time · v3+: flexible
 // · v4: several keys per request (KIP-699), one result each · v6: share-group key type (2, KIP-932).
 // Advertised from v0: librdkafka ≤ 2.11 only uses the group coordinator when v0 is in the range (KAFKA-18270).
-// This node coordinates every group and transactional id.
+// The coordinator of a key is the owner of its internal topic partition (Kafka's abs(hashCode) % partitions of
+// __consumer_offsets or __transaction_state), as the cluster view says.
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { FindCoordinatorApi, createFindCoordinatorResponse, createFindCoordinatorResponseCoordinator } from '../../protocol/messages/010-find-coordinator.gen.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
-import { advertisedSelf } from './003-metadata.js';
+import { endpointFor } from './003-metadata.js';
 import { defineHandler, type RequestContext } from './handler.js';
 
 /** Kafka's CoordinatorType. */
@@ -18,18 +19,23 @@ interface Found {
   readonly port: number;
 }
 
-function find(ctx: RequestContext<'node' | 'groups'>, keyType: number): Found {
+function find(ctx: RequestContext<'cluster' | 'groups'>, keyType: number, key: string): Found {
   // Kafka's Node.noNode() for errors.
   const none = (errorCode: number): Found => ({ errorCode, nodeId: -1, host: '', port: -1 });
   if (keyType === CoordinatorType.SHARE) return none(ErrorCode.INVALID_REQUEST);
   if (keyType === CoordinatorType.GROUP && !groupCoordinatorOf(ctx)) return none(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-  const self = advertisedSelf(ctx);
-  return { errorCode: ErrorCode.NONE, nodeId: ctx.services.node.nodeId, host: self.host, port: self.port };
+  const { cluster } = ctx.services;
+  const at = cluster.coordinator(keyType === CoordinatorType.GROUP ? 'group' : 'transaction', key);
+  const broker = at.nodeId >= 0 ? cluster.broker(at.nodeId) : undefined;
+  const e = broker && endpointFor(broker, ctx.connection.listenerName);
+  // No live owner of the key's partition (or no endpoint to give): Kafka's COORDINATOR_NOT_AVAILABLE.
+  if (!e) return none(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  return { errorCode: ErrorCode.NONE, nodeId: at.nodeId, host: e.host, port: e.port };
 }
 
 export const findCoordinator = defineHandler({
   api: FindCoordinatorApi,
-  uses: ['node', 'groups'],
+  uses: ['cluster', 'groups'],
   versions: { min: 0, max: 6 },
   handle(req, ctx) {
     const v = ctx.apiVersion;
@@ -48,12 +54,12 @@ export const findCoordinator = defineHandler({
     if (v >= 4) {
       return createFindCoordinatorResponse({
         coordinators: req.coordinatorKeys.map((key) => {
-          const f = find(ctx, keyType);
+          const f = find(ctx, keyType, key);
           return createFindCoordinatorResponseCoordinator({ key, ...f, errorMessage: f.errorCode === ErrorCode.NONE ? null : errorByCode(f.errorCode).message });
         }),
       });
     }
-    const f = find(ctx, keyType);
+    const f = find(ctx, keyType, req.key);
     return createFindCoordinatorResponse({ ...f, errorMessage: f.errorCode === ErrorCode.NONE ? null : errorByCode(f.errorCode).message });
   },
 });

@@ -11,7 +11,7 @@ import {
 } from '../../protocol/messages/019-create-topics.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { ClusterApiError } from '../cluster/errors.js';
-import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST, requestedPartitions } from '../cluster/topics.js';
+import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST, replicationFactorOf, requestedPartitions } from '../cluster/topics.js';
 import { defineHandler } from './handler.js';
 
 export const createTopics = defineHandler({
@@ -79,7 +79,7 @@ export const createTopics = defineHandler({
         if (!req.validateOnly || v >= 5) {
           result.topicId = req.validateOnly ? ZERO_UUID : created.topicId;
           result.numPartitions = created.partitions;
-          result.replicationFactor = 1;
+          result.replicationFactor = replicationFactorOf(created);
           if (v >= 5) {
             result.configs = topics.resolveAll(created).map((c) =>
               createCreateTopicsResponseCreatableTopicConfigs({

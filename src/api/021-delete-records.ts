@@ -9,16 +9,16 @@ import {
 } from '../../protocol/messages/021-delete-records.gen.js';
 import { LogError } from '../log/errors.js';
 import { logErrorCode } from './partition-errors.js';
+import { servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
 const HIGH_WATERMARK = -1n;
 
 export const deleteRecords = defineHandler({
   api: DeleteRecordsApi,
-  uses: ['partitions'],
+  uses: ['topics', 'cluster', 'partitions'],
   versions: { min: 0, max: 2 },
   async handle(req, ctx) {
-    const { partitions } = ctx.services;
     const topics = await Promise.all(
       req.topics.map(async (t) =>
         createDeleteRecordsResponseDeleteRecordsTopicResult({
@@ -26,9 +26,9 @@ export const deleteRecords = defineHandler({
           partitions: await Promise.all(
             t.partitions.map(async (p) => {
               const out = createDeleteRecordsResponseDeleteRecordsPartitionResult({ partitionIndex: p.partitionIndex, lowWatermark: -1n });
-              const part = partitions.get(t.name, p.partitionIndex);
-              if (!part) {
-                out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+              const part = await servedPartition(ctx.services, t.name, p.partitionIndex);
+              if (typeof part === 'number') {
+                out.errorCode = part;
                 return out;
               }
               if (p.offset < 0n && p.offset !== HIGH_WATERMARK) {

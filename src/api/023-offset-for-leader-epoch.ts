@@ -6,35 +6,40 @@ import {
   createOffsetForLeaderEpochResponse,
   createOffsetForLeaderEpochResponseEpochEndOffset,
   createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult,
+  type OffsetForLeaderEpochResponseEpochEndOffset,
 } from '../../protocol/messages/023-offset-for-leader-epoch.gen.js';
 import { leaderEpochError } from './partition-errors.js';
+import { servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
+import type { Services } from './services.js';
 
 export const offsetForLeaderEpoch = defineHandler({
   api: OffsetForLeaderEpochApi,
-  uses: ['partitions'],
+  uses: ['topics', 'cluster', 'partitions'],
   versions: { min: 2, max: 4 },
-  handle(req, ctx) {
-    const { partitions } = ctx.services;
-    const topics = req.topics.map((t) =>
-      createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult({
-        topic: t.topic,
-        partitions: t.partitions.map((p) => {
-          const out = createOffsetForLeaderEpochResponseEpochEndOffset({ partition: p.partition, leaderEpoch: -1, endOffset: -1n });
-          const part = partitions.get(t.topic, p.partition);
-          if (!part) {
-            out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-            return out;
-          }
-          out.errorCode = leaderEpochError(p.currentLeaderEpoch, part.log.leaderEpoch);
-          if (out.errorCode !== ErrorCode.NONE) return out;
-          const r = part.log.endOffsetForEpoch(p.leaderEpoch);
-          out.leaderEpoch = r.leaderEpoch;
-          out.endOffset = BigInt(r.endOffset);
-          return out;
-        }),
-      }),
-    );
+  async handle(req, ctx) {
+    const topics = [];
+    for (const t of req.topics) {
+      const partitions = [];
+      for (const p of t.partitions) partitions.push(await endOffset(ctx.services, t.topic, p));
+      topics.push(createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult({ topic: t.topic, partitions }));
+    }
     return createOffsetForLeaderEpochResponse({ topics });
   },
 });
+
+/** One partition's answer: the end offset of the epoch asked for (KIP-279), after KIP-320's epoch check. */
+async function endOffset(services: Pick<Services, 'topics' | 'cluster' | 'partitions'>, topic: string, p: { partition: number; currentLeaderEpoch: number; leaderEpoch: number }): Promise<OffsetForLeaderEpochResponseEpochEndOffset> {
+  const out = createOffsetForLeaderEpochResponseEpochEndOffset({ partition: p.partition, leaderEpoch: -1, endOffset: -1n });
+  const part = await servedPartition(services, topic, p.partition);
+  if (typeof part === 'number') {
+    out.errorCode = part;
+    return out;
+  }
+  out.errorCode = leaderEpochError(p.currentLeaderEpoch, part.log.leaderEpoch);
+  if (out.errorCode !== ErrorCode.NONE) return out;
+  const r = part.log.endOffsetForEpoch(p.leaderEpoch);
+  out.leaderEpoch = r.leaderEpoch;
+  out.endOffset = BigInt(r.endOffset);
+  return out;
+}

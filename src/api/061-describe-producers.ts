@@ -9,32 +9,32 @@ import {
   createDescribeProducersResponseProducerState,
   createDescribeProducersResponseTopicResponse,
 } from '../../protocol/messages/061-describe-producers.gen.js';
+import { servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
 export const describeProducers = defineHandler({
   api: DescribeProducersApi,
-  uses: ['partitions'],
+  uses: ['topics', 'cluster', 'partitions'],
   versions: { min: 0, max: 0 },
-  handle(req, ctx) {
-    const { partitions } = ctx.services;
-    const topics = req.topics.map((t) =>
+  async handle(req, ctx) {
+    const topics = await Promise.all(req.topics.map(async (t) =>
       createDescribeProducersResponseTopicResponse({
         name: t.name,
-        partitions: t.partitionIndexes.map((p) => {
+        partitions: await Promise.all(t.partitionIndexes.map(async (p) => {
           const out = createDescribeProducersResponsePartitionResponse({ partitionIndex: p });
-          const part = partitions.get(t.name, p);
-          if (!part) {
-            out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-            out.errorMessage = 'This server does not host this topic-partition.';
+          const part = await servedPartition(ctx.services, t.name, p);
+          if (typeof part === 'number') {
+            out.errorCode = part;
+            out.errorMessage = part === ErrorCode.NOT_LEADER_OR_FOLLOWER ? 'This server is not the leader for that topic-partition.' : 'This server does not host this topic-partition.';
             return out;
           }
           for (const s of part.producers.activeProducers()) {
             out.activeProducers.push(createDescribeProducersResponseProducerState({ ...s, coordinatorEpoch: -1, currentTxnStartOffset: -1n }));
           }
           return out;
-        }),
+        })),
       }),
-    );
+    ));
     return createDescribeProducersResponse({ topics });
   },
 });

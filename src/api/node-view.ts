@@ -21,16 +21,19 @@ export interface NodeView {
   /** Every topic, in no particular order. */
   topics(): readonly TopicView[];
   topic(name: string): TopicView | undefined;
-  /** The partition's leader epoch, or undefined while it is still opening (no leader yet). */
+  /**
+   * The partition's leader epoch, -1 when this node leads it but has not opened it yet (partitions open on
+   * first use), undefined when no broker leads it.
+   */
   leaderEpoch(topic: string, partition: number): number | undefined;
 }
 
 /** The services a NodeView reads. */
-export const NODE_VIEW_USES = ['node', 'topics', 'partitions'] as const;
+export const NODE_VIEW_USES = ['node', 'topics', 'partitions', 'cluster'] as const;
 export type NodeViewServices = (typeof NODE_VIEW_USES)[number];
 
 export function nodeViewOf(ctx: RequestContext<NodeViewServices>): NodeView {
-  const { node, topics, partitions } = ctx.services;
+  const { node, topics, partitions, cluster } = ctx.services;
   const listener = ctx.connection.listenerName;
   return {
     nodeId: node.nodeId,
@@ -38,6 +41,6 @@ export function nodeViewOf(ctx: RequestContext<NodeViewServices>): NodeView {
     listeners: [{ name: listener, ...node.advertisedFor(listener) }],
     topics: () => topics.list(),
     topic: (name) => topics.get(name),
-    leaderEpoch: (topic, partition) => (partitions.get(topic, partition) ? partitions.leaderEpoch(topic, partition) : undefined),
+    leaderEpoch: (topic, partition) => (partitions.get(topic, partition) ? partitions.leaderEpoch(topic, partition) : cluster.owns(topic, partition) ? -1 : undefined),
   };
 }

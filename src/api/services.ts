@@ -6,9 +6,10 @@
  *
  *   connection ─► dispatch ─► handler(request, { services: Pick<Services, uses>, principal, ... })
  *                                                  │
- *                     topics · partitions · groups · node · config · producerIds · fetchSessions · metrics · log
+ *                     topics · cluster · partitions · groups · node · config · producerIds · fetchSessions · metrics · log
  */
 import type { ApiVersionsResponse } from '../../protocol/messages/018-api-versions.gen.js';
+import type { ClusterView } from '../cluster/cluster-view.js';
 import type { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import type { PartitionManager } from '../cluster/partitions.js';
 import type { ProducerIdAllocator } from '../cluster/producer-state.js';
@@ -35,8 +36,14 @@ export interface TopicService
   autoCreate(name: string): Promise<TopicRecord | undefined>;
 }
 
-/** The partitions this broker serves. */
-export type PartitionService = Pick<PartitionManager, 'get' | 'all' | 'leaderEpoch'>;
+/**
+ * The partitions this broker serves. They open on first use: `get` finds an open one synchronously (the hot
+ * path), `open` opens one this broker owns: `partitions.get(t, p) ?? (await partitions.open(t, p))`.
+ */
+export type PartitionService = Pick<PartitionManager, 'get' | 'open' | 'all' | 'leaderEpoch'>;
+
+/** Who owns each partition and coordinator key, the live brokers and the controller (src/cluster/cluster-view.ts). */
+export type ClusterService = ClusterView;
 
 /** The group coordinator (src/coordinator/). */
 export type GroupService = GroupCoordinator;
@@ -63,6 +70,7 @@ export interface Services {
   /** The broker's configuration (read-only; topic configs live with the topics). */
   readonly config: BrokerConfig;
   readonly topics: TopicService;
+  readonly cluster: ClusterService;
   readonly partitions: PartitionService;
   readonly groups: GroupService;
   readonly producerIds: ProducerIdService;

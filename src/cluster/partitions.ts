@@ -1,17 +1,18 @@
 /**
  * The partitions this broker serves: one PartitionLog (src/log/) per topic partition over the shared
- * ledger store; the log keeps the partition's idempotent-producer state. Follows the topic registry: a created
- * topic opens its partitions, CreatePartitions opens the new ones, a deleted topic deletes its logs, a
- * config change reaches the logs (retention, segment sizes, timestamp type).
+ * ledger store; the log keeps the partition's idempotent-producer state. Partitions open on first use (see
+ * PartitionManager). Follows the topic registry: a deleted topic deletes its logs, a config change reaches
+ * the open logs (retention, segment sizes, timestamp type), and the cluster view: a released partition closes.
  *
- * On start every partition log is opened (taking it over from the previous run: its open ledger is fenced
- * and sealed, a new one opened); the log loads its producer state itself, from its newest producer
- * snapshot and the batches after it (src/log/producer-recovery.ts).
+ * Opening a partition log takes it over from its previous owner or run (its open ledger is fenced and sealed,
+ * a new one opened); the log loads its producer state itself, from its newest producer snapshot and the
+ * batches after it (src/log/producer-recovery.ts).
  */
 import type { BrokerConfig } from '../config.js';
 import type { LedgerStore } from '../ledger/types.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
+import type { ClusterView } from './cluster-view.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
 import type { PartitionProducerState } from '../log/producer-state.js';
@@ -62,98 +63,99 @@ export class Partition {
   }
 }
 
-/** Partition logs opened at once during start-up, and by the background opener. */
-const OPEN_CONCURRENCY = 8;
+/** Partitions of a deleted topic deleted at once (those never opened are deleted without opening them). */
+const DELETE_CONCURRENCY = 8;
 
-/**
- * Partitions a topic change (CreateTopics, CreatePartitions) opens before it is answered. Opening a log costs an
- * fsync of the metadata store (its chain) and one of the ledger store (its first ledger), ~4-8 ms each here,
- * so the 10,000 partitions one request may create would take a minute. The rest open in the background, as
- * Kafka's brokers create the logs of partitions the controller has registered after CreateTopics is
- * answered; until then Metadata reports them LEADER_NOT_AVAILABLE, as Kafka does for a partition without a
- * leader, and the partition APIs answer UNKNOWN_TOPIC_OR_PARTITION: both retriable.
- */
-const OPEN_INLINE = 100;
-/** Partitions of non-internal topics opened before a starting broker listens; the rest open in the background. */
-const STARTUP_INLINE = 256;
-
-/** Partitions [next, end) of one topic (by id) still to open in the background. */
-interface OpenBacklog {
-  readonly topicId: string;
-  readonly name: string;
-  next: number;
-  readonly end: number;
-}
-
-/** What the partition layer is built on: the stores (as their interfaces), the topic registry, the configs. */
+/** What the partition layer is built on: the stores (as their interfaces), the topic registry, the cluster view, the configs. */
 export interface PartitionManagerOptions {
   readonly topics: TopicManager;
+  /** Who owns each partition: only partitions this broker owns open, and a released one closes. */
+  readonly view: ClusterView;
   readonly ledgers: LedgerStore;
   readonly metadata: MetadataStore;
   readonly config: BrokerConfig;
   readonly log: Logger;
 }
 
+/**
+ * Partitions open lazily, as Pulsar loads a topic on its first lookup: a partition this broker owns (its
+ * ClusterView says so) is opened by its first use (`open`), which takes it over (fences and seals the previous
+ * owner's open ledger, opens a new one, raises the leader epoch) and rebuilds its producer state. Concurrent
+ * first uses share one open. Once open, `get` finds it synchronously, without allocating: the hot path of
+ * Produce and Fetch. A partition closes (its open ledger sealed) when the view releases it and at shutdown; a
+ * deleted topic's partitions are deleted, opened or not. Only opened partitions cost memory and stop time.
+ *
+ * ```
+ *   owned, closed ──open()──► opening ──► open ──released / shutdown──► closed (sealed)
+ *                                           └────topic deleted──────► deleted (ledgers and chain)
+ * ```
+ */
 export class PartitionManager {
+  /** Open partitions by topic name, indexed by partition. */
   private readonly byTopic = new Map<string, Partition[]>();
-  private readonly backlog: OpenBacklog[] = [];
-  /** Background opens in flight, per topic name (a deletion waits for them). */
-  private readonly opening = new Map<string, Set<Promise<void>>>();
-  private openers = 0;
+  /** Opens in flight by topic name, indexed by partition. */
+  private readonly opening = new Map<string, Promise<Partition | undefined>[]>();
+  /** Closes in flight (released partitions), awaited at shutdown. */
+  private readonly closingParts = new Set<Promise<void>>();
   private closing = false;
-
-  private readonly topics: TopicManager;
   private readonly ledgers: LedgerStore;
+  private readonly topics: TopicManager;
+  private readonly view: ClusterView;
   private readonly log: Logger;
 
-  constructor(private readonly o: PartitionManagerOptions) {
-    this.topics = o.topics;
-    this.ledgers = o.ledgers;
-    this.log = o.log;
-    o.topics.addListener({
-      topicCreated: (t) => this.openTopic(t, 0),
-      partitionsAdded: (t, from) => this.openTopic(t, from),
+  constructor(private readonly options: PartitionManagerOptions) {
+    this.ledgers = options.ledgers;
+    this.topics = options.topics;
+    this.view = options.view;
+    this.log = options.log;
+    options.topics.addListener({
+      partitionsAdded: (t) => this.retopic(t),
       topicDeleted: (t) => this.deleteTopic(t),
       configsChanged: (t) => this.reconfigure(t),
     });
+    options.view.subscribe({ released: (topic, p) => this.release(topic, p) });
   }
 
-  /**
-   * Opens the partitions of every registered topic: those of internal topics and the first STARTUP_INLINE
-   * others before the broker listens, the rest in the background (see OPEN_INLINE), so that a broker with many
-   * partitions starts in bounded time.
-   */
-  async loadAll(): Promise<void> {
-    const topics = this.topics.list();
-    const work: [TopicRecord, number][] = [];
-    let budget = STARTUP_INLINE;
-    for (const t of [...topics.filter((t) => t.internal), ...topics.filter((t) => !t.internal)]) {
-      const inline = t.internal ? t.partitions : Math.min(t.partitions, Math.max(0, budget));
-      if (!t.internal) budget -= inline;
-      for (let p = 0; p < inline; p++) work.push([t, p]);
-      if (inline < t.partitions) this.backlog.push({ topicId: t.topicId, name: t.name, next: inline, end: t.partitions });
-    }
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < work.length) {
-        const [t, p] = work[next++]!;
-        await this.openPartition(t, p);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, work.length) }, worker));
-    if (this.backlog.length > 0) {
-      this.log.info({ opened: work.length, background: this.backlog.reduce((n, b) => n + b.end - b.next, 0) }, 'opening the remaining partitions in the background');
-      this.pumpBacklog();
-    }
-  }
-
+  /** An open partition, or undefined when it is not open (yet): synchronous, for the request path. */
   get(topic: string, partition: number): Partition | undefined {
     return this.byTopic.get(topic)?.[partition];
   }
 
-  /** The partition leader epoch clients see in Metadata (raised each time a log is taken over). */
+  /**
+   * The partition, opened if this broker owns it and it is not open yet. Undefined when the topic or
+   * partition does not exist, another broker owns it, the broker is stopping, or opening failed (logged; the
+   * next use tries again). Callers try `get` first: `pm.get(t, p) ?? (await pm.open(t, p))`.
+   */
+  open(topic: string, partition: number): Promise<Partition | undefined> {
+    const open = this.get(topic, partition);
+    if (open) return Promise.resolve(open);
+    const pending = this.opening.get(topic)?.[partition];
+    if (pending) return pending;
+    const t = this.topics.get(topic);
+    if (this.closing || !t || !Number.isInteger(partition) || partition < 0 || partition >= t.partitions || !this.view.owns(topic, partition)) {
+      return Promise.resolve(undefined);
+    }
+    let inFlight = this.opening.get(topic);
+    if (!inFlight) this.opening.set(topic, (inFlight = []));
+    const list = inFlight;
+    const run = this.openPartition(t, partition).then(
+      (part) => part,
+      (err: unknown) => {
+        this.log.error({ err, topic, partition }, 'opening a partition failed; its next use tries again');
+        return undefined;
+      },
+    );
+    list[partition] = run;
+    void run.finally(() => {
+      if (list[partition] === run) delete list[partition];
+      if (this.opening.get(topic) === list && !list.some((x) => x !== undefined)) this.opening.delete(topic);
+    });
+    return run;
+  }
+
+  /** The partition leader epoch clients see in Metadata (raised each time a log is taken over); -1 when not open. */
   leaderEpoch(topic: string, partition: number): number {
-    return this.get(topic, partition)?.log.leaderEpoch ?? 0;
+    return this.get(topic, partition)?.log.leaderEpoch ?? -1;
   }
 
   logConfig(t: TopicRecord): Partial<PartitionLogConfig> {
@@ -165,71 +167,21 @@ export class PartitionManager {
     return logConfigFromKafkaConfigs(values);
   }
 
-  private async openTopic(t: TopicRecord, from: number): Promise<void> {
-    const inlineEnd = Math.min(t.partitions, from + OPEN_INLINE);
-    for (let p = from; p < inlineEnd; p++) await this.openPartition(t, p);
-    const produceConfig = produceConfigOf(this.topics, t);
-    for (const part of this.byTopic.get(t.name) ?? []) {
-      if (!part) continue;
-      part.topic = t;
-      part.produceConfig = produceConfig;
-    }
-    if (inlineEnd < t.partitions) {
-      this.backlog.push({ topicId: t.topicId, name: t.name, next: inlineEnd, end: t.partitions });
-      this.log.info({ topic: t.name, inline: inlineEnd - from, background: t.partitions - inlineEnd }, 'opening the remaining partitions in the background');
-      this.pumpBacklog();
-    }
+  /** Open partitions of a grown topic see its new record. */
+  private retopic(t: TopicRecord): void {
+    for (const part of this.byTopic.get(t.name) ?? []) if (part) part.topic = t;
   }
 
-  /** Starts background openers up to OPEN_CONCURRENCY while partitions wait to be opened. */
-  private pumpBacklog(): void {
-    while (!this.closing && this.openers < OPEN_CONCURRENCY && this.backlog.length > 0) {
-      this.openers++;
-      void this.backlogWorker().finally(() => {
-        this.openers--;
-        this.pumpBacklog();
-      });
-    }
-  }
-
-  private async backlogWorker(): Promise<void> {
-    for (;;) {
-      const b = this.backlog[0];
-      if (!b || this.closing) return;
-      const p = b.next++;
-      if (b.next >= b.end) this.backlog.shift();
-      // The topic's current record: its configs may have changed since it was queued.
-      const t = this.topics.get(b.name);
-      if (!t || t.topicId !== b.topicId || p >= t.partitions) continue;
-      const run = this.openPartition(t, p).then(
-        () => undefined,
-        (err: unknown) => this.log.error({ err, topic: t.name, partition: p }, 'opening a partition in the background failed'),
-      );
-      let set = this.opening.get(t.name);
-      if (!set) this.opening.set(t.name, (set = new Set()));
-      set.add(run);
-      await run;
-      set.delete(run);
-      if (set.size === 0) this.opening.delete(t.name);
-    }
-  }
-
-  /** Drops the background opens of a topic and waits for those in flight. */
-  private async cancelOpening(name: string): Promise<void> {
-    for (let i = this.backlog.length - 1; i >= 0; i--) if (this.backlog[i]!.name === name) this.backlog.splice(i, 1);
-    await Promise.all([...(this.opening.get(name) ?? [])]);
-  }
-
-  private async openPartition(t: TopicRecord, p: number): Promise<Partition> {
+  private async openPartition(t: TopicRecord, p: number): Promise<Partition | undefined> {
     const log = await PartitionLog.open({
       topic: t.name,
       partition: p,
       ledgers: this.ledgers,
-      metadata: this.o.metadata,
+      metadata: this.options.metadata,
       config: this.logConfig(t),
-      owner: `node-${this.o.config.nodeId}`,
-      retentionCheckIntervalMs: this.o.config.logRetentionCheckIntervalMs,
-      producerIdExpirationMs: producerExpirationMs(this.o.config),
+      owner: `node-${this.options.config.nodeId}`,
+      retentionCheckIntervalMs: this.options.config.logRetentionCheckIntervalMs,
+      producerIdExpirationMs: producerExpirationMs(this.options.config),
       logger: this.log,
       onBackgroundError: (err) => this.log.error({ err, topic: t.name, partition: p }, 'partition log background error'),
     });
@@ -237,14 +189,61 @@ export class PartitionManager {
     let list = this.byTopic.get(t.name);
     if (!list) this.byTopic.set(t.name, (list = []));
     list[p] = part;
+    const current = this.topics.get(t.name);
+    // Deleted while opening: deleteTopic waits for this open, then deletes the log.
+    if (!current || current.topicId !== t.topicId) return part;
+    if (current !== t) {
+      // Reconfigured while opening.
+      part.topic = current;
+      part.produceConfig = produceConfigOf(this.topics, current);
+      log.updateConfig(this.logConfig(current));
+    }
+    if (!this.view.owns(t.name, p) && !this.closing) {
+      // Released while opening: close it again.
+      this.release(t.name, p);
+      return undefined;
+    }
     return part;
   }
 
+  /** Deletes every partition of a deleted topic: open ones through their log, the others without opening them. */
   private async deleteTopic(t: TopicRecord): Promise<void> {
-    await this.cancelOpening(t.name);
+    await Promise.all((this.opening.get(t.name) ?? []).filter((x) => x !== undefined));
     const parts = this.byTopic.get(t.name) ?? [];
     this.byTopic.delete(t.name);
-    for (const part of parts) if (part) await part.log.delete();
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < t.partitions) {
+        const p = next++;
+        const part = parts[p];
+        try {
+          if (part) await part.log.delete();
+          else await PartitionLog.deletePartition({ topic: t.name, partition: p, ledgers: this.ledgers, metadata: this.options.metadata });
+        } catch (err) {
+          // E.g. another writer of the store deleted it first (its chain is gone): the other partitions go on.
+          this.log.warn({ err, topic: t.name, partition: p }, 'deleting a partition of a deleted topic failed');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, t.partitions) }, worker));
+  }
+
+  /** The view released a partition: close it (sealing its open ledger); the data stays for its next owner. */
+  private release(topic: string, partition: number): void {
+    // A deleted topic's partitions are deleted by deleteTopic, not closed.
+    if (!this.topics.get(topic) && !this.closing) return;
+    const pending = this.opening.get(topic)?.[partition];
+    const run = (async () => {
+      if (pending) await pending;
+      const list = this.byTopic.get(topic);
+      const part = list?.[partition];
+      if (!list || !part || (this.view.owns(topic, partition) && !this.closing)) return;
+      delete list[partition];
+      if (!list.some((x) => x !== undefined)) this.byTopic.delete(topic);
+      await part.log.close().catch((err: unknown) => this.log.warn({ err, topic, partition }, 'closing a partition log failed'));
+    })();
+    this.closingParts.add(run);
+    void run.finally(() => this.closingParts.delete(run));
   }
 
   private reconfigure(t: TopicRecord): void {
@@ -258,15 +257,23 @@ export class PartitionManager {
     }
   }
 
-  /** Every partition, for DescribeLogDirs and metrics. */
+  /** Every open partition, for DescribeLogDirs and metrics. */
   *all(): Iterable<Partition> {
     for (const parts of this.byTopic.values()) for (const p of parts) if (p) yield p;
   }
 
+  /** How many partitions are open. */
+  get openCount(): number {
+    let n = 0;
+    for (const parts of this.byTopic.values()) for (const p of parts) if (p) n++;
+    return n;
+  }
+
+  /** Shutdown: waits for opens in flight, closes every open partition (sealing its ledger). The broker closes the stores. */
   async close(): Promise<void> {
     this.closing = true;
-    this.backlog.length = 0;
-    await Promise.all([...this.opening.values()].flatMap((set) => [...set]));
+    await Promise.all([...this.opening.values()].flatMap((list) => list.filter((x) => x !== undefined)));
+    await Promise.all([...this.closingParts]);
     const parts = [...this.all()];
     this.byTopic.clear();
     await Promise.all(parts.map((p) => p.log.close().catch((err: unknown) => this.log.warn({ err }, 'closing a partition log failed'))));

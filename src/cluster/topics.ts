@@ -8,12 +8,18 @@
  * TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (≤ 0 or decreasing), INVALID_REPLICATION_FACTOR,
  * INVALID_CONFIG for unknown names or bad values, and the config resolution order
  * topic override → broker config → Kafka default.
+ *
+ * The cache follows a watch on `/topics/` from the revision it was loaded at, so a topic created, grown,
+ * reconfigured or deleted by another writer of the same store appears, changes or disappears here too, with
+ * the same listener events as a change made here (as Kafka's brokers follow the controller's metadata log).
+ * Each cached topic remembers the revision of its stored record; an event no newer than that is this
+ * manager's own write, already applied. Events are applied on the change queue, after any change in progress.
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { randomUuid } from '../../protocol/wire/uuid.js';
 import type { BrokerConfig } from '../config.js';
-import { topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
-import type { MetadataStore } from '../metadata/types.js';
+import { parseSegment, topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
+import type { MetadataStore, Watch, WatchEvent } from '../metadata/types.js';
 import { ClusterApiError } from './errors.js';
 import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
 import { hasCollisionChars, isInternalTopic, quoted, topicNameError, unifyCollisionChars } from './topic-names.js';
@@ -30,6 +36,16 @@ export interface TopicRecord {
   readonly configs: Readonly<Record<string, string>>;
   readonly internal: boolean;
   readonly createdAtMs: number;
+  /**
+   * The replication factor asked for and accepted at creation (CreateTopics, or default.replication.factor).
+   * Absent in records written before it was stored: 1.
+   */
+  readonly replicationFactor?: number;
+}
+
+/** A topic's replication factor as stored (1 for records from before it was stored). */
+export function replicationFactorOf(t: TopicRecord): number {
+  return t.replicationFactor ?? 1;
 }
 
 export interface ResolvedConfig {
@@ -86,19 +102,130 @@ export class TopicManager {
   private readonly unified = new Map<string, string>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners: TopicListener[] = [];
+  /** topic name → modRevision of the stored record the cache holds. */
+  private readonly revisions = new Map<string, number>();
+  private watch: Watch | null = null;
+  private closed = false;
+  /** Registered brokers, which bound the replication factor (the cluster view sets it; alone: 1). */
+  liveBrokerCount: () => number = () => 1;
 
   constructor(
     private readonly store: MetadataStore,
     private readonly config: BrokerConfig,
+    /** Where a failure to follow the store is reported (the cache then stops following it). */
+    private readonly onWatchError: (err: Error) => void = () => undefined,
   ) {}
 
   addListener(l: TopicListener): void {
     this.listeners.push(l);
   }
 
+  /** Loads the registry, then follows the store's changes to it. */
   async load(): Promise<void> {
-    const { kvs } = await this.store.list(TOPICS_PREFIX);
-    for (const kv of kvs) this.remember(JSON.parse(Buffer.from(kv.value).toString('utf8')) as TopicRecord);
+    const { kvs, revision } = await this.store.list(TOPICS_PREFIX);
+    for (const kv of kvs) {
+      const t = JSON.parse(Buffer.from(kv.value).toString('utf8')) as TopicRecord;
+      this.remember(t);
+      this.revisions.set(t.name, kv.modRevision);
+    }
+    await this.follow(revision + 1);
+  }
+
+  private async follow(startRevision: number): Promise<void> {
+    if (this.closed) return;
+    this.watch = await this.store.watch(
+      { prefix: TOPICS_PREFIX },
+      {
+        onEvents: (res) => {
+          void this.serialize(() => this.applyEvents(res.events)).catch((err: unknown) => this.onWatchError(err as Error));
+        },
+        onError: (err) => {
+          this.watch = null;
+          if (this.closed || (err as { code?: string }).code === 'LL_ERR_METADATA_CLOSED') return;
+          // History the watch needed was compacted (etcd's ErrCompacted): reload and follow from there.
+          if ((err as { code?: string }).code === 'LL_ERR_METADATA_COMPACTED') void this.serialize(() => this.resync()).catch((e: unknown) => this.onWatchError(e as Error));
+          else this.onWatchError(err);
+        },
+      },
+      { startRevision },
+    );
+  }
+
+  /** Stops following the store. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watch?.cancel();
+    this.watch = null;
+  }
+
+  /** Applies changes another writer made to /topics/ (this manager's own are already applied). */
+  private async applyEvents(events: readonly WatchEvent[]): Promise<void> {
+    for (const e of events) {
+      const name = parseSegment(e.kv.key.slice(TOPICS_PREFIX.length));
+      const known = this.revisions.get(name) ?? 0;
+      if (e.kv.modRevision <= known) continue;
+      const prev = this.byName.get(name);
+      if (e.type === 'delete') {
+        this.revisions.set(name, e.kv.modRevision);
+        if (prev) await this.externalDelete(prev);
+        continue;
+      }
+      const next = JSON.parse(Buffer.from(e.kv.value).toString('utf8')) as TopicRecord;
+      this.revisions.set(name, e.kv.modRevision);
+      await this.externalPut(prev, next);
+    }
+  }
+
+  private async externalDelete(t: TopicRecord): Promise<void> {
+    this.forget(t);
+    await this.tell((l) => l.topicDeleted?.(t));
+  }
+
+  /** Tells every listener of a change another writer made; one that fails is reported, the others still told. */
+  private async tell(fn: (l: TopicListener) => Promise<void> | void): Promise<void> {
+    for (const l of this.listeners) {
+      try {
+        await fn(l);
+      } catch (err) {
+        this.onWatchError(err as Error);
+      }
+    }
+  }
+
+  private async externalPut(prev: TopicRecord | undefined, next: TopicRecord): Promise<void> {
+    if (prev && prev.topicId !== next.topicId) {
+      await this.externalDelete(prev);
+      prev = undefined;
+    }
+    if (!prev) {
+      this.remember(next);
+      await this.tell((l) => l.topicCreated?.(next));
+      return;
+    }
+    const before = prev;
+    this.byName.set(next.name, next);
+    this.byId.set(next.topicId, next);
+    if (next.partitions > before.partitions) await this.tell((l) => l.partitionsAdded?.(next, before.partitions));
+    if (JSON.stringify(next.configs) !== JSON.stringify(before.configs)) await this.tell((l) => l.configsChanged?.(next));
+  }
+
+  /** Reloads the registry after the watch lost its history, telling listeners what changed, and follows again. */
+  private async resync(): Promise<void> {
+    const { kvs, revision } = await this.store.list(TOPICS_PREFIX);
+    const seen = new Set<string>();
+    for (const kv of kvs) {
+      const t = JSON.parse(Buffer.from(kv.value).toString('utf8')) as TopicRecord;
+      seen.add(t.name);
+      if ((this.revisions.get(t.name) ?? 0) >= kv.modRevision) continue;
+      this.revisions.set(t.name, kv.modRevision);
+      await this.externalPut(this.byName.get(t.name), t);
+    }
+    for (const t of [...this.byName.values()]) {
+      if (seen.has(t.name)) continue;
+      this.revisions.set(t.name, revision);
+      await this.externalDelete(t);
+    }
+    await this.follow(revision + 1);
   }
 
   get(name: string): TopicRecord | undefined {
@@ -166,11 +293,13 @@ export class TopicManager {
     if (partitions > MAX_PARTITIONS_PER_REQUEST) throw new ClusterApiError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
     const rf = opts.replicationFactor === -1 ? this.config.defaultReplicationFactor : opts.replicationFactor;
     if (rf <= 0) throw new ClusterApiError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
-    if (rf > 1) {
-      throw new ClusterApiError(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only 1 broker(s) are registered.`);
+    // Kafka's ReplicationControlManager refuses a factor the registered brokers cannot reach.
+    const brokers = this.liveBrokerCount();
+    if (rf > brokers) {
+      throw new ClusterApiError(ErrorCode.INVALID_REPLICATION_FACTOR, `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only ${brokers} broker(s) are registered.`);
     }
     const configs = this.validateConfigs(opts.configs);
-    return { name, topicId: randomUuid(), partitions, configs, internal: isInternalTopic(name), createdAtMs: Date.now() };
+    return { name, topicId: randomUuid(), partitions, configs, internal: isInternalTopic(name), createdAtMs: Date.now(), replicationFactor: rf };
   }
 
   /** Creates a topic (durably) or, with validateOnly, only checks that it could be. Throws ClusterApiError. */
@@ -191,6 +320,7 @@ export class TopicManager {
       });
       if (!res.succeeded) throw new ClusterApiError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
       this.remember(t);
+      this.revisions.set(name, res.revision);
       for (const l of this.listeners) await l.topicCreated?.(t);
       return t;
     });
@@ -202,7 +332,7 @@ export class TopicManager {
       const t = this.byName.get(name);
       if (!t) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
       if (t.internal) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Topic ${name} is an internal topic and cannot be deleted.`);
-      await this.store.txn({
+      const res = await this.store.txn({
         compare: [],
         success: [
           { type: 'delete', key: topicKey(name) },
@@ -211,6 +341,8 @@ export class TopicManager {
         failure: [],
       });
       this.forget(t);
+      // Kept as a tombstone: events of the record's earlier revisions may still be on their way.
+      this.revisions.set(name, res.revision);
       for (const l of this.listeners) await l.topicDeleted?.(t);
       return t;
     });
@@ -252,6 +384,7 @@ export class TopicManager {
     if (!kv) throw new ClusterApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
     const res = await this.store.compareAndSet(topicKey(prev.name), { modRevision: kv.modRevision }, enc(next));
     if (!res.succeeded) throw new ClusterApiError(ErrorCode.CONCURRENT_TRANSACTIONS, `Topic ${prev.name} changed concurrently; retry.`);
+    this.revisions.set(next.name, res.revision);
     this.byName.set(next.name, next);
     this.byId.set(next.topicId, next);
   }

@@ -9,8 +9,10 @@
  *                                        └─► CoordinatorStorage ─► __consumer_offsets-<p> partition log
  * ```
  *
- * This single node coordinates every group. Partitions load in the background after `start()`; until a
- * partition is loaded its groups answer COORDINATOR_LOAD_IN_PROGRESS (clients retry).
+ * A shard exists only for a partition this broker owns (`ownership`, the cluster view), and is created and
+ * loaded lazily, on the first request for a group it holds (that request waits for the load); a released
+ * partition's shard closes, and its groups answer NOT_COORDINATOR. A partition whose load fails answers
+ * COORDINATOR_NOT_AVAILABLE while it retries (clients retry too).
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { createConsumerGroupDescribeResponseAssignment, createConsumerGroupDescribeResponseDescribedGroup, createConsumerGroupDescribeResponseMember, createConsumerGroupDescribeResponseTopicPartitions, type ConsumerGroupDescribeResponseDescribedGroup } from '../../protocol/messages/069-consumer-group-describe.gen.js';
@@ -50,6 +52,9 @@ import { Shard, type OpResult } from './shard.js';
 import type { CoordinatorPartitionLog } from './storage.js';
 import { exceedsInt16String } from './string-bounds.js';
 
+/** How long a request waits for the load of its group's partition before answering COORDINATOR_LOAD_IN_PROGRESS. */
+export const LAZY_LOAD_WAIT_MS = 5_000;
+
 /** Topic registry events (src/cluster/topics.ts TopicListener). */
 export interface TopicEventSource {
   addListener(l: {
@@ -74,8 +79,8 @@ export interface GroupCoordinatorOptions {
   readonly openLog: (partition: number) => Promise<CoordinatorPartitionLog>;
   readonly clock?: Clock;
   readonly logger?: CoordinatorLogger;
-  /** Partitions loaded at the same time at startup. Default 4. */
-  readonly loadConcurrency?: number;
+  /** Whether this broker owns a __consumer_offsets partition (the cluster view). Default: it owns them all. */
+  readonly ownership?: { owns(partition: number): boolean };
 }
 
 /** A group as metrics and tools see it. */
@@ -97,9 +102,10 @@ export class GroupCoordinator {
   readonly classic: ClassicGroupProtocol;
   readonly consumer: ConsumerGroupProtocol;
   readonly offsets: OffsetManager;
-  private shards: Shard[] = [];
+  /** Shards by partition, created on first use; holes for partitions not used (or not owned). */
+  private shards: (Shard | undefined)[] = [];
+  private partitionCount = 0;
   private active = false;
-  private loadingAll: Promise<void> = Promise.resolve();
   private readonly rebalanceCounts = new Map<string, number>();
 
   constructor(private readonly options: GroupCoordinatorOptions) {
@@ -127,7 +133,7 @@ export class GroupCoordinator {
   }
 
   get numPartitions(): number {
-    return this.shards.length;
+    return this.partitionCount;
   }
 
   /** Whether the KIP-848 protocol is enabled (group.coordinator.rebalance.protocols). */
@@ -136,56 +142,67 @@ export class GroupCoordinator {
   }
 
   /**
-   * Creates __consumer_offsets if it does not exist, then starts loading its partitions in the background.
-   * Requests for a partition still loading are answered with COORDINATOR_LOAD_IN_PROGRESS.
+   * Creates __consumer_offsets if it does not exist. Its partitions load on first use (see the top of the file).
    */
   async start(): Promise<void> {
     if (this.active) return;
-    const n = await this.ensureOffsetsTopic();
-    this.shards = Array.from(
-      { length: n },
-      (_, partition) =>
-        new Shard({
-          partition,
-          clock: this.clock,
-          openLog: this.options.openLog,
-          compactionMinRecords: this.config.compactionMinRecords,
-          hooks: {
-            onLoaded: (s) => this.onLoaded(s),
-            onUnloaded: (s) => this.onUnloaded(s),
-            onGroupRemoved: (s, g) => this.onGroupRemoved(s, g),
-            onLoadFailed: (s, err) => this.log.error({ partition: s.partition, err }, 'cannot load __consumer_offsets partition; retrying'),
-            onBackgroundError: (s, err) => this.log.warn({ partition: s.partition, err }, 'group coordinator background operation failed'),
-            onUndecodable: (s, err) => this.log.error({ partition: s.partition, err }, 'skipped a stored __consumer_offsets record that does not decode'),
-            onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
-          },
-        }),
-    );
+    this.partitionCount = await this.ensureOffsetsTopic();
+    this.shards = new Array<Shard | undefined>(this.partitionCount);
     this.active = true;
     this.options.topics.addListener?.({
       topicCreated: (t) => this.onTopicChanged(t.name),
       partitionsAdded: (t) => this.onTopicChanged(t.name),
       topicDeleted: (t) => this.onTopicDeleted(t.name),
     });
-    this.loadingAll = this.loadAll();
   }
 
-  private async loadAll(): Promise<void> {
-    const queue = [...this.shards];
-    const started = this.clock.now();
-    const worker = async (): Promise<void> => {
-      for (let s = queue.shift(); s; s = queue.shift()) await s.load();
-    };
-    await Promise.all(Array.from({ length: Math.max(1, this.options.loadConcurrency ?? 4) }, worker));
-    if (this.active) {
-      const groups = this.shards.reduce((n, s) => n + s.groups.size, 0);
-      this.log.info({ partitions: this.shards.length, groups, ms: this.clock.now() - started }, 'group coordinator loaded');
-    }
+  private createShard(partition: number): Shard {
+    const shard = new Shard({
+      partition,
+      clock: this.clock,
+      openLog: this.options.openLog,
+      compactionMinRecords: this.config.compactionMinRecords,
+      hooks: {
+        onLoaded: (s) => this.onLoaded(s),
+        onUnloaded: (s) => this.onUnloaded(s),
+        onGroupRemoved: (s, g) => this.onGroupRemoved(s, g),
+        onLoadFailed: (s, err) => this.log.error({ partition: s.partition, err }, 'cannot load __consumer_offsets partition; retrying'),
+        onBackgroundError: (s, err) => this.log.warn({ partition: s.partition, err }, 'group coordinator background operation failed'),
+        onUndecodable: (s, err) => this.log.error({ partition: s.partition, err }, 'skipped a stored __consumer_offsets record that does not decode'),
+        onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
+      },
+    });
+    this.shards[partition] = shard;
+    void shard.load();
+    return shard;
   }
 
-  /** Resolves once every partition finished its first load (a partition that failed keeps retrying). */
-  loaded(): Promise<void> {
-    return this.loadingAll;
+  /** Resolves once every shard created so far finished its current load attempt. */
+  async loaded(): Promise<void> {
+    await Promise.all(this.existingShards().map((s) => s.whenLoaded()));
+  }
+
+  /** Creates and loads the shard of every partition this broker owns; resolves with them once their loads are over. */
+  async loadOwned(): Promise<Shard[]> {
+    const owned: Shard[] = [];
+    for (let p = 0; p < this.partitionCount; p++) if (!this.options.ownership || this.options.ownership.owns(p)) owned.push(this.shardOf(p));
+    await Promise.all(owned.map((s) => s.whenLoaded()));
+    return owned;
+  }
+
+  private existingShards(): Shard[] {
+    return this.shards.filter((s): s is Shard => s !== undefined);
+  }
+
+  /**
+   * The ownership of a __consumer_offsets partition ended (the cluster view released it): its shard closes,
+   * answering parked requests NOT_COORDINATOR (Kafka's onResignation unloads the partition).
+   */
+  async released(partition: number): Promise<void> {
+    const s = this.shards[partition];
+    if (!s) return;
+    this.shards[partition] = undefined;
+    await s.close();
   }
 
   private async ensureOffsetsTopic(): Promise<number> {
@@ -213,16 +230,41 @@ export class GroupCoordinator {
   async stop(): Promise<void> {
     if (!this.active) return;
     this.active = false;
-    await Promise.all(this.shards.map((s) => s.close()));
+    await Promise.all(this.existingShards().map((s) => s.close()));
   }
 
   partitionFor(groupId: string): number {
-    return partitionForGroup(groupId, this.shards.length || this.config.offsetsTopicNumPartitions);
+    return partitionForGroup(groupId, this.partitionCount || this.config.offsetsTopicNumPartitions);
   }
 
-  private shardFor(groupId: string): Shard {
+  /** The shard of a partition this broker owns, created (and its load started) on first use. */
+  private shardOf(partition: number): Shard {
     if (!this.active) throw new GroupApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    return this.shards[this.partitionFor(groupId)]!;
+    if (this.options.ownership && !this.options.ownership.owns(partition)) throw new GroupApiError(ErrorCode.NOT_COORDINATOR, undefined, { partition });
+    return this.shards[partition] ?? this.createShard(partition);
+  }
+
+  /**
+   * The group's shard, created on first use. A caller waits for a load in progress (`await loading(s)`) rather
+   * than answering COORDINATOR_LOAD_IN_PROGRESS; a loaded shard costs no extra turn of the event loop.
+   */
+  private shardFor(groupId: string): Shard {
+    return this.shardOf(this.partitionFor(groupId));
+  }
+
+  /**
+   * Waits for a shard's load, at most LAZY_LOAD_WAIT_MS: a partition loaded on first use usually loads within
+   * it, so its first requests are answered instead of refused. Past it the request answers
+   * COORDINATOR_LOAD_IN_PROGRESS (Kafka's answer while a partition loads; clients retry).
+   */
+  private untilLoaded(s: Shard): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = this.clock.setTimer(LAZY_LOAD_WAIT_MS, resolve);
+      void s.whenLoaded().then(() => {
+        timer.cancel();
+        resolve();
+      });
+    });
   }
 
   private onLoaded(shard: Shard): void {
@@ -261,7 +303,7 @@ export class GroupCoordinator {
 
   private onTopicChanged(topic: string): void {
     if (!this.active) return;
-    for (const s of this.shards) {
+    for (const s of this.existingShards()) {
       if (s.status !== 'active') continue;
       for (const g of s.groups.values()) if (g instanceof ConsumerGroup) this.consumer.topicChanged(g, topic);
     }
@@ -270,7 +312,7 @@ export class GroupCoordinator {
   private onTopicDeleted(topic: string): void {
     if (!this.active) return;
     const topics = new Set([topic]);
-    for (const s of this.shards) {
+    for (const s of this.existingShards()) {
       if (s.status !== 'active') continue;
       for (const g of s.groups.values()) if (g instanceof ConsumerGroup) this.consumer.topicChanged(g, topic);
       s.runScheduled(() => this.offsets.topicsDeleted(s, topics));
@@ -280,6 +322,7 @@ export class GroupCoordinator {
   /** Runs a read on the group's shard, or throws the refusal. */
   private async readShard<T>(groupId: string, fn: (s: Shard) => T): Promise<T> {
     const s = this.shardFor(groupId);
+    if (s.status === 'loading') await this.untilLoaded(s);
     return s.read(() => fn(s));
   }
 
@@ -300,6 +343,7 @@ export class GroupCoordinator {
     let handle;
     try {
       shard = this.shardFor(req.groupId);
+      if (shard.status === 'loading') await this.untilLoaded(shard);
       const s = shard;
       handle = await s.write((): OpResult<JoinHandle> => {
         const g = s.groups.get(req.groupId);
@@ -332,6 +376,7 @@ export class GroupCoordinator {
     if (req.groupId === '') return createSyncGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
       const s = this.shardFor(req.groupId);
+      if (s.status === 'loading') await this.untilLoaded(s);
       const response = await s.write((): OpResult<Promise<SyncGroupResponse>> => {
         if (!(s.groups.get(req.groupId) instanceof ConsumerGroup)) return this.classic.sync(s, req);
         const r = this.consumer.classicSync(s, req);
@@ -347,6 +392,7 @@ export class GroupCoordinator {
     if (req.groupId === '') return createHeartbeatResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
       const s = this.shardFor(req.groupId);
+      if (s.status === 'loading') await this.untilLoaded(s);
       return await s.write(() => (s.groups.get(req.groupId) instanceof ConsumerGroup ? this.consumer.classicHeartbeat(s, req) : this.classic.heartbeat(s, req)));
     } catch (e) {
       const code = this.logged(e, 'Heartbeat');
@@ -360,6 +406,7 @@ export class GroupCoordinator {
     if (groupId === '') return createLeaveGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
       const s = this.shardFor(groupId);
+      if (s.status === 'loading') await this.untilLoaded(s);
       return await s.write(() => (s.groups.get(groupId) instanceof ConsumerGroup ? this.consumer.classicLeave(s, groupId, members) : this.classic.leave(s, groupId, members)));
     } catch (e) {
       const code = this.logged(e, 'LeaveGroup');
@@ -406,6 +453,7 @@ export class GroupCoordinator {
     }
     try {
       const s = this.shardFor(req.groupId);
+      if (s.status === 'loading') await this.untilLoaded(s);
       const topics = await s.write(() => this.offsets.commit(s, { ...req, topics: known }, apiVersion));
       return createOffsetCommitResponse({ topics: mergeTopics([...topics, ...unknown]) });
     } catch (e) {
@@ -450,6 +498,7 @@ export class GroupCoordinator {
     }
     try {
       const s = this.shardFor(groupId);
+      if (s.status === 'loading') await this.untilLoaded(s);
       const response = await s.write(() => this.offsets.deleteOffsets(s, groupId, known));
       response.topics.push(...unknown.topics);
       return response;
@@ -491,7 +540,8 @@ export class GroupCoordinator {
     const types = new Set(typesFilter.map((t) => t.trim().toLowerCase()));
     const groups: ListGroupsResponseListedGroup[] = [];
     try {
-      for (const s of this.shards) {
+      // Every partition this broker owns: the shards not used yet load now.
+      for (const s of await this.loadOwned()) {
         const listed = await s.read(() =>
           [...s.groups.values()]
             .map((g) => listedGroup(g))
@@ -512,6 +562,7 @@ export class GroupCoordinator {
         try {
           if (groupId === '') throw new GroupApiError(ErrorCode.INVALID_GROUP_ID);
           const s = this.shardFor(groupId);
+          if (s.status === 'loading') await this.untilLoaded(s);
           await s.write(() => {
             const records = this.offsets.deleteGroupRecords(s, groupId);
             const g = s.groups.get(groupId);
@@ -535,6 +586,7 @@ export class GroupCoordinator {
     }
     try {
       const s = this.shardFor(input.groupId);
+      if (s.status === 'loading') await this.untilLoaded(s);
       return await s.write(() => this.consumer.heartbeat(s, input, info));
     } catch (e) {
       return createConsumerGroupHeartbeatResponse({ errorCode: this.logged(e, 'ConsumerGroupHeartbeat'), errorMessage: errorMessageOf(e) });
@@ -596,7 +648,7 @@ export class GroupCoordinator {
 
   /** Every loaded group, for metrics and tools. */
   *groupSummaries(): Generator<GroupSummary> {
-    for (const s of this.shards) {
+    for (const s of this.existingShards()) {
       if (s.status !== 'active') continue;
       for (const g of s.groups.values()) {
         const offsets = new Map<string, Map<number, bigint>>();
@@ -615,12 +667,12 @@ export class GroupCoordinator {
 
   /** Partitions by load status, and live records per partition (what a load reads, at least). */
   partitionStatus(): Array<{ partition: number; status: string; groups: number; offsets: number; liveRecords: number }> {
-    return this.shards.map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size, liveRecords: s.liveRecords }));
+    return this.existingShards().map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size, liveRecords: s.liveRecords }));
   }
 
-  /** The shard of a partition, for tests and tools. */
+  /** The shard of a partition (created if need be), for tests and tools. */
   shard(partition: number): Shard {
-    return this.shards[partition]!;
+    return this.shardOf(partition);
   }
 
   /** The error code for a failure; unexpected failures are logged. */

@@ -23,6 +23,7 @@ import type { Services, TopicService } from '../api/services.js';
 import type { BrokerConfig, Listener } from '../config.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { TopicManager } from '../cluster/topics.js';
+import { SingleNodeView, type ClusterView } from '../cluster/cluster-view.js';
 import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
@@ -56,6 +57,7 @@ interface Parts {
   metadata: MetadataStore;
   ledgers: LedgerStore;
   topics: TopicManager;
+  view: ClusterView;
   partitions: PartitionManager;
   groups: GroupCoordinator;
   metrics: BrokerMetrics;
@@ -143,8 +145,17 @@ export class Broker implements ConnectionHost {
     // through their interfaces from here on.
     const metadata = (p.metadata = await openMetadataStore({ store: config.values.get(METADATA_STORE_CONFIG), dir: join(dataDir, 'metadata') }));
     const clusterId = await loadClusterId(metadata);
-    const topics = (p.topics = new TopicManager(metadata, config));
+    const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry could not follow a change in the metadata store')));
     await topics.load();
+    // Alone in its cluster, this broker owns every partition and coordinator key.
+    const view = (p.view = new SingleNodeView({
+      nodeId: this.nodeId,
+      topics,
+      endpoints: () => this.advertised.map((a) => ({ listenerName: a.name, host: a.host, port: a.port })),
+      offsetsTopicPartitions: Number(config.values.get('offsets.topic.num.partitions') ?? '50'),
+      transactionTopicPartitions: Number(config.values.get('transaction.state.log.num.partitions') ?? '50'),
+    }));
+    topics.liveBrokerCount = () => view.liveBrokers().length;
     const ledgers = (p.ledgers = await openLedgerStore({
       store: config.values.get(LEDGER_STORE_CONFIG),
       dir: join(dataDir, 'ledgers'),
@@ -154,18 +165,20 @@ export class Broker implements ConnectionHost {
       gc: ledgerGcOptions(config.values),
       onBackgroundError: (err) => log.error({ err }, 'ledger store background error'),
     }));
-    const partitions = (p.partitions = new PartitionManager({ topics, ledgers, metadata, config, log }));
-    await partitions.loadAll();
+    // Partitions open on first use, coordinator shards on the first request for one of their groups.
+    const partitions = (p.partitions = new PartitionManager({ topics, view, ledgers, metadata, config, log }));
     const groups = (p.groups = new GroupCoordinator({
       config: groupCoordinatorConfig(config.values),
       topics,
       openLog: async (index) => {
-        const part = partitions.get(GROUP_METADATA_TOPIC_NAME, index);
-        if (!part) throw new Error(`${GROUP_METADATA_TOPIC_NAME}-${index} is not open`);
+        const part = partitions.get(GROUP_METADATA_TOPIC_NAME, index) ?? (await partitions.open(GROUP_METADATA_TOPIC_NAME, index));
+        if (!part) throw new Error(`${GROUP_METADATA_TOPIC_NAME}-${index} cannot be opened here`);
         return part.log;
       },
+      ownership: { owns: (index) => view.owns(GROUP_METADATA_TOPIC_NAME, index) },
       logger: log.child({ component: 'group-coordinator' }),
     }));
+    view.subscribe({ released: (t, index) => void (t === GROUP_METADATA_TOPIC_NAME && groups.released(index)) });
     await groups.start();
     const metrics = (p.metrics = createBrokerMetrics({
       connections: () => this.connections.size,
@@ -180,6 +193,7 @@ export class Broker implements ConnectionHost {
       node: { nodeId: this.nodeId, clusterId, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
       topics: topicService(topics, log),
+      cluster: view,
       partitions,
       groups,
       producerIds: new ProducerIdAllocator(metadata),
@@ -250,6 +264,7 @@ export class Broker implements ConnectionHost {
     await closed;
     await this.admin?.close();
     await p.partitions?.close();
+    await p.topics?.close();
     await p.ledgers?.close();
     await p.metadata?.close();
     this.log.info('Ledgerline stopped');

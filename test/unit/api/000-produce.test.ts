@@ -7,7 +7,7 @@ import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
 import { produce } from '../../../src/api/000-produce.js';
 import { NO_RESPONSE } from '../../../src/api/handler.js';
 import { buildBatch } from '../log/support.js';
-import { FakeTopicsAndPartitions, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
+import { FakeTopicsAndPartitions, fakeCluster, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
 
 let world: FakeTopicsAndPartitions;
 let metrics: RecordingMetrics;
@@ -22,7 +22,7 @@ beforeEach(async () => {
 afterEach(() => world.close());
 
 function ctx(apiVersion = 9) {
-  return requestContext({ topics: world.topicService, partitions: world.partitionService, metrics, log: pino({ level: 'silent' }) }, { apiVersion });
+  return requestContext({ topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }) }, { apiVersion });
 }
 
 function request(topic: string, partition: number, records: Buffer | null, acks = -1) {

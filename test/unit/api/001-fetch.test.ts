@@ -6,7 +6,7 @@ import { fetch } from '../../../src/api/001-fetch.js';
 import { NO_RESPONSE } from '../../../src/api/handler.js';
 import { FetchSessionCache } from '../../../src/cluster/fetch-sessions.js';
 import { buildBatch } from '../log/support.js';
-import { FakeTopicsAndPartitions, fakeNode, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
+import { FakeTopicsAndPartitions, fakeCluster, fakeNode, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
 
 let world: FakeTopicsAndPartitions;
 let metrics: RecordingMetrics;
@@ -21,7 +21,7 @@ afterEach(() => world.close());
 
 function ctx(apiVersion: number, signal?: AbortSignal) {
   return requestContext(
-    { node: fakeNode(), topics: world.topicService, partitions: world.partitionService, fetchSessions: new FetchSessionCache(10), metrics },
+    { node: fakeNode(), topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, fetchSessions: new FetchSessionCache(10), metrics },
     { apiVersion, signal },
   );
 }

@@ -6,13 +6,13 @@ import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
 import { metadata } from '../../../src/api/003-metadata.js';
 import { NO_RESPONSE } from '../../../src/api/handler.js';
 import { loadConfig } from '../../../src/config.js';
-import { FakeTopicsAndPartitions, fakeNode, requestContext, topicRecord } from './fakes.js';
+import { FakeTopicsAndPartitions, fakeCluster, fakeNode, requestContext, topicRecord } from './fakes.js';
 
 let world: FakeTopicsAndPartitions;
 
 beforeEach(async () => {
   world = new FakeTopicsAndPartitions();
-  // Partition 2 is still opening.
+  // Partition 2 is not open (and, in the view below, has no owner).
   await world.addTopic(topicRecord('orders', 3), [0, 1]);
 });
 
@@ -21,7 +21,14 @@ afterEach(() => world.close());
 async function send(req: ReturnType<typeof createMetadataRequest>, o: { apiVersion?: number; autoCreate?: boolean } = {}): Promise<MetadataResponse> {
   const config = loadConfig({ overrides: [['auto.create.topics.enable', String(o.autoCreate ?? true)]] });
   const ctx = requestContext(
-    { node: fakeNode({ nodeId: 3, clusterId: 'c-1', host: 'b3.example', port: 19092 }), config, topics: world.topicService, partitions: world.partitionService },
+    {
+      node: fakeNode({ nodeId: 3, clusterId: 'c-1', host: 'b3.example', port: 19092 }),
+      config,
+      topics: world.topicService,
+      // orders-2 has no owner.
+      cluster: fakeCluster({ nodeId: 3, brokers: [{ nodeId: 3, rack: null, endpoints: [{ listenerName: 'PLAINTEXT', host: 'b3.example', port: 19092 }] }], owned: (t, p) => !(t === 'orders' && p === 2) }),
+      partitions: world.partitionService,
+    },
     { apiVersion: o.apiVersion ?? 12 },
   );
   const res = await metadata.handle(req, ctx);
@@ -42,7 +49,7 @@ describe('Metadata handler', () => {
     ]);
   });
 
-  it('reports a partition still opening as LEADER_NOT_AVAILABLE without a leader', async () => {
+  it('reports a partition no broker owns as LEADER_NOT_AVAILABLE without a leader', async () => {
     const res = await send(createMetadataRequest({ topics: null }));
     expect(res.topics[0]!.partitions[2]).toMatchObject({ partitionIndex: 2, errorCode: ErrorCode.LEADER_NOT_AVAILABLE, leaderId: -1, isrNodes: [] });
   });

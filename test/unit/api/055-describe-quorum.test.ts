@@ -4,7 +4,7 @@ import { DescribeQuorumApi, createDescribeQuorumRequest } from '../../../protoco
 import { Writer } from '../../../protocol/wire/writer.js';
 import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
 import { describeQuorum, describeQuorumHandler } from '../../../src/api/055-describe-quorum.js';
-import { fakeNode, requestContext } from './fakes.js';
+import { fakeCluster, fakeNode, requestContext } from './fakes.js';
 import { fakeNodeView } from './node-view-fake.js';
 
 const metadataPartition = createDescribeQuorumRequest({ topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] });
@@ -26,7 +26,7 @@ describe('DescribeQuorum', () => {
   });
 
   it('is served through the handler with the listener the request came in on, and encodes in v0-2', async () => {
-    const ctx = requestContext({ node: fakeNode({ nodeId: 2, port: 19092 }), topics: { list: () => [], get: () => undefined } as never, partitions: {} as never }, { apiVersion: 2, listenerName: 'EXTERNAL' });
+    const ctx = requestContext({ node: fakeNode({ nodeId: 2, port: 19092 }), topics: { list: () => [], get: () => undefined } as never, partitions: {} as never, cluster: fakeCluster({ nodeId: 2 }) }, { apiVersion: 2, listenerName: 'EXTERNAL' });
     const res = await describeQuorumHandler.handle(metadataPartition, ctx);
     expect(res).toMatchObject({ nodes: [{ nodeId: 2, listeners: [{ name: 'EXTERNAL', port: 19092 }] }] });
     for (let v = 0; v <= 2; v++) {

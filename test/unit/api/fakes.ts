@@ -4,6 +4,7 @@
  */
 import type { RequestContext } from '../../../src/api/handler.js';
 import { ANONYMOUS, type MetricsSink, type NodeService, type PartitionService, type ServiceName, type Services, type TopicService } from '../../../src/api/services.js';
+import { coordinatorPartition, type ClusterView, type LiveBroker } from '../../../src/cluster/cluster-view.js';
 import { Partition, type ProduceConfig } from '../../../src/cluster/partitions.js';
 import type { TopicRecord } from '../../../src/cluster/topics.js';
 import { PartitionLog } from '../../../src/log/partition-log.js';
@@ -37,6 +38,33 @@ export function fakeNode(o: { nodeId?: number; clusterId?: string; host?: string
     nodeId: o.nodeId ?? 7,
     clusterId: o.clusterId ?? 'cluster-0',
     advertisedFor: () => ({ host: o.host ?? 'broker.example', port: o.port ?? 9092 }),
+  };
+}
+
+/**
+ * A cluster view over a fixed set of brokers (this node, 7 unless told otherwise, at broker.example:9092): `owned`
+ * says which partitions this node owns (all by default); `ownerOf` which broker owns the others (-1: none).
+ */
+export function fakeCluster(o: { nodeId?: number; brokers?: LiveBroker[]; owned?: (topic: string, partition: number) => boolean; ownerOf?: (topic: string, partition: number) => number; coordinatorNode?: number; controllerId?: number } = {}): ClusterView {
+  const self = o.nodeId ?? 7;
+  const brokers = o.brokers ?? [{ nodeId: self, rack: null, endpoints: [{ listenerName: 'PLAINTEXT', host: 'broker.example', port: 9092 }] }];
+  const owned = o.owned ?? (() => true);
+  const owner = (t: string, p: number): number => (owned(t, p) ? self : (o.ownerOf?.(t, p) ?? -1));
+  return {
+    localNodeId: self,
+    controllerId: o.controllerId ?? self,
+    liveBrokers: () => brokers,
+    broker: (id) => brokers.find((b) => b.nodeId === id),
+    owner,
+    owns: (t, p) => owned(t, p),
+    replicas: (t, p) => (owner(t, p) >= 0 ? [owner(t, p)] : []),
+    isr: (t, p) => (owner(t, p) >= 0 ? [owner(t, p)] : []),
+    coordinator: (type, key) => {
+      const topic = type === 'group' ? '__consumer_offsets' : '__transaction_state';
+      const partition = coordinatorPartition(key, 50);
+      return { topic, partition, nodeId: o.coordinatorNode ?? owner(topic, partition) };
+    },
+    subscribe: () => () => undefined,
   };
 }
 
@@ -97,6 +125,8 @@ export class FakeTopicsAndPartitions {
 
   readonly partitionService: PartitionService = {
     get: (topic, p) => this.parts.get(`${topic}-${p}`),
+    // The partitions not listed as open in addTopic stay unopened, as if they were still opening.
+    open: async (topic, p) => this.parts.get(`${topic}-${p}`),
     all: () => this.parts.values(),
     leaderEpoch: (topic, p) => this.parts.get(`${topic}-${p}`)?.log.leaderEpoch ?? -1,
   };

@@ -27,13 +27,13 @@ import { clientHostOf } from '../../../src/coordinator/request-context.js';
 import { ClassicGroup } from '../../../src/coordinator/classic-group.js';
 import type { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
 import { harness, joinRequest } from './harness.js';
-import { fakeNode, requestContext } from '../api/fakes.js';
+import { fakeCluster, fakeNode, requestContext } from '../api/fakes.js';
 import type { TopicService } from '../../../src/api/services.js';
 
-function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node' | 'topics'> {
+function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node' | 'cluster' | 'topics'> {
   // OffsetCommit and OffsetFetch v10 look topics up by id; these tests name them (v9 and below).
   const topics = { getById: () => undefined, get: () => undefined } as unknown as TopicService;
-  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode(), topics }, { apiVersion, signal });
+  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode(), cluster: fakeCluster(), topics }, { apiVersion, signal });
 }
 
 describe('group API handlers', () => {

@@ -8,7 +8,7 @@ import { buildRecordBatchSync } from '../../../protocol/records/builder.js';
 import { batchAround, rawRecord } from '../../support/poisoned-batches.js';
 import { ManualClock } from '../../../src/metadata/clock.js';
 import { groupCoordinatorConfig } from '../../../src/coordinator/config.js';
-import { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
+import { GroupCoordinator, LAZY_LOAD_WAIT_MS } from '../../../src/coordinator/coordinator.js';
 import { MemoryPartitionLog } from '../../../src/coordinator/memory-log.js';
 import { decodeRecord } from '../../../src/coordinator/records.js';
 import { assignmentBytes, FakeTopics, harness, settle, startJoin, sync, type Harness } from './harness.js';
@@ -65,7 +65,7 @@ describe('coordinator persistence', () => {
     expect(after!.groupState).toBe('Empty');
   });
 
-  it('answers COORDINATOR_LOAD_IN_PROGRESS while a partition loads, and blindly accepts heartbeats (as Kafka)', async () => {
+  it('answers COORDINATOR_LOAD_IN_PROGRESS once a partition loads for longer than a request waits, and blindly accepts heartbeats (as Kafka)', async () => {
     const clock = new ManualClock();
     const topics = new FakeTopics();
     let release!: () => void;
@@ -82,11 +82,14 @@ describe('coordinator persistence', () => {
     });
     await c.start();
     topics.add('t', 1);
-    const r = await commit(c, G, 1n);
-    expect(r.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
-    expect((await c.heartbeat(createHeartbeatRequest({ groupId: G, generationId: 1, memberId: 'm' }))).errorCode).toBe(ErrorCode.NONE);
-    const f = await c.fetchOffsets(createOffsetFetchRequestGroup({ groupId: G, topics: [] }));
-    expect(f.errorCode).toBe(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+    const r = commit(c, G, 1n);
+    const hb = c.heartbeat(createHeartbeatRequest({ groupId: G, generationId: 1, memberId: 'm' }));
+    const f = c.fetchOffsets(createOffsetFetchRequestGroup({ groupId: G, topics: [] }));
+    await settle();
+    clock.advance(LAZY_LOAD_WAIT_MS);
+    expect((await r).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+    expect((await hb).errorCode).toBe(ErrorCode.NONE);
+    expect((await f).errorCode).toBe(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
     release();
     await c.loaded();
     expect((await commit(c, G, 1n)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);

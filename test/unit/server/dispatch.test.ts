@@ -16,7 +16,7 @@ import { LedgerStorageError } from '../../../src/ledger/errors.js';
 import { defineHandler } from '../../../src/api/handler.js';
 import { DeleteGroupsApi, createDeleteGroupsRequest, type DeleteGroupsResponse } from '../../../protocol/messages/042-delete-groups.gen.js';
 import { RefusalLog } from '../../../src/server/refusals.js';
-import { fakeNode } from '../api/fakes.js';
+import { fakeCluster, fakeNode } from '../api/fakes.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -29,7 +29,7 @@ function setup(extra: Handler[] = []) {
   const handlers = new Map<number, Handler>([[18, apiVersions as Handler], [60, describeCluster as Handler], ...extra.map((h) => [h.api.apiKey, h] as const)]);
   const registry = new Registry();
   // The two services these handlers use; the others are never reached.
-  const services = { node: fakeNode({ nodeId: 5, clusterId: 'c-9' }), apis: { versions: supportedApiVersions(handlers.values()) } } as Pick<Services, 'node' | 'apis'> as Services;
+  const services = { node: fakeNode({ nodeId: 5, clusterId: 'c-9' }), cluster: fakeCluster({ nodeId: 5 }), apis: { versions: supportedApiVersions(handlers.values()) } } as Pick<Services, 'node' | 'cluster' | 'apis'> as Services;
   const dispatcher = new Dispatcher({ handlers, services, refusals: new RefusalLog(silent), metrics: new RequestMetrics(registry, (c) => errorByCode(c).name) });
   const session: Session = {
     info: { id: 1, remoteAddress: '127.0.0.1:5000', listenerName: 'PLAINTEXT', clientSoftwareName: null, clientSoftwareVersion: null },

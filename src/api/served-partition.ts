@@ -1,0 +1,52 @@
+/**
+ * The partition a request names, as the partition APIs (Produce, Fetch, ListOffsets, DeleteRecords,
+ * OffsetForLeaderEpoch, DescribeProducers) find it: open already (synchronously, allocating nothing: the hot
+ * path), opened now because this broker owns it (src/cluster/partitions.ts opens partitions on first use), or
+ * the error Kafka answers: UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist,
+ * NOT_LEADER_OR_FOLLOWER for one another broker owns (ReplicaManager.getPartitionOrError; the client
+ * refreshes its metadata and goes to the leader).
+ */
+import { ErrorCode } from '../../protocol/error-codes.js';
+import type { Partition } from '../cluster/partitions.js';
+import type { Services } from './services.js';
+
+/** The partition, or the error code to answer for it. */
+export type Served = Partition | number;
+
+export function servedPartition(services: Pick<Services, 'topics' | 'cluster' | 'partitions'>, topic: string, partition: number): Served | Promise<Served> {
+  const open = services.partitions.get(topic, partition);
+  if (open) return open;
+  const t = services.topics.get(topic);
+  if (!t || !Number.isInteger(partition) || partition < 0 || partition >= t.partitions) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  if (!services.cluster.owns(topic, partition)) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  // Undefined: released or deleted meanwhile, or the open failed (logged): retriable, as for a partition not there yet.
+  return services.partitions.open(topic, partition).then((p) => p ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+}
+
+/** Partitions one request opens at the same time (each open costs a few fsyncs). */
+const OPEN_CONCURRENCY = 8;
+
+/**
+ * Opens, OPEN_CONCURRENCY at a time, the partitions of a request that this broker owns and has not opened
+ * yet, so that a request naming many of them (a consumer's first Fetch or ListOffsets after a restart) waits
+ * for a few rounds of opens rather than for one open after another.
+ */
+export function openOwned(services: Pick<Services, 'topics' | 'cluster' | 'partitions'>, wanted: readonly { readonly topic: string; readonly partition: number }[]): Promise<void> | undefined {
+  // The usual case, every partition open already: nothing allocated, nothing to wait for.
+  let closed = false;
+  for (let i = 0; i < wanted.length && !closed; i++) closed = services.partitions.get(wanted[i]!.topic, wanted[i]!.partition) === undefined;
+  return closed ? openClosed(services, wanted) : undefined;
+}
+
+async function openClosed(services: Pick<Services, 'topics' | 'cluster' | 'partitions'>, wanted: readonly { readonly topic: string; readonly partition: number }[]): Promise<void> {
+  const work: { readonly topic: string; readonly partition: number }[] = [];
+  for (const w of wanted) if (!services.partitions.get(w.topic, w.partition) && services.cluster.owns(w.topic, w.partition)) work.push(w);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < work.length) {
+      const w = work[next++]!;
+      await servedPartition(services, w.topic, w.partition);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, work.length) }, worker));
+}

@@ -1,0 +1,84 @@
+/**
+ * Partitions open on first use: a restarted broker (after a graceful stop or a SIGKILL) opens none of them
+ * before it listens, and a produce or fetch opens just the partition it names, with everything acknowledged
+ * before the restart there. Open partitions are the ones the admin endpoint reports offsets for.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { FetchApi, type FetchResponse } from '../../protocol/messages/001-fetch.gen.js';
+import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
+import { buildRecordBatch } from '../../protocol/records/index.js';
+import { KafkaClient } from '../../src/client/index.js';
+import { BrokerProcess } from '../support/broker-process.js';
+import { RawConnection } from '../support/raw-connection.js';
+import { decodeRecordSet } from '../support/records.js';
+import { fetchRequest, produceRequest } from '../support/requests.js';
+
+const ADMIN = { 'ledgerline.admin.listener': 'http://127.0.0.1:0' };
+
+function adminUrl(b: BrokerProcess): string {
+  const line = [...b.logs].reverse().find((l) => l.includes('"admin HTTP endpoint listening"'));
+  if (!line) throw new Error('no admin endpoint in the broker log');
+  return (JSON.parse(line) as { url: string }).url;
+}
+
+/** The partitions of `topic` open on the broker: those it reports a current offset for. */
+async function openPartitions(b: BrokerProcess, topic: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${adminUrl(b)}/metrics`)).text();
+  const out = new Map<number, number>();
+  const re = new RegExp(`^kafka_topic_partition_current_offset\\{topic="${topic}",partition="(\\d+)"\\} (\\d+)$`, 'gm');
+  for (const m of text.matchAll(re)) out.set(Number(m[1]), Number(m[2]));
+  return out;
+}
+
+async function fetchValues(conn: RawConnection, topic: string, partition: number): Promise<string[]> {
+  const res: FetchResponse = await conn.request(FetchApi, 12, fetchRequest({ topics: [{ topic, partitions: [{ partition, offset: 0n }] }] }));
+  const p = res.responses[0]!.partitions[0]!;
+  expect(p.errorCode).toBe(ErrorCode.NONE);
+  return (await decodeRecordSet(p.records as Buffer)).records.map((r) => r.value?.toString() ?? '');
+}
+
+describe('lazy partitions', () => {
+  let broker: BrokerProcess | undefined;
+  // A directory of the test's own: the broker removes one it made itself when it stops.
+  const dataDir = mkdtempSync(join(tmpdir(), 'ledgerline-lazy-'));
+  afterAll(async () => {
+    await broker?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('opens no partition at start, after a graceful stop or a SIGKILL, and opens on first use the one a request names', async () => {
+    broker = await BrokerProcess.start({ dataDir, configs: ADMIN });
+    const client = await KafkaClient.connect({ bootstrap: broker.bootstrap });
+    try {
+      await client.createTopics([{ name: 'wide', numPartitions: 300 }]);
+      const [r] = await client.produce([{ topic: 'wide', partition: 5, records: await buildRecordBatch([{ value: 'before-stop' }]) }]);
+      expect(r!.errorCode).toBe(ErrorCode.NONE);
+    } finally {
+      await client.close();
+    }
+    expect(await broker.stop()).toBe(0);
+
+    broker = await BrokerProcess.start({ dataDir, configs: ADMIN });
+    expect((await openPartitions(broker, 'wide')).size).toBe(0);
+    let conn = await RawConnection.connect(broker.port);
+    expect(await fetchValues(conn, 'wide', 5)).toEqual(['before-stop']);
+    expect([...(await openPartitions(broker, 'wide'))]).toEqual([[5, 1]]);
+    const produced = await conn.request(ProduceApi, 9, produceRequest([{ topic: 'wide', partition: 250, records: await buildRecordBatch([{ value: 'before-kill' }]) }]));
+    expect(produced.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NONE);
+    expect([...(await openPartitions(broker, 'wide'))].sort((a, b) => a[0] - b[0])).toEqual([[5, 1], [250, 1]]);
+    conn.destroy();
+
+    await broker.kill('SIGKILL');
+    broker = await BrokerProcess.start({ dataDir, configs: ADMIN });
+    expect((await openPartitions(broker, 'wide')).size).toBe(0);
+    conn = await RawConnection.connect(broker.port);
+    // The acknowledged produce is there once the partition is taken over on first use.
+    expect(await fetchValues(conn, 'wide', 250)).toEqual(['before-kill']);
+    expect([...(await openPartitions(broker, 'wide'))]).toEqual([[250, 1]]);
+    conn.destroy();
+  });
+});

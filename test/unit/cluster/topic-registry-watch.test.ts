@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { TopicManager } from '../../../src/cluster/topics.js';
+import { loadConfig } from '../../../src/config.js';
+import { openMemoryMetadataStore } from '../../../src/metadata/index.js';
+import type { MetadataStore } from '../../../src/metadata/types.js';
+import { waitFor } from '../../support/raw-connection.js';
+
+async function registry(store: MetadataStore): Promise<{ topics: TopicManager; events: string[] }> {
+  const topics = new TopicManager(store, loadConfig({ overrides: [['log.dirs', '/unused']] }));
+  await topics.load();
+  const events: string[] = [];
+  topics.addListener({
+    topicCreated: (t) => void events.push(`created ${t.name} ${t.partitions}`),
+    partitionsAdded: (t, from) => void events.push(`added ${t.name} ${from}..${t.partitions - 1}`),
+    topicDeleted: (t) => void events.push(`deleted ${t.name}`),
+    configsChanged: (t) => void events.push(`configs ${t.name} ${JSON.stringify(t.configs)}`),
+  });
+  return { topics, events };
+}
+
+const opts = (partitions: number) => ({ partitions, replicationFactor: -1, configs: {} });
+
+describe('TopicManager following the metadata store', () => {
+  it('sees topics another registry of the same store creates, grows, reconfigures and deletes, with the same events', async () => {
+    const store = await openMemoryMetadataStore();
+    const a = await registry(store);
+    const b = await registry(store);
+
+    const created = await a.topics.create('orders', opts(3));
+    await waitFor('b to see orders', () => b.topics.get('orders'));
+    expect(b.topics.get('orders')).toEqual(created);
+    expect(b.topics.getById(created.topicId)?.name).toBe('orders');
+
+    await a.topics.addPartitions('orders', 5, false);
+    await waitFor('b to see 5 partitions', () => b.topics.get('orders')?.partitions === 5);
+    await a.topics.setConfigs('orders', { 'retention.ms': '1000' }, false);
+    await waitFor('b to see the config', () => b.topics.get('orders')?.configs['retention.ms'] === '1000');
+
+    await a.topics.delete('orders');
+    await waitFor('b to forget orders', () => b.topics.get('orders') === undefined);
+    expect(b.topics.getById(created.topicId)).toBeUndefined();
+    expect(b.events).toEqual(['created orders 3', 'added orders 3..4', 'configs orders {"retention.ms":"1000"}', 'deleted orders']);
+    // Its own changes are told once, not again when the watch delivers them.
+    expect(a.events).toEqual(b.events);
+
+    // The name is free again for b, and a follows b's creation.
+    const again = await b.topics.create('orders', opts(1));
+    await waitFor('a to see the new orders', () => a.topics.get('orders')?.topicId === again.topicId);
+    expect(a.events.at(-1)).toBe('created orders 1');
+    expect(b.events.filter((e) => e.startsWith('created')).length).toBe(2);
+    await a.topics.close();
+    await b.topics.close();
+    await store.close();
+  });
+
+  it('refuses a name another registry took while this one had not heard of it yet', async () => {
+    const store = await openMemoryMetadataStore();
+    const a = await registry(store);
+    const b = await registry(store);
+    await a.topics.close(); // a stops following: its cache stays without b's topic
+    await b.topics.create('taken', opts(1));
+    await expect(a.topics.create('taken', opts(1))).rejects.toMatchObject({ errorCode: 36 }); // TOPIC_ALREADY_EXISTS
+    await b.topics.close();
+    await store.close();
+  });
+
+  it('loads what others changed before it started and follows from that revision, even once the history is compacted', async () => {
+    const store = await openMemoryMetadataStore();
+    const a = await registry(store);
+    const b = await registry(store);
+    await b.topics.close();
+    await a.topics.create('one', opts(1));
+    await a.topics.create('two', opts(2));
+    await a.topics.delete('one');
+    const c = await registry(store);
+    expect(c.topics.list().map((t) => t.name)).toEqual(['two']);
+    await store.compact(await store.revision());
+    await a.topics.create('three', opts(1));
+    await waitFor('c to see three', () => c.topics.get('three'));
+    expect(c.events).toEqual(['created three 1']);
+    await a.topics.close();
+    await c.topics.close();
+    await store.close();
+  });
+});
