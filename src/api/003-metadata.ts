@@ -40,7 +40,8 @@ async function openNamed(services: { readonly cluster: ClusterService; readonly 
   const worker = async (): Promise<void> => {
     while (next < work.length) {
       const [name, p] = work[next++]!;
-      await services.partitions.open(name, p);
+      // A partition that fails to open (logged by the partition manager) is described without its epoch.
+      await services.partitions.open(name, p).catch(() => undefined);
     }
   };
   await Promise.all(Array.from({ length: Math.min(METADATA_OPEN_CONCURRENCY, work.length) }, worker));

@@ -7,6 +7,7 @@
  * refreshes its metadata and goes to the leader).
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
+import { kafkaErrorOf } from '../../protocol/errors.js';
 import type { Partition } from '../cluster/partitions.js';
 import type { Services } from './services.js';
 
@@ -19,8 +20,13 @@ export function servedPartition(services: Pick<Services, 'topics' | 'cluster' | 
   const t = services.topics.get(topic);
   if (!t || !Number.isInteger(partition) || partition < 0 || partition >= t.partitions) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
   if (!services.cluster.owns(topic, partition)) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-  // Undefined: released or deleted meanwhile, or the open failed (logged): retriable, as for a partition not there yet.
-  return services.partitions.open(topic, partition).then((p) => p ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  // Undefined: released or deleted meanwhile, retriable as for a partition not there yet. A failed open (the
+  // partition manager logged it) is the storage's failure: Kafka answers KAFKA_STORAGE_ERROR for a partition
+  // whose log it cannot serve (ReplicaManager, an offline log directory), and the client retries.
+  return services.partitions.open(topic, partition).then(
+    (p) => p ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    (err: unknown) => kafkaErrorOf(err, ErrorCode.KAFKA_STORAGE_ERROR),
+  );
 }
 
 /** Partitions one request opens at the same time (each open costs a few fsyncs). */

@@ -15,6 +15,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ClusterView } from './cluster-view.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
+import { retentionDue } from '../log/retention-due.js';
 import type { PartitionProducerState } from '../log/producer-state.js';
 import { LONG_MAX } from './config-defs.js';
 import type { TopicManager, TopicRecord } from './topics.js';
@@ -98,6 +99,9 @@ export class PartitionManager {
   /** Closes in flight (released partitions), awaited at shutdown. */
   private readonly closingParts = new Set<Promise<void>>();
   private closing = false;
+  /** The retention sweep of partitions not open (log.retention.check.interval.ms), and the pass in progress. */
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<number> | null = null;
   private readonly ledgers: LedgerStore;
   private readonly topics: TopicManager;
   private readonly view: ClusterView;
@@ -114,6 +118,45 @@ export class PartitionManager {
       configsChanged: (t) => this.reconfigure(t),
     });
     options.view.subscribe({ released: (topic, p) => this.release(topic, p) });
+    const interval = options.config.logRetentionCheckIntervalMs;
+    if (interval > 0) {
+      this.sweepTimer = setInterval(() => {
+        this.sweeping ??= this.sweepUnopened().finally(() => (this.sweeping = null));
+      }, interval);
+      this.sweepTimer.unref();
+    }
+  }
+
+  /**
+   * Retention of the partitions not open. An open log enforces retention itself every
+   * log.retention.check.interval.ms; one nobody has used since the start is not open, so this pass reads the
+   * chain of each such partition this broker owns (src/log/retention-due.ts) and opens those with ledgers
+   * past retention, whose log then deletes them as Kafka's deleteOldSegments would. Partitions are visited
+   * one at a time, so a pass costs metadata reads, not memory.
+   */
+  async sweepUnopened(nowMs = Date.now()): Promise<number> {
+    let opened = 0;
+    for (const t of this.topics.list()) {
+      const config = this.logConfig(t);
+      for (let p = 0; p < t.partitions; p++) {
+        if (this.closing) return opened;
+        if (this.get(t.name, p) || this.opening.get(t.name)?.[p] || !this.view.owns(t.name, p)) continue;
+        let due: boolean;
+        try {
+          due = await retentionDue(this.options.metadata, t.name, p, config, nowMs);
+        } catch (err) {
+          this.log.warn({ err, topic: t.name, partition: p }, 'reading a partition chain for retention failed');
+          continue;
+        }
+        if (!due) continue;
+        const part = await this.open(t.name, p).catch(() => undefined);
+        if (!part) continue;
+        opened++;
+        await part.log.enforceRetention().catch((err: unknown) => this.log.warn({ err, topic: t.name, partition: p }, 'retention of a partition failed'));
+      }
+    }
+    if (opened > 0) this.log.info({ opened }, 'opened partitions with data past retention');
+    return opened;
   }
 
   /** An open partition, or undefined when it is not open (yet): synchronous, for the request path. */
@@ -123,8 +166,8 @@ export class PartitionManager {
 
   /**
    * The partition, opened if this broker owns it and it is not open yet. Undefined when the topic or
-   * partition does not exist, another broker owns it, the broker is stopping, or opening failed (logged; the
-   * next use tries again). Callers try `get` first: `pm.get(t, p) ?? (await pm.open(t, p))`.
+   * partition does not exist, another broker owns it or the broker is stopping; rejects when opening failed
+   * (logged once here; the next use tries again). Callers try `get` first: `pm.get(t, p) ?? (await pm.open(t, p))`.
    */
   open(topic: string, partition: number): Promise<Partition | undefined> {
     const open = this.get(topic, partition);
@@ -138,18 +181,17 @@ export class PartitionManager {
     let inFlight = this.opening.get(topic);
     if (!inFlight) this.opening.set(topic, (inFlight = []));
     const list = inFlight;
-    const run = this.openPartition(t, partition).then(
-      (part) => part,
-      (err: unknown) => {
-        this.log.error({ err, topic, partition }, 'opening a partition failed; its next use tries again');
-        return undefined;
-      },
-    );
+    const run = this.openPartition(t, partition).catch((err: unknown) => {
+      this.log.error({ err, topic, partition }, 'opening a partition failed; its next use tries again');
+      throw err;
+    });
     list[partition] = run;
-    void run.finally(() => {
+    const settled = (): void => {
       if (list[partition] === run) delete list[partition];
       if (this.opening.get(topic) === list && !list.some((x) => x !== undefined)) this.opening.delete(topic);
-    });
+    };
+    // Both paths handled: a failed open is the callers' to see, not an unhandled rejection here.
+    run.then(settled, settled);
     return run;
   }
 
@@ -208,7 +250,7 @@ export class PartitionManager {
 
   /** Deletes every partition of a deleted topic: open ones through their log, the others without opening them. */
   private async deleteTopic(t: TopicRecord): Promise<void> {
-    await Promise.all((this.opening.get(t.name) ?? []).filter((x) => x !== undefined));
+    await Promise.all((this.opening.get(t.name) ?? []).filter((x) => x !== undefined).map(failedAsUndefined));
     const parts = this.byTopic.get(t.name) ?? [];
     this.byTopic.delete(t.name);
     let next = 0;
@@ -234,7 +276,7 @@ export class PartitionManager {
     if (!this.topics.get(topic) && !this.closing) return;
     const pending = this.opening.get(topic)?.[partition];
     const run = (async () => {
-      if (pending) await pending;
+      if (pending) await failedAsUndefined(pending);
       const list = this.byTopic.get(topic);
       const part = list?.[partition];
       if (!list || !part || (this.view.owns(topic, partition) && !this.closing)) return;
@@ -272,12 +314,19 @@ export class PartitionManager {
   /** Shutdown: waits for opens in flight, closes every open partition (sealing its ledger). The broker closes the stores. */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all([...this.opening.values()].flatMap((list) => list.filter((x) => x !== undefined)));
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.sweeping;
+    await Promise.all([...this.opening.values()].flatMap((list) => list.filter((x) => x !== undefined).map(failedAsUndefined)));
     await Promise.all([...this.closingParts]);
     const parts = [...this.all()];
     this.byTopic.clear();
     await Promise.all(parts.map((p) => p.log.close().catch((err: unknown) => this.log.warn({ err }, 'closing a partition log failed'))));
   }
+}
+
+/** An open in flight, waited for by someone other than its caller: a failure was logged and is its caller's. */
+function failedAsUndefined(open: Promise<Partition | undefined>): Promise<Partition | undefined> {
+  return open.catch(() => undefined);
 }
 
 /** Kafka's producer.id.expiration.ms: idempotent-producer state unused this long is dropped. */

@@ -11,7 +11,7 @@ import { InitProducerIdApi } from '../../protocol/messages/022-init-producer-id.
 import { buildRecordBatch } from '../../protocol/records/index.js';
 import { KafkaClient } from '../../src/client/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
-import { RawConnection } from '../support/raw-connection.js';
+import { RawConnection, waitFor } from '../support/raw-connection.js';
 import { produceRequest } from '../support/requests.js';
 
 const TOPIC = 'snapshotted';
@@ -78,8 +78,11 @@ describe.sequential('producer state snapshots', () => {
     conn.destroy();
     conn = await RawConnection.connect(broker.port);
 
-    // The restart loaded a snapshot taken at a ledger's end and replayed the batches after it, no others.
-    const [loaded] = loadedLines();
+    // Partitions open on first use: the retry of the last batch opens it, and is answered with its offset.
+    expect(loadedLines()).toEqual([]);
+    expect(await produce(await batch(BATCHES - 1))).toEqual({ errorCode: 0, baseOffset: BigInt((BATCHES - 1) * RECORDS_PER_BATCH) });
+    // The open loaded a snapshot taken at a ledger's end and replayed the batches after it, no others.
+    const [loaded] = await waitFor('the partition open to load its producer state', () => (loadedLines().length > 0 ? loadedLines() : null));
     expect(loaded).toBeDefined();
     expect(loaded!.snapshotOffset).toBeGreaterThan(0);
     expect(loaded!.snapshotOffset % (ENTRIES_PER_LEDGER * RECORDS_PER_BATCH)).toBe(0);
@@ -102,9 +105,10 @@ describe.sequential('producer state snapshots', () => {
     conn = await RawConnection.connect(broker.port);
     // The previous start sealed the fenced ledger and snapshotted the state at its end (206) in the
     // background; unless the kill came first, the one batch written since is the whole tail.
-    const loaded = loadedLines().at(-1)!;
+    const before = loadedLines().length;
+    expect(await produce(await batch(BATCHES))).toEqual({ errorCode: 0, baseOffset: BigInt(BATCHES * RECORDS_PER_BATCH) });
+    const loaded = (await waitFor('the partition open to load its producer state', () => (loadedLines().length > before ? loadedLines() : null))).at(-1)!;
     expect(loaded.snapshotOffset).toBeGreaterThan(0);
     expect(loaded.replayedBatches).toBe(BATCHES + 1 - loaded.snapshotOffset / RECORDS_PER_BATCH);
-    expect(await produce(await batch(BATCHES))).toEqual({ errorCode: 0, baseOffset: BigInt(BATCHES * RECORDS_PER_BATCH) });
   });
 });

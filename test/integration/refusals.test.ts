@@ -104,6 +104,6 @@ describe('refused requests in the broker log', () => {
     const lines = refusals('Fetch');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ clientId: 'old-consumer', apiVersion: 3, correlationId: 77 });
-    expect(lines[0]!.reason).toMatch(/outside the served 4-17; closing the connection/);
+    expect(lines[0]!.reason).toMatch(/outside the served 4-18; closing the connection/);
   });
 });

@@ -161,4 +161,39 @@ describe('PartitionManager: lazy partitions', () => {
     expect((await two.partitions.open('keep', 7))!.log.highWatermark).toBe(0);
     await two.close();
   });
+  it('applies retention to partitions nobody opened since the start: due ones are opened and trimmed, the others stay closed', async () => {
+    const stores = new MemoryStores();
+    const single = (t: TopicManager) => new SingleNodeView({ nodeId: 1, topics: t, endpoints: () => [] });
+    const one = await setup(stores, single);
+    // One batch per ledger, batches stamped in 2023: past a retention.ms of one hour, and kept forever by -1.
+    await one.topics.create('expiring', { ...opts(1), configs: { 'ledgerline.segment.entries': '1', 'retention.ms': '3600000' } });
+    await one.topics.create('forever', { ...opts(1), configs: { 'ledgerline.segment.entries': '1', 'retention.ms': '-1' } });
+    await one.topics.create('compacted', { ...opts(1), configs: { 'ledgerline.segment.entries': '1', 'retention.ms': '3600000', 'cleanup.policy': 'compact' } });
+    for (const t of ['expiring', 'forever', 'compacted']) {
+      const log = (await one.partitions.open(t, 0))!.log;
+      for (let i = 0; i < 3; i++) await log.append(buildBatch([{ key: Buffer.from('k'), value: Buffer.from('v') }]));
+    }
+    await one.close();
+    await one.topics.close();
+    await one.metadata.close();
+
+    const two = await setup(stores, single);
+    expect(two.partitions.openCount).toBe(0);
+    expect(await two.partitions.sweepUnopened()).toBe(1);
+    const expiring = two.partitions.get('expiring', 0)!;
+    expect(expiring.log.logStartOffset).toBeGreaterThan(0);
+    expect(expiring.log.highWatermark).toBe(3);
+    expect(two.partitions.get('forever', 0)).toBeUndefined();
+    expect(two.partitions.get('compacted', 0)).toBeUndefined();
+    // Nothing left past retention: the next pass opens nothing.
+    expect(await two.partitions.sweepUnopened()).toBe(0);
+    await two.close();
+    await two.topics.close();
+    await two.metadata.close();
+
+    const three = await setup(stores, single);
+    expect((await three.partitions.open('forever', 0))!.log.logStartOffset).toBe(0);
+    expect((await three.partitions.open('expiring', 0))!.log.logStartOffset).toBe(expiring.log.logStartOffset);
+    await three.close();
+  });
 });
