@@ -42,15 +42,21 @@ function pythonProgram(file: string): ClientDef['invocation'] {
   });
 }
 
-function javaClasspath(): string {
-  const cp = join(COMPAT_DIR, 'java', 'target', 'classpath.txt');
+/** A Maven module's compiled classes and its runtime classpath (compat/<module>/target/). */
+function javaClasspath(module: string): string {
+  const cp = join(COMPAT_DIR, module, 'target', 'classpath.txt');
   const deps = existsSync(cp) ? readFileSync(cp, 'utf8').trim() : '';
-  return `${join(COMPAT_DIR, 'java', 'target', 'classes')}:${deps}`;
+  return `${join(COMPAT_DIR, module, 'target', 'classes')}:${deps}`;
 }
+
+const JAVA_OPTS = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
 
 const NO_848 = 'the client has no KIP-848 consumer group protocol';
 /** admin-single-node is what Kafka's own tools ask, and they ask it through the Java Admin. */
 const JAVA_TOOLS = "Kafka's admin tools (kafka-topics, kafka-features, kafka-metadata-quorum, ...) use the Java Admin; the Java program stands for them";
+/** kafka-tools runs Kafka's own tools (Java), so it is a cell of the java row only. */
+const KAFKA_TOOLS = "Kafka's command-line tools are Java programs; they run in the java row";
+const TOOLS_NA = { 'admin-single-node': JAVA_TOOLS, 'kafka-tools': KAFKA_TOOLS };
 
 export const CLIENTS: readonly ClientDef[] = [
   {
@@ -58,16 +64,17 @@ export const CLIENTS: readonly ClientDef[] = [
     label: 'kafka-clients 4.4.0',
     needs: ['maven'],
     na: {},
-    invocation: (scenario, bootstrap, prefix) => ({
-      cmd: 'java',
-      args: ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', javaClasspath(), 'dev.ledgerline.compat.Scenarios', scenario, bootstrap, prefix],
-    }),
+    // kafka-tools runs Kafka's own tools, from their module (kafka-tools/pom.xml), all in one JVM.
+    invocation: (scenario, bootstrap, prefix) =>
+      scenario === 'kafka-tools'
+        ? { cmd: 'java', args: [...JAVA_OPTS, '-cp', javaClasspath('kafka-tools'), 'dev.ledgerline.compat.Tools', scenario, bootstrap, prefix] }
+        : { cmd: 'java', args: [...JAVA_OPTS, '-cp', javaClasspath('java'), 'dev.ledgerline.compat.Scenarios', scenario, bootstrap, prefix] },
   },
   {
     id: 'confluent-kafka',
     label: 'confluent-kafka 2.16.1 (librdkafka 2.16)',
     needs: ['python'],
-    na: { 'admin-single-node': JAVA_TOOLS },
+    na: TOOLS_NA,
     invocation: pythonProgram('confluent_scenarios.py'),
   },
   {
@@ -81,7 +88,7 @@ export const CLIENTS: readonly ClientDef[] = [
       'delete-records': 'kcat has no admin operations',
       'groups-admin': 'kcat has no admin operations',
       'group-848': NO_848,
-      'admin-single-node': JAVA_TOOLS,
+      ...TOOLS_NA,
     },
     invocation: nodeProgram('kcat.ts'),
   },
@@ -89,35 +96,35 @@ export const CLIENTS: readonly ClientDef[] = [
     id: 'kafka-python',
     label: 'kafka-python 3.0.12',
     needs: ['python'],
-    na: { 'group-848': NO_848, 'admin-single-node': JAVA_TOOLS },
+    na: { 'group-848': NO_848, ...TOOLS_NA },
     invocation: pythonProgram('kafka_python_scenarios.py'),
   },
   {
     id: 'kafkajs',
     label: 'kafkajs 2.2.4',
     needs: ['node'],
-    na: { 'group-848': NO_848, 'admin-single-node': JAVA_TOOLS },
+    na: { 'group-848': NO_848, ...TOOLS_NA },
     invocation: nodeProgram('kafkajs.ts'),
   },
   {
     id: 'platformatic',
     label: '@platformatic/kafka 1.35.0',
     needs: ['node'],
-    na: { 'admin-single-node': JAVA_TOOLS },
+    na: TOOLS_NA,
     invocation: nodeProgram('platformatic.ts'),
   },
   {
     id: 'franz-go',
     label: 'franz-go 1.22.3 (kadm 1.20.0)',
     needs: ['go'],
-    na: { 'admin-single-node': JAVA_TOOLS },
+    na: TOOLS_NA,
     invocation: (scenario, bootstrap, prefix) => ({ cmd: join(BIN_DIR, 'franz'), args: [scenario, bootstrap, prefix] }),
   },
   {
     id: 'sarama',
     label: 'sarama 1.61.1',
     needs: ['go'],
-    na: { 'group-848': NO_848, 'admin-single-node': JAVA_TOOLS },
+    na: { 'group-848': NO_848, ...TOOLS_NA },
     invocation: (scenario, bootstrap, prefix) => ({ cmd: join(BIN_DIR, 'sarama'), args: [scenario, bootstrap, prefix] }),
   },
 ];

@@ -71,32 +71,53 @@ function short(v: unknown): string {
   return s.length > 60 ? `${s.slice(0, 59)}…` : s;
 }
 
-/** The first difference between two normalised values, as "path: kafka=X candidate=Y", or null. */
-export function firstDifference(ref: unknown, cand: unknown, path = '', names: [string, string] = ['kafka', 'ledgerline']): string | null {
+/**
+ * Two unequal strings, each cut to where they start to differ when they are long (a tool's printed
+ * line, say): `"…share.version  SupportedMaxVersion: 2…"` rather than the same 60 leading characters.
+ */
+function shortPair(ref: string, cand: string): [string, string] {
+  if (JSON.stringify(ref).length <= 60 && JSON.stringify(cand).length <= 60) return [short(ref), short(cand)];
+  let i = 0;
+  while (i < ref.length && i < cand.length && ref[i] === cand[i]) i++;
+  const from = Math.max(0, i - 20);
+  const cut = (s: string): string => `${from > 0 ? '…' : ''}${short(s.slice(from))}`;
+  return [cut(ref), cut(cand)];
+}
+
+/** Every difference between two normalised values, in order, as "path: kafka=X candidate=Y". */
+function* differences(ref: unknown, cand: unknown, path: string, names: [string, string]): Generator<{ path: string; text: string }> {
   const at = path === '' ? '(root)' : path;
-  if (ref === cand) return null;
+  if (ref === cand) return;
   if (Array.isArray(ref) && Array.isArray(cand)) {
-    const n = Math.max(ref.length, cand.length);
-    for (let i = 0; i < n; i++) {
-      if (i >= ref.length) return `${at}: ${names[1]} has extra [${i}]=${short(cand[i])}`;
-      if (i >= cand.length) return `${at}: ${names[1]} lacks [${i}]=${short(ref[i])}`;
-      const d = firstDifference(ref[i], cand[i], `${path}[${i}]`, names);
-      if (d !== null) return d;
-    }
-    return null;
+    const n = Math.min(ref.length, cand.length);
+    for (let i = 0; i < n; i++) yield* differences(ref[i], cand[i], `${path}[${i}]`, names);
+    if (cand.length > n) yield { path: at, text: `${at}: ${names[1]} has extra [${n}]=${short(cand[n])}` };
+    if (ref.length > n) yield { path: at, text: `${at}: ${names[1]} lacks [${n}]=${short(ref[n])}` };
+    return;
   }
   if (ref !== null && cand !== null && typeof ref === 'object' && typeof cand === 'object' && !Array.isArray(ref) && !Array.isArray(cand)) {
     const keys = [...new Set([...Object.keys(ref), ...Object.keys(cand)])].sort();
     for (const k of keys) {
       const p = path === '' ? k : `${path}.${k}`;
-      if (!(k in cand)) return `${p}: ${names[1]} lacks it (${names[0]}=${short((ref as Record<string, unknown>)[k])})`;
-      if (!(k in ref)) return `${p}: ${names[0]} lacks it (${names[1]}=${short((cand as Record<string, unknown>)[k])})`;
-      const d = firstDifference((ref as Record<string, unknown>)[k], (cand as Record<string, unknown>)[k], p, names);
-      if (d !== null) return d;
+      if (!(k in cand)) yield { path: p, text: `${p}: ${names[1]} lacks it (${names[0]}=${short((ref as Record<string, unknown>)[k])})` };
+      else if (!(k in ref)) yield { path: p, text: `${p}: ${names[0]} lacks it (${names[1]}=${short((cand as Record<string, unknown>)[k])})` };
+      else yield* differences((ref as Record<string, unknown>)[k], (cand as Record<string, unknown>)[k], p, names);
     }
-    return null;
+    return;
   }
-  return `${at}: ${names[0]}=${short(ref)} ${names[1]}=${short(cand)}`;
+  const [r, c] = typeof ref === 'string' && typeof cand === 'string' ? shortPair(ref, cand) : [short(ref), short(cand)];
+  yield { path: at, text: `${at}: ${names[0]}=${r} ${names[1]}=${c}` };
+}
+
+/** The first difference between two normalised values, as "path: kafka=X candidate=Y", or null. */
+export function firstDifference(ref: unknown, cand: unknown, path = '', names: [string, string] = ['kafka', 'ledgerline']): string | null {
+  for (const d of differences(ref, cand, path, names)) return d.text;
+  return null;
+}
+
+/** The paths of every difference after the first (a cell's reason names the first in full). */
+export function otherDifferences(ref: unknown, cand: unknown, names: [string, string] = ['kafka', 'ledgerline']): string[] {
+  return [...differences(ref, cand, '', names)].slice(1).map((d) => d.path);
 }
 
 /** A single broker's verdict on its own: the program ran and saw no violation of Kafka's semantics. */
@@ -112,5 +133,9 @@ export function compareOutcomes(ref: Outcome, cand: Outcome, names: [string, str
   const c = soloVerdict(cand);
   if (c.status !== 'pass') return { status: 'fails', reason: c.reason };
   const d = firstDifference(ref.result, cand.result, '', names);
-  return d === null ? { status: 'same' } : { status: 'differs', reason: d };
+  if (d === null) return { status: 'same' };
+  // The first difference in full, then where the others are, so one known difference hides no other.
+  const more = otherDifferences(ref.result, cand.result, names);
+  const tail = more.length === 0 ? '' : ` (${more.length} more: ${more.slice(0, 4).join(', ')}${more.length > 4 ? ', …' : ''})`;
+  return { status: 'differs', reason: d + tail };
 }

@@ -67,8 +67,13 @@ function failure(step: StepId, t0: number, what: string, r: { stdout: string; st
 
 async function maven(force: boolean): Promise<StepReport> {
   const t0 = Date.now();
-  const outputs = [join(COMPAT_DIR, 'kafka-broker', 'target', 'classpath.txt'), join(COMPAT_DIR, 'java', 'target', 'classpath.txt')];
-  const inputs = [join(COMPAT_DIR, 'pom.xml'), ...(await filesUnder(join(COMPAT_DIR, 'kafka-broker'), ['.xml'])), ...(await filesUnder(join(COMPAT_DIR, 'java'), ['.xml', '.java']))];
+  const outputs = ['kafka-broker', 'java', 'kafka-tools'].map((m) => join(COMPAT_DIR, m, 'target', 'classpath.txt'));
+  const inputs = [
+    join(COMPAT_DIR, 'pom.xml'),
+    ...(await filesUnder(join(COMPAT_DIR, 'kafka-broker'), ['.xml'])),
+    ...(await filesUnder(join(COMPAT_DIR, 'java'), ['.xml', '.java'])),
+    ...(await filesUnder(join(COMPAT_DIR, 'kafka-tools'), ['.xml', '.java'])),
+  ];
   const hash = await hashFiles(inputs);
   if (!force && (await stampMatches('maven', hash, outputs))) return { step: 'maven', ok: true, skipped: true, ms: Date.now() - t0 };
   const r = await run('mvn', ['-B', '-q', `-Dmaven.repo.local=${M2_DIR}`, '-f', join(COMPAT_DIR, 'pom.xml'), 'package'], { cwd: COMPAT_DIR, timeoutMs: 600_000 });

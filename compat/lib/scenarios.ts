@@ -23,6 +23,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   { id: 'delete-records', title: 'DeleteRecords', timeoutMs: 60_000 },
   { id: 'groups-admin', title: 'list, describe, delete groups', timeoutMs: 90_000 },
   { id: 'admin-single-node', title: "Kafka 4 admin tools' calls on one node: topic partitions, features, elections, reassignments, quorum", timeoutMs: 60_000 },
+  { id: 'kafka-tools', title: "Kafka 4.4's command-line tools on one node, their printed output", timeoutMs: 60_000 },
   { id: 'err-missing-topic', title: 'produce to a missing topic (auto-create off)', timeoutMs: 60_000 },
   { id: 'err-offset-out-of-range', title: 'fetch out of range', timeoutMs: 90_000 },
   { id: 'err-oversize', title: 'record over max.message.bytes', timeoutMs: 60_000 },

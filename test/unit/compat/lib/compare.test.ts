@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareOutcomes, errorLine, firstDifference, normalise, parseOutcome } from '../../../../compat/lib/compare.js';
+import { compareOutcomes, errorLine, firstDifference, normalise, otherDifferences, parseOutcome } from '../../../../compat/lib/compare.js';
 import type { Outcome } from '../../../../compat/lib/compare.js';
 import type { RunResult } from '../../../../compat/lib/proc.js';
 
@@ -35,8 +35,26 @@ describe('firstDifference', () => {
     expect(firstDifference({ a: 1, b: 2 }, { a: 1 })).toBe('b: ledgerline lacks it (kafka=2)');
   });
 
+  it('shows two long strings from where they start to differ', () => {
+    const pad = 'Feature: share.version'.padEnd(51);
+    const d = firstDifference({ out: [`${pad}SupportedMaxVersion: 2`] }, { out: [`${pad}SupportedMaxVersion: 0`] });
+    // 20 characters of context before the first that differs
+    expect(d).toBe('out[0]: kafka=…"upportedMaxVersion: 2" ledgerline=…"upportedMaxVersion: 0"');
+  });
+
   it('uses the broker labels it is given', () => {
     expect(firstDifference(1, 2, '', ['kafka', 'kafka#2'])).toBe('(root): kafka=1 kafka#2=2');
+  });
+});
+
+describe('otherDifferences', () => {
+  it('lists the paths of the differences after the first, in order', () => {
+    expect(otherDifferences({ a: 1, b: [1, 2], c: 'x', d: 1 }, { a: 2, b: [1, 3], c: 'x' })).toEqual(['b[1]', 'd']);
+  });
+
+  it('is empty for equal values or a single difference', () => {
+    expect(otherDifferences({ a: [1] }, { a: [1] })).toEqual([]);
+    expect(otherDifferences({ a: 1 }, { a: 2 })).toEqual([]);
   });
 });
 
@@ -82,6 +100,11 @@ describe('compareOutcomes', () => {
 
   it('is differs with the first difference as the reason', () => {
     expect(compareOutcomes(ok({ a: 1 }), ok({ a: 2 }), names)).toEqual({ status: 'differs', reason: 'a: kafka=1 ledgerline=2' });
+  });
+
+  it('names where the other differences are after the first, so a known one hides none', () => {
+    const reason = compareOutcomes(ok({ a: 1, b: 1, c: 1, d: 1, e: 1, f: 1 }), ok({ a: 2, b: 2, c: 2, d: 2, e: 2, f: 2 }), names).reason;
+    expect(reason).toBe('a: kafka=1 ledgerline=2 (5 more: b, c, d, e, …)');
   });
 
   it('is fails when the candidate saw a violation, even with an equal result', () => {
