@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.common.utils.internals.Exit;
 
 /**
@@ -31,6 +32,9 @@ import org.apache.kafka.common.utils.internals.Exit;
  * Usage: Tools kafka-tools <bootstrap> <prefix>; prints {"result": ..., "violations": [...]}.
  */
 public final class Tools {
+  /** What this program prints: one JSON object of strings, numbers, lists and maps (Jackson, which kafka-tools brings). */
+  private static final ObjectMapper JSON = new ObjectMapper();
+
   private static final long WAIT_MS = 15_000;
 
   private final String bootstrap;
@@ -91,7 +95,7 @@ public final class Tools {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("result", t.result);
     out.put("violations", t.violations);
-    stdout.println(Json.write(out));
+    stdout.println(JSON.writeValueAsString(out));
     stdout.flush();
     System.exit(0);
   }
@@ -252,65 +256,5 @@ public final class Tools {
     }
     m.appendTail(sb);
     return sb.toString();
-  }
-
-  /** Strings, numbers, lists and maps: all this program prints. */
-  static final class Json {
-    static String write(Object o) {
-      StringBuilder sb = new StringBuilder();
-      write(sb, o);
-      return sb.toString();
-    }
-
-    private static void write(StringBuilder sb, Object o) {
-      if (o == null) {
-        sb.append("null");
-      } else if (o instanceof String s) {
-        sb.append('"');
-        for (char ch : s.toCharArray()) {
-          switch (ch) {
-            case '"' -> sb.append("\\\"");
-            case '\\' -> sb.append("\\\\");
-            case '\n' -> sb.append("\\n");
-            case '\r' -> sb.append("\\r");
-            case '\t' -> sb.append("\\t");
-            default -> {
-              if (ch < 0x20) {
-                sb.append(String.format("\\u%04x", (int) ch));
-              } else {
-                sb.append(ch);
-              }
-            }
-          }
-        }
-        sb.append('"');
-      } else if (o instanceof Number || o instanceof Boolean) {
-        sb.append(o);
-      } else if (o instanceof Map<?, ?> m) {
-        sb.append('{');
-        boolean first = true;
-        for (Map.Entry<?, ?> e : m.entrySet()) {
-          if (!first) {
-            sb.append(',');
-          }
-          first = false;
-          write(sb, String.valueOf(e.getKey()));
-          sb.append(':');
-          write(sb, e.getValue());
-        }
-        sb.append('}');
-      } else if (o instanceof List<?> l) {
-        sb.append('[');
-        for (int i = 0; i < l.size(); i++) {
-          if (i > 0) {
-            sb.append(',');
-          }
-          write(sb, l.get(i));
-        }
-        sb.append(']');
-      } else {
-        write(sb, String.valueOf(o));
-      }
-    }
   }
 }
