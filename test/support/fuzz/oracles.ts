@@ -15,6 +15,7 @@ import { decodeResponseFrame, readRequestHeader } from '../../../protocol/header
 import { ApiVersionsApi } from '../../../protocol/messages/018-api-versions.gen.js';
 import { encodeRequestFrame } from '../../../protocol/headers.js';
 import { Reader } from '../../../protocol/wire/reader.js';
+import { Writer } from '../../../protocol/wire/writer.js';
 import type { Handler } from '../../../src/api/handler.js';
 import { RawConnection } from '../raw-connection.js';
 
@@ -32,7 +33,7 @@ export function deadlineFor(exp: Expected, deadlineMs: number): number {
 }
 
 export type Expected =
-  | { kind: 'answer'; api: ApiDescriptor; version: number; correlationId: number; request: unknown }
+  | { kind: 'answer'; api: ApiDescriptor; version: number; correlationId: number; request: unknown; mayClose?: string }
   | { kind: 'acks0'; api: ApiDescriptor; version: number; correlationId: number }
   | { kind: 'fallback'; correlationId: number }
   | { kind: 'close'; why: string };
@@ -59,7 +60,16 @@ export function expectationOf(frame: Buffer, handlers: ReadonlyMap<number, Handl
     return { kind: 'close', why: `body does not parse: ${String((e as Error).message ?? e).slice(0, 120)}` };
   }
   if (header.requestApiKey === 0 && (request as { acks: number }).acks === 0) return { kind: 'acks0', api: handler.api, version: v, correlationId: header.correlationId };
-  return { kind: 'answer', api: handler.api, version: v, correlationId: header.correlationId, request };
+  // A string that is not valid UTF-8 decodes with replacement characters (as Java's new String(bytes, UTF_8)
+  // in Kafka), which can make it longer than its 32,767-byte limit: neither Kafka nor Ledgerline can then echo
+  // it in a response, and closing the connection is a fair answer (logged by the broker).
+  let mayClose: string | undefined;
+  try {
+    handler.api.request.encode(new Writer(), request, v);
+  } catch (e) {
+    mayClose = `the decoded request does not re-encode (${String((e as Error).message ?? e).slice(0, 120)})`;
+  }
+  return { kind: 'answer', api: handler.api, version: v, correlationId: header.correlationId, request, ...(mayClose ? { mayClose } : {}) };
 }
 
 export interface Outcome {
@@ -135,6 +145,7 @@ export function judge(exp: Expected, out: Outcome): Verdict {
       if (out.frames.length > 0) return bad('answered-acks0', `Produce with acks=0 got ${out.frames.length} response frame(s)`);
       return { finding: null, detail: out.end === 'probe' ? 'acks=0, no answer' : 'acks=0, closed', reusable: out.end === 'probe' };
     case 'answer': {
+      if (out.frames.length === 0 && exp.mayClose !== undefined && out.end === 'closed') return { finding: null, detail: `closed (${exp.mayClose})`, reusable: false };
       if (out.frames.length === 0) return bad('closed-parseable', `${exp.api.name} v${exp.version} parses but the connection was closed without an answer`);
       if (out.frames.length > 1) return bad('extra-responses', `${out.frames.length} response frames for one request`);
       let response: unknown;
