@@ -27,3 +27,16 @@ export function randomUuid(): string {
     if (s !== ZERO_UUID && s !== 'AAAAAAAAAAAAAAAAAAAAAQ' && !s.startsWith('-')) return s;
   }
 }
+
+/**
+ * A random log directory id (KIP-858), as Kafka's `DirectoryId.random()` makes them: a random UUID that is
+ * none of the reserved ids, the first hundred values of the UUID space (UNASSIGNED 0, LOST 1, MIGRATING 2, and
+ * room for more).
+ */
+export function randomDirectoryId(): string {
+  for (;;) {
+    const s = randomUuid();
+    const b = uuidToBytes(s);
+    if (b.readBigUInt64BE(0) !== 0n || b.readBigUInt64BE(8) >= 100n) return s;
+  }
+}

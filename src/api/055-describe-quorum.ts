@@ -4,9 +4,11 @@
 // What `kafka-metadata-quorum describe --status` asks. Ledgerline keeps its metadata in its own store, not
 // in a KRaft log, but it is in the place of a KRaft node that is the quorum's only voter (a node formatted
 // `--standalone`, process.roles=broker,controller): this node leads the metadata partition
-// (__cluster_metadata-0) in epoch 1 with no observers, and as the leader it is caught up with itself at
-// the time of the request (its last fetch is -1, as Kafka reports it for the leader), so no follower lags. Its metadata log is not a KRaft log, so its offsets are
-// reported as 0 and its directory id as the zero UUID. A request for any other partition is answered as
+// (__cluster_metadata-0) in epoch 1 with no observers. As the leader it reports itself fetched and caught
+// up at the time of the request, as Kafka 4.4's LeaderState describes its local replica (the schema's note that
+// the leader's last fetch is -1 predates that), so no follower lags.
+// Its voter's directory id (v2+) is this node's (KIP-858, kept in the metadata store across restarts). Its metadata
+// log is not a KRaft log, so its offsets are reported as 0. A request for any other partition is answered as
 // Kafka's KafkaRaftClient answers one that is not its log's: UNKNOWN_TOPIC_OR_PARTITION for each.
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import {
@@ -43,7 +45,7 @@ export function describeQuorum(node: NodeView, req: DescribeQuorumRequest, versi
     });
   }
   const now = BigInt(nowMs);
-  const self = createDescribeQuorumResponseReplicaState({ replicaId: node.nodeId, replicaDirectoryId: ZERO_UUID, logEndOffset: 0n, lastFetchTimestamp: -1n, lastCaughtUpTimestamp: now });
+  const self = createDescribeQuorumResponseReplicaState({ replicaId: node.nodeId, replicaDirectoryId: version >= 2 ? node.directoryId : ZERO_UUID, logEndOffset: 0n, lastFetchTimestamp: now, lastCaughtUpTimestamp: now });
   return createDescribeQuorumResponse({
     errorMessage: null,
     topics: [

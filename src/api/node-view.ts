@@ -16,6 +16,8 @@ export interface TopicView {
 export interface NodeView {
   readonly nodeId: number;
   readonly clusterId: string;
+  /** This node's metadata directory id (KIP-858). */
+  readonly directoryId: string;
   /** The listener the request came in on, with the address this node advertises on it. */
   readonly listeners: readonly { readonly name: string; readonly host: string; readonly port: number }[];
   /** Every topic, in no particular order. */
@@ -38,6 +40,7 @@ export function nodeViewOf(ctx: RequestContext<NodeViewServices>): NodeView {
   return {
     nodeId: node.nodeId,
     clusterId: node.clusterId,
+    directoryId: node.directoryId,
     listeners: [{ name: listener, ...node.advertisedFor(listener) }],
     topics: () => topics.list(),
     topic: (name) => topics.get(name),

@@ -22,6 +22,8 @@ import type { Logger } from '../observability/logger.js';
 export interface NodeService {
   readonly nodeId: number;
   readonly clusterId: string;
+  /** The id of this node's metadata directory (KIP-858), stable across restarts: its voter's directory id. */
+  readonly directoryId: string;
   /** The address clients of a listener are told to use (its advertised listener, bound port filled in). */
   advertisedFor(listenerName: string): { readonly host: string; readonly port: number };
 }

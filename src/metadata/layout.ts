@@ -13,6 +13,8 @@
  *                                              state (open/sealed/offloaded), last offset once sealed
  *   /ids/<name>                                id counters (next ledger id, …), see id-allocator.ts
  *   /brokers/<brokerId>                        broker registration, put with the broker's lease
+ *   /nodes/<nodeId>                            a node's identity: its metadata directory id (KIP-858),
+ *                                              created by the node's first start
  *   /owners/<topic>/<partition>                partition owner, put with the owning broker's lease
  *   /groups/<groupId>                          consumer group coordinator ownership, with a lease
  *
@@ -30,6 +32,7 @@ export const TOPIC_IDS_PREFIX = '/topic-ids/';
 export const PARTITIONS_PREFIX = '/partitions/';
 export const IDS_PREFIX = '/ids/';
 export const BROKERS_PREFIX = '/brokers/';
+export const NODES_PREFIX = '/nodes/';
 export const OWNERS_PREFIX = '/owners/';
 export const GROUPS_PREFIX = '/groups/';
 
@@ -102,6 +105,12 @@ export function ledgerKey(topic: string, partition: number, firstOffset: bigint 
 
 export function idCounterKey(name: string): string {
   return IDS_PREFIX + segment(name);
+}
+
+/** A node's identity record (its directory id), kept across restarts. */
+export function nodeKey(nodeId: number): string {
+  if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > 0x7fffffff) throw new MetadataInvalidArgumentError('node id must be an int32 >= 0', { nodeId });
+  return `${NODES_PREFIX}${nodeId}`;
 }
 
 export function brokerKey(brokerId: number): string {

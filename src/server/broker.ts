@@ -14,7 +14,6 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { randomUuid } from '../../protocol/wire/uuid.js';
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { handlers as allHandlers } from '../api/index.js';
 import type { Handler } from '../api/handler.js';
@@ -32,7 +31,7 @@ import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetri
 import type { LedgerFs } from '../ledger/fs.js';
 import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
 import type { LedgerStore } from '../ledger/types.js';
-import { CLUSTER_KEY } from '../metadata/layout.js';
+import { loadClusterId, loadDirectoryId } from '../cluster/identity.js';
 import { METADATA_STORE_CONFIG, openMetadataStore } from '../metadata/open-store.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
@@ -145,6 +144,7 @@ export class Broker implements ConnectionHost {
     // through their interfaces from here on.
     const metadata = (p.metadata = await openMetadataStore({ store: config.values.get(METADATA_STORE_CONFIG), dir: join(dataDir, 'metadata') }));
     const clusterId = await loadClusterId(metadata);
+    const directoryId = await loadDirectoryId(metadata, this.nodeId);
     const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry could not follow a change in the metadata store')));
     await topics.load();
     // Alone in its cluster, this broker owns every partition and coordinator key.
@@ -190,7 +190,7 @@ export class Broker implements ConnectionHost {
     const topicMetrics = new TopicMetrics(metrics);
     topics.addListener({ topicDeleted: (t) => topicMetrics.forget(t.name) });
     const services: Services = {
-      node: { nodeId: this.nodeId, clusterId, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
+      node: { nodeId: this.nodeId, clusterId, directoryId, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
       topics: topicService(topics, log),
       cluster: view,
@@ -269,16 +269,6 @@ export class Broker implements ConnectionHost {
     await p.metadata?.close();
     this.log.info('Ledgerline stopped');
   }
-}
-
-/** The cluster id, created (compare-and-set) by the first broker to start on a metadata store. */
-async function loadClusterId(metadata: MetadataStore): Promise<string> {
-  const kv = await metadata.get(CLUSTER_KEY);
-  if (kv) return (JSON.parse(Buffer.from(kv.value).toString('utf8')) as { clusterId: string }).clusterId;
-  const clusterId = randomUuid();
-  const res = await metadata.compareAndSet(CLUSTER_KEY, { version: 0 }, Buffer.from(JSON.stringify({ clusterId, formatVersion: 1 })));
-  if (!res.succeeded) return loadClusterId(metadata);
-  return clusterId;
 }
 
 /** The topic registry as handlers use it, with Metadata's auto-creation (auto.create.topics.enable). */

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import { DescribeQuorumApi, createDescribeQuorumRequest } from '../../../protocol/messages/055-describe-quorum.gen.js';
 import { Writer } from '../../../protocol/wire/writer.js';
-import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
 import { describeQuorum, describeQuorumHandler } from '../../../src/api/055-describe-quorum.js';
 import { fakeCluster, fakeNode, requestContext } from './fakes.js';
 import { fakeNodeView } from './node-view-fake.js';
@@ -10,13 +9,13 @@ import { fakeNodeView } from './node-view-fake.js';
 const metadataPartition = createDescribeQuorumRequest({ topics: [{ topicName: '__cluster_metadata', partitions: [{ partitionIndex: 0 }] }] });
 
 describe('DescribeQuorum', () => {
-  it('describes this node as the only voter and leader of __cluster_metadata-0, caught up with itself', () => {
+  it('describes this node as the only voter and leader of __cluster_metadata-0, with its directory id, fetched and caught up with itself now', () => {
     const res = describeQuorum(fakeNodeView([], { nodeId: 4 }), metadataPartition, 2, 1_700_000_000_000);
     expect(res.errorCode).toBe(ErrorCode.NONE);
     const p = res.topics[0]!.partitions[0]!;
     expect(res.topics[0]!.topicName).toBe('__cluster_metadata');
     expect(p).toMatchObject({ partitionIndex: 0, errorCode: 0, leaderId: 4, leaderEpoch: 1, highWatermark: 0n, observers: [] });
-    expect(p.currentVoters).toEqual([expect.objectContaining({ replicaId: 4, replicaDirectoryId: ZERO_UUID, logEndOffset: 0n, lastFetchTimestamp: -1n, lastCaughtUpTimestamp: 1_700_000_000_000n })]);
+    expect(p.currentVoters).toEqual([expect.objectContaining({ replicaId: 4, replicaDirectoryId: 'ZGlyZWN0b3J5LWlkLTAwMA', logEndOffset: 0n, lastFetchTimestamp: 1_700_000_000_000n, lastCaughtUpTimestamp: 1_700_000_000_000n })]);
     expect(res.nodes).toEqual([expect.objectContaining({ nodeId: 4, listeners: [expect.objectContaining({ name: 'PLAINTEXT', host: 'broker.example', port: 9092 })] })]);
   });
 

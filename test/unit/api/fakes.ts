@@ -37,6 +37,7 @@ export function fakeNode(o: { nodeId?: number; clusterId?: string; host?: string
   return {
     nodeId: o.nodeId ?? 7,
     clusterId: o.clusterId ?? 'cluster-0',
+    directoryId: 'ZGlyZWN0b3J5LWlkLTAwMA',
     advertisedFor: () => ({ host: o.host ?? 'broker.example', port: o.port ?? 9092 }),
   };
 }

@@ -6,6 +6,7 @@ export function fakeNodeView(topics: readonly TopicView[], o: { nodeId?: number;
   return {
     nodeId: o.nodeId ?? 1,
     clusterId: 'cluster-0',
+    directoryId: 'ZGlyZWN0b3J5LWlkLTAwMA',
     listeners: [{ name: 'PLAINTEXT', host: 'broker.example', port: 9092 }],
     topics: () => topics,
     topic: (name) => topics.find((t) => t.name === name),
