@@ -13,10 +13,10 @@ import { defineHandler } from './handler.js';
 
 export const describeConfigs = defineHandler({
   api: DescribeConfigsApi,
-  uses: ['node', 'config', 'topics'],
+  uses: ['node', 'config', 'clusterConfigs', 'topics'],
   versions: { min: 1, max: 4 },
   handle(req, ctx) {
-    const { node, config, topics } = ctx.services;
+    const { node, config, clusterConfigs, topics } = ctx.services;
     const v = ctx.apiVersion;
     const results = req.resources.map((res) => {
       const out = createDescribeConfigsResponseDescribeConfigsResult({ resourceType: res.resourceType, resourceName: res.resourceName });
@@ -42,7 +42,7 @@ export const describeConfigs = defineHandler({
           out.errorMessage = err;
           return out;
         }
-        described = describeBrokerConfigs(config);
+        described = describeBrokerConfigs(config, clusterConfigs, res.resourceName);
       } else {
         out.errorCode = ErrorCode.INVALID_REQUEST;
         out.errorMessage = `Unsupported resource type ${res.resourceType}`;

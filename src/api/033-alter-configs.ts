@@ -1,6 +1,7 @@
 // AlterConfigs v0-2 · v1: same as v0 · v2+: flexible. Replaces a topic's whole set of overrides.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { AlterConfigsApi, createAlterConfigsResponse, createAlterConfigsResponseAlterConfigsResourceResponse } from '../../protocol/messages/033-alter-configs.gen.js';
+import { ELR_BROKER_MIN_ISR, MIN_INSYNC_REPLICAS } from '../cluster/cluster-configs.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { quoted } from '../cluster/topic-names.js';
 import { brokerResourceError, ResourceType, topicResourceError } from './configs.js';
@@ -8,10 +9,10 @@ import { defineHandler } from './handler.js';
 
 export const alterConfigs = defineHandler({
   api: AlterConfigsApi,
-  uses: ['node', 'topics'],
+  uses: ['node', 'clusterConfigs', 'topics'],
   versions: { min: 0, max: 2 },
   async handle(req, ctx) {
-    const { node, topics } = ctx.services;
+    const { node, clusterConfigs, topics } = ctx.services;
     const responses = [];
     for (const res of req.resources) {
       const out = createAlterConfigsResponseAlterConfigsResourceResponse({ resourceType: res.resourceType, resourceName: res.resourceName });
@@ -31,6 +32,12 @@ export const alterConfigs = defineHandler({
         } else if (res.resourceType === ResourceType.BROKER) {
           const err = brokerResourceError(node.nodeId, res.resourceName);
           if (err) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, err);
+          if (res.resourceName === '') {
+            // The legacy API replaces the whole set of cluster-level values.
+            await clusterConfigs.alter(new Map(Object.entries(configs)), { validateOnly: req.validateOnly, replaceAll: true });
+            continue;
+          }
+          if (MIN_INSYNC_REPLICAS in configs) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_BROKER_MIN_ISR);
           if (Object.keys(configs).length > 0) {
             throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(Object.keys(configs).join(','))}`);
           }

@@ -7,7 +7,8 @@ import {
   createIncrementalAlterConfigsResponse,
   createIncrementalAlterConfigsResponseAlterConfigsResourceResponse,
 } from '../../protocol/messages/044-incremental-alter-configs.gen.js';
-import { TOPIC_CONFIG_BY_NAME } from '../cluster/config-defs.js';
+import { ELR_BROKER_MIN_ISR, MIN_INSYNC_REPLICAS } from '../cluster/cluster-configs.js';
+import { BROKER_CONFIG_BY_NAME, TOPIC_CONFIG_BY_NAME } from '../cluster/config-defs.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { quoted } from '../cluster/topic-names.js';
 import { brokerResourceError, ResourceType, topicResourceError } from './configs.js';
@@ -20,10 +21,10 @@ const SUBTRACT = 3;
 
 export const incrementalAlterConfigs = defineHandler({
   api: IncrementalAlterConfigsApi,
-  uses: ['node', 'topics'],
+  uses: ['node', 'config', 'clusterConfigs', 'topics'],
   versions: { min: 0, max: 1 },
   async handle(req, ctx) {
-    const { node, topics } = ctx.services;
+    const { node, config, clusterConfigs, topics } = ctx.services;
     const responses = [];
     for (const res of req.resources) {
       const out = createIncrementalAlterConfigsResponseAlterConfigsResourceResponse({ resourceType: res.resourceType, resourceName: res.resourceName });
@@ -75,6 +76,11 @@ export const incrementalAlterConfigs = defineHandler({
         } else if (res.resourceType === ResourceType.BROKER) {
           const err = brokerResourceError(node.nodeId, res.resourceName);
           if (err) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, err);
+          if (res.resourceName === '') {
+            await clusterConfigs.alter(clusterChanges(res.configs, (name) => clusterConfigs.get(name) ?? config.values.get(name) ?? BROKER_CONFIG_BY_NAME.get(name)?.default ?? null), { validateOnly: req.validateOnly });
+            continue;
+          }
+          if (res.configs.some((c) => c.name === MIN_INSYNC_REPLICAS)) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_BROKER_MIN_ISR);
           if (res.configs.length > 0) {
             throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(res.configs.map((c) => c.name).join(','))}`);
           }
@@ -90,3 +96,33 @@ export const incrementalAlterConfigs = defineHandler({
     return createIncrementalAlterConfigsResponse({ responses });
   },
 });
+
+/**
+ * The changes an IncrementalAlterConfigs of the cluster-level broker resource makes: SET a value, DELETE one,
+ * APPEND to / SUBTRACT from a LIST config's current effective value. Throws ClusterApiError.
+ */
+function clusterChanges(configs: readonly { name: string; configOperation: number; value: string | null }[], current: (name: string) => string | null): Map<string, string | null> {
+  const changes = new Map<string, string | null>();
+  for (const c of configs) {
+    switch (c.configOperation) {
+      case SET:
+        if (c.value === null) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
+        changes.set(c.name, c.value);
+        break;
+      case DELETE:
+        changes.set(c.name, null);
+        break;
+      case APPEND:
+      case SUBTRACT: {
+        if (BROKER_CONFIG_BY_NAME.get(c.name)?.type !== 'LIST') throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Config value append is not allowed for config key: ${c.name}`);
+        const now = (current(c.name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        const items = (c.value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        changes.set(c.name, (c.configOperation === APPEND ? [...now, ...items.filter((i) => !now.includes(i))] : now.filter((i) => !items.includes(i))).join(','));
+        break;
+      }
+      default:
+        throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Unknown config operation ${c.configOperation}`);
+    }
+  }
+  return changes;
+}

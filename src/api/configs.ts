@@ -7,6 +7,7 @@ import { ErrorCode } from '../../protocol/error-codes.js';
 import { BROKER_CONFIGS, ConfigSource, ConfigType, type ConfigDef } from '../cluster/config-defs.js';
 import { quoted, topicNameError } from '../cluster/topic-names.js';
 import { ClusterApiError } from '../cluster/errors.js';
+import type { ClusterConfigService } from './services.js';
 
 /** Kafka's ConfigResource.Type codes. */
 export const ResourceType = {
@@ -25,16 +26,26 @@ export interface DescribedConfig {
   synonyms: { name: string; value: string | null; source: number }[];
 }
 
-/** Every broker config, with where its value comes from. */
-export function describeBrokerConfigs(config: BrokerConfig): DescribedConfig[] {
-  return BROKER_CONFIGS.map((def) => {
+/**
+ * A broker resource's configs, with where each value comes from. Broker "<id>": every broker config; its
+ * value is the cluster-level dynamic one, else the static one, else the default, with those synonyms (Kafka's
+ * ConfigHelper.createBrokerConfigEntry). Broker "" (the cluster default, `--entity-default`): only the values
+ * set at the cluster level, as Kafka describes `currentDynamicDefaultConfigs`.
+ */
+export function describeBrokerConfigs(config: BrokerConfig, dynamic: Pick<ClusterConfigService, 'get'>, resourceName: string): DescribedConfig[] {
+  const described = BROKER_CONFIGS.map((def) => {
     const explicit = config.explicit.has(def.name);
-    const value = config.values.get(def.name) ?? null;
+    const cluster = dynamic.get(def.name);
     const synonyms = [];
-    if (explicit) synonyms.push({ name: def.name, value, source: ConfigSource.STATIC_BROKER_CONFIG });
+    if (cluster !== undefined) synonyms.push({ name: def.name, value: cluster, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
+    const staticValue = config.values.get(def.name) ?? null;
+    if (explicit) synonyms.push({ name: def.name, value: staticValue, source: ConfigSource.STATIC_BROKER_CONFIG });
     if (def.default !== null) synonyms.push({ name: def.name, value: def.default, source: ConfigSource.DEFAULT_CONFIG });
-    return { def, value: def.sensitive ? null : value, source: explicit ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG, synonyms };
+    const value = cluster ?? staticValue;
+    const source = cluster !== undefined ? ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG : explicit ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
+    return { def, value: def.sensitive ? null : value, source, synonyms };
   });
+  return resourceName === '' ? described.filter((d) => d.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG) : described;
 }
 
 export function configTypeCode(def: ConfigDef): number {

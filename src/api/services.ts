@@ -6,9 +6,10 @@
  *
  *   connection ─► dispatch ─► handler(request, { services: Pick<Services, uses>, principal, ... })
  *                                                  │
- *                     topics · cluster · partitions · groups · node · config · producerIds · fetchSessions · metrics · log
+ *      topics · cluster · partitions · groups · node · config · clusterConfigs · producerIds · fetchSessions · metrics · log
  */
 import type { ApiVersionsResponse } from '../../protocol/messages/018-api-versions.gen.js';
+import type { ClusterConfigs } from '../cluster/cluster-configs.js';
 import type { ClusterView } from '../cluster/cluster-view.js';
 import type { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import type { PartitionManager } from '../cluster/partitions.js';
@@ -62,6 +63,9 @@ export interface MetricsSink {
   countFetch(topic: string, bytes: number): void;
 }
 
+/** The dynamic broker configs at the cluster level (Kafka's default broker resource), read and altered. */
+export type ClusterConfigService = Pick<ClusterConfigs, 'get' | 'entries' | 'alter'>;
+
 /** The APIs this broker serves, as ApiVersions lists them (computed once from the handlers' ranges). */
 export interface ApiCatalog {
   readonly versions: ApiVersionsResponse['apiKeys'];
@@ -71,6 +75,7 @@ export interface Services {
   readonly node: NodeService;
   /** The broker's configuration (read-only; topic configs live with the topics). */
   readonly config: BrokerConfig;
+  readonly clusterConfigs: ClusterConfigService;
   readonly topics: TopicService;
   readonly cluster: ClusterService;
   readonly partitions: PartitionService;

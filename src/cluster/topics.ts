@@ -21,6 +21,7 @@ import type { BrokerConfig } from '../config.js';
 import { parseSegment, topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
 import type { MetadataStore, Watch, WatchEvent } from '../metadata/types.js';
 import { ClusterApiError } from './errors.js';
+import type { DynamicDefaults } from './cluster-configs.js';
 import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
 import { hasCollisionChars, isInternalTopic, quoted, topicNameError, unifyCollisionChars } from './topic-names.js';
 
@@ -108,6 +109,8 @@ export class TopicManager {
   private closed = false;
   /** Registered brokers, which bound the replication factor (the cluster view sets it; alone: 1). */
   liveBrokerCount: () => number = () => 1;
+  /** The cluster-level dynamic broker configs (src/cluster/cluster-configs.ts); none unless the broker sets them. */
+  private dynamicDefaults: DynamicDefaults = { get: () => undefined };
 
   constructor(
     private readonly store: MetadataStore,
@@ -115,6 +118,21 @@ export class TopicManager {
     /** Where a failure to follow the store is reported (the cache then stops following it). */
     private readonly onWatchError: (err: Error) => void = () => undefined,
   ) {}
+
+  /**
+   * Resolves topic configs over these cluster-level dynamic values from now on. Call `dynamicDefaultsChanged`
+   * when they change, so the open partitions take the new effective values.
+   */
+  useDynamicDefaults(d: DynamicDefaults): void {
+    this.dynamicDefaults = d;
+  }
+
+  /** The cluster-level values changed: every topic's effective configs may have, as Kafka reconfigures its logs. */
+  dynamicDefaultsChanged(): Promise<void> {
+    return this.serialize(async () => {
+      for (const t of this.byName.values()) await this.tell((l) => l.configsChanged?.(t));
+    });
+  }
 
   addListener(l: TopicListener): void {
     this.listeners.push(l);
@@ -391,7 +409,7 @@ export class TopicManager {
 
   /**
    * One config of a topic, resolved as Kafka resolves it: the topic's override, else the first broker
-   * synonym the operator set (unit-converted), else the default. Synonyms are listed most specific first
+   * synonym set at the cluster level (a dynamic default) or by the operator (static), unit-converted, else the default. Synonyms are listed most specific first
    * and end with the default entry, as DescribeConfigs reports them.
    */
   resolve(t: TopicRecord, def: TopicConfigDef): ResolvedConfig {
@@ -403,6 +421,14 @@ export class TopicManager {
     const convert = (v: string | null, factor = 1): string | null => (v === null || factor === 1 ? v : String(BigInt(v) * BigInt(factor)));
     const brokerSynonyms = def.brokerSynonyms ?? [];
     for (const syn of brokerSynonyms) {
+      const dynamic = this.dynamicDefaults.get(syn.name);
+      if (dynamic !== undefined) {
+        synonyms.push({ name: syn.name, value: dynamic, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
+        if (value === null && override === undefined) {
+          value = convert(dynamic, syn.factor);
+          source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG;
+        }
+      }
       if (!this.config.explicit.has(syn.name)) continue;
       const v = this.config.values.get(syn.name) ?? null;
       synonyms.push({ name: syn.name, value: v, source: ConfigSource.STATIC_BROKER_CONFIG });

@@ -13,6 +13,8 @@
  *                                              state (open/sealed/offloaded), last offset once sealed
  *   /ids/<name>                                id counters (next ledger id, …), see id-allocator.ts
  *   /brokers/<brokerId>                        broker registration, put with the broker's lease
+ *   /configs/brokers                           dynamic broker configs at the cluster level (Kafka's default
+ *                                              broker resource, `kafka-configs --entity-default`)
  *   /nodes/<nodeId>                            a node's identity: its metadata directory id (KIP-858),
  *                                              created by the node's first start
  *   /owners/<topic>/<partition>                partition owner, put with the owning broker's lease
@@ -33,6 +35,7 @@ export const PARTITIONS_PREFIX = '/partitions/';
 export const IDS_PREFIX = '/ids/';
 export const BROKERS_PREFIX = '/brokers/';
 export const NODES_PREFIX = '/nodes/';
+export const CLUSTER_CONFIGS_KEY = '/configs/brokers';
 export const OWNERS_PREFIX = '/owners/';
 export const GROUPS_PREFIX = '/groups/';
 

@@ -31,6 +31,7 @@ import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetri
 import type { LedgerFs } from '../ledger/fs.js';
 import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
 import type { LedgerStore } from '../ledger/types.js';
+import { ClusterConfigs, MIN_INSYNC_REPLICAS } from '../cluster/cluster-configs.js';
 import { loadClusterId, loadDirectoryId } from '../cluster/identity.js';
 import { METADATA_STORE_CONFIG, openMetadataStore } from '../metadata/open-store.js';
 import type { MetadataStore } from '../metadata/types.js';
@@ -55,6 +56,7 @@ export interface BoundListener extends Listener {
 interface Parts {
   metadata: MetadataStore;
   ledgers: LedgerStore;
+  clusterConfigs: ClusterConfigs;
   topics: TopicManager;
   view: ClusterView;
   partitions: PartitionManager;
@@ -146,6 +148,11 @@ export class Broker implements ConnectionHost {
     const clusterId = await loadClusterId(metadata);
     const directoryId = await loadDirectoryId(metadata, this.nodeId);
     const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry could not follow a change in the metadata store')));
+    // The cluster-level dynamic broker configs, under the topics' own overrides (KIP-966 writes min.insync.replicas).
+    const clusterConfigs = (p.clusterConfigs = new ClusterConfigs(metadata, (err) => log.error({ err }, 'the cluster-level broker configs could not follow a change in the metadata store')));
+    await clusterConfigs.load(config.values.get(MIN_INSYNC_REPLICAS) ?? '1');
+    topics.useDynamicDefaults(clusterConfigs);
+    clusterConfigs.onChange(() => void topics.dynamicDefaultsChanged().catch((err: unknown) => log.error({ err }, 'applying the cluster-level broker configs failed')));
     await topics.load();
     // Alone in its cluster, this broker owns every partition and coordinator key.
     const view = (p.view = new SingleNodeView({
@@ -192,6 +199,7 @@ export class Broker implements ConnectionHost {
     const services: Services = {
       node: { nodeId: this.nodeId, clusterId, directoryId, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
+      clusterConfigs,
       topics: topicService(topics, log),
       cluster: view,
       partitions,
@@ -265,6 +273,7 @@ export class Broker implements ConnectionHost {
     await this.admin?.close();
     await p.partitions?.close();
     await p.topics?.close();
+    await p.clusterConfigs?.close();
     await p.ledgers?.close();
     await p.metadata?.close();
     this.log.info('Ledgerline stopped');

@@ -2,7 +2,7 @@
  * Small fakes of the services API handlers use (src/api/services.ts), and a request context over them, so
  * a handler is tested in-process against exactly the services it names in `uses`.
  */
-import type { RequestContext } from '../../../src/api/handler.js';
+import { NO_RESPONSE, type HandlerResult, type RequestContext } from '../../../src/api/handler.js';
 import { ANONYMOUS, type MetricsSink, type NodeService, type PartitionService, type ServiceName, type Services, type TopicService } from '../../../src/api/services.js';
 import { coordinatorPartition, type ClusterView, type LiveBroker } from '../../../src/cluster/cluster-view.js';
 import { Partition, type ProduceConfig } from '../../../src/cluster/partitions.js';
@@ -148,4 +148,11 @@ export class RecordingMetrics implements MetricsSink {
   countFetch(topic: string, bytes: number): void {
     this.fetches.push({ topic, bytes });
   }
+}
+
+/** The response a handler gave, for handlers that always answer. */
+export async function answer<Res>(r: HandlerResult<Res> | Promise<HandlerResult<Res>>): Promise<Res> {
+  const v = await r;
+  if (v === NO_RESPONSE) throw new Error('the handler did not answer');
+  return v;
 }

@@ -22,7 +22,6 @@ import { deleteRecords } from '../../../src/api/021-delete-records.js';
 import { offsetForLeaderEpoch } from '../../../src/api/023-offset-for-leader-epoch.js';
 import { describeCluster } from '../../../src/api/060-describe-cluster.js';
 import { describeProducers } from '../../../src/api/061-describe-producers.js';
-import { NO_RESPONSE, type HandlerResult } from '../../../src/api/handler.js';
 import type { Services } from '../../../src/api/services.js';
 import type { LiveBroker } from '../../../src/cluster/cluster-view.js';
 import { FetchSessionCache } from '../../../src/cluster/fetch-sessions.js';
@@ -34,14 +33,7 @@ import { MemoryLedgerFs } from '../../../src/ledger/memory-fs.js';
 import { openMemoryMetadataStore } from '../../../src/metadata/index.js';
 import { fetchRequest, metadataRequest, produceRequest } from '../../support/requests.js';
 import { buildBatch } from '../log/support.js';
-import { fakeCluster, fakeNode, requestContext } from './fakes.js';
-
-/** The response a handler gave (every handler here answers). */
-async function answer<Res>(r: HandlerResult<Res> | Promise<HandlerResult<Res>>): Promise<Res> {
-  const v = await r;
-  if (v === NO_RESPONSE) throw new Error('the handler did not answer');
-  return v;
-}
+import { answer, fakeCluster, fakeNode, requestContext } from './fakes.js';
 
 const BROKERS: LiveBroker[] = [
   { nodeId: 7, rack: null, endpoints: [{ listenerName: 'PLAINTEXT', host: 'broker.example', port: 9092 }] },

@@ -1,0 +1,173 @@
+/**
+ * Dynamic broker configs at the cluster level: Kafka's default broker resource (`kafka-configs --alter
+ * --entity-type brokers --entity-default`, a KRaft ConfigRecord for BROKER ""), shared by every broker on the
+ * metadata store and followed with a watch, so a change made through any broker applies on all of them.
+ *
+ *   /configs/brokers   {"formatVersion": 1, "configs": {"min.insync.replicas": "1", "log.retention.ms": "…"}}
+ *
+ * A topic config resolves as Kafka resolves it (ConfigHelper, DynamicBrokerConfig): the topic's override,
+ * else, for each of its broker synonyms in order, that synonym's cluster-level dynamic value, then its static
+ * value, else the default. Ledgerline keeps no per-broker dynamic values (DYNAMIC_BROKER_CONFIG).
+ *
+ * What may be set here: the broker configs that supply a topic config's default, the first synonym of each
+ * (Kafka's DynamicLogConfig.ReconfigurableConfigs: log.retention.ms but not log.retention.hours,
+ * min.insync.replicas, compression.type, …). Every other broker config is static in Ledgerline.
+ *
+ * KIP-966: with eligible.leader.replicas.version 1 finalized (as Ledgerline finalizes it), the cluster-level
+ * min.insync.replicas must exist. The first start writes the static value when there is none, as Kafka's
+ * controller does before it enables ELR (ConfigurationControlManager.maybeGenerateElrSafetyRecords), so every
+ * topic reports it as a dynamic cluster default; removing it, or setting it per broker, is INVALID_CONFIG.
+ */
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { CLUSTER_CONFIGS_KEY } from '../metadata/layout.js';
+import type { MetadataStore, Watch } from '../metadata/types.js';
+import { BROKER_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type ConfigDef } from './config-defs.js';
+import { ClusterApiError } from './errors.js';
+import { quoted } from './topic-names.js';
+
+export const MIN_INSYNC_REPLICAS = 'min.insync.replicas';
+
+/** The broker configs that may be set at the cluster level. */
+export const CLUSTER_DYNAMIC_CONFIGS: ReadonlyMap<string, ConfigDef> = new Map(
+  TOPIC_CONFIGS.flatMap((t) => {
+    const first = t.brokerSynonyms?.[0];
+    const def = first && BROKER_CONFIG_BY_NAME.get(first.name);
+    return def ? [[def.name, def] as const] : [];
+  }),
+);
+
+export const ELR_MIN_ISR_REMOVAL = 'Cluster-level min.insync.replicas cannot be removed while ELR is enabled.';
+export const ELR_BROKER_MIN_ISR = 'Broker-level min.insync.replicas cannot be altered while ELR is enabled.';
+
+interface Stored {
+  readonly formatVersion: 1;
+  readonly configs: Record<string, string>;
+}
+
+/** The cluster-level dynamic values, as topic config resolution reads them. */
+export interface DynamicDefaults {
+  /** The cluster-level value of a broker config, undefined when none is set. */
+  get(name: string): string | undefined;
+}
+
+export class ClusterConfigs implements DynamicDefaults {
+  private configs: Record<string, string> = {};
+  private revision = 0;
+  private watch: Watch | null = null;
+  private closed = false;
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(
+    private readonly store: MetadataStore,
+    /** Where a failure to follow the store is reported. */
+    private readonly onWatchError: (err: Error) => void = () => undefined,
+  ) {}
+
+  get(name: string): string | undefined {
+    return this.configs[name];
+  }
+
+  /** Every cluster-level value, by name. */
+  entries(): readonly (readonly [string, string])[] {
+    return Object.entries(this.configs);
+  }
+
+  /** Called after the values changed, here or through another broker sharing the store. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Loads the values, writes KIP-966's cluster-level min.insync.replicas if missing, then follows the store. */
+  async load(staticMinInsyncReplicas: string): Promise<void> {
+    const kv = await this.store.get(CLUSTER_CONFIGS_KEY);
+    if (kv) this.apply(decode(kv.value), kv.modRevision);
+    if (this.get(MIN_INSYNC_REPLICAS) === undefined) {
+      // A concurrent first start writes the same value; whichever wins, the value exists afterwards.
+      await this.update((c) => (c[MIN_INSYNC_REPLICAS] === undefined ? { ...c, [MIN_INSYNC_REPLICAS]: staticMinInsyncReplicas } : c));
+    }
+    this.watch = await this.store.watch(
+      { key: CLUSTER_CONFIGS_KEY },
+      {
+        onEvents: (res) => {
+          for (const e of res.events) {
+            if (e.kv.modRevision <= this.revision) continue;
+            try {
+              this.apply(e.type === 'delete' ? {} : decode(e.kv.value), e.kv.modRevision);
+            } catch (err) {
+              this.onWatchError(err as Error);
+            }
+          }
+        },
+        onError: (err) => {
+          this.watch = null;
+          if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.onWatchError(err);
+        },
+      },
+      { startRevision: this.revision + 1 },
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watch?.cancel();
+    this.watch = null;
+  }
+
+  /**
+   * Checks a change of the cluster-level values and, unless validateOnly, stores it. `changes` maps a name to
+   * its new value or null to remove it; `replaceAll` (legacy AlterConfigs) removes every value not named.
+   * Throws ClusterApiError with Kafka's codes and messages.
+   */
+  async alter(changes: ReadonlyMap<string, string | null>, opts: { validateOnly: boolean; replaceAll?: boolean }): Promise<void> {
+    const apply = (current: Record<string, string>): Record<string, string> => {
+      const next: Record<string, string> = opts.replaceAll ? {} : { ...current };
+      for (const [name, value] of changes) {
+        if (value === null) delete next[name];
+        else next[name] = value.trim();
+      }
+      return next;
+    };
+    for (const [name, value] of changes) {
+      // Removing a value that is not set writes nothing (Kafka's incrementalAlterConfigResource), known or not.
+      if (value === null) continue;
+      const def = CLUSTER_DYNAMIC_CONFIGS.get(name);
+      if (!def) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(name)}`);
+      const err = validateConfigValue(def, value);
+      if (err) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, err);
+    }
+    if (apply(this.configs)[MIN_INSYNC_REPLICAS] === undefined) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_MIN_ISR_REMOVAL);
+    if (opts.validateOnly) return;
+    await this.update(apply);
+  }
+
+  /** Compare-and-set of the stored record, retried on a concurrent change. */
+  private async update(fn: (current: Record<string, string>) => Record<string, string>): Promise<void> {
+    for (;;) {
+      const kv = await this.store.get(CLUSTER_CONFIGS_KEY);
+      const current = kv ? decode(kv.value) : {};
+      const next = fn(current);
+      const value = Buffer.from(JSON.stringify({ formatVersion: 1, configs: next } satisfies Stored));
+      const res = await this.store.compareAndSet(CLUSTER_CONFIGS_KEY, kv ? { modRevision: kv.modRevision } : { version: 0 }, value);
+      if (res.succeeded) {
+        this.apply(next, res.revision);
+        return;
+      }
+    }
+  }
+
+  private apply(configs: Record<string, string>, revision: number): void {
+    if (revision <= this.revision) return;
+    this.revision = revision;
+    const changed = JSON.stringify(configs) !== JSON.stringify(this.configs);
+    this.configs = configs;
+    if (changed) for (const l of this.listeners) l();
+  }
+}
+
+function decode(value: Uint8Array): Record<string, string> {
+  const stored = JSON.parse(Buffer.from(value).toString('utf8')) as Partial<Stored>;
+  if (stored.formatVersion !== 1 || typeof stored.configs !== 'object' || stored.configs === null) {
+    throw new Error(`the metadata store's ${CLUSTER_CONFIGS_KEY} record is not one this version reads`);
+  }
+  return stored.configs;
+}
