@@ -31,7 +31,13 @@ export interface BrokerConfig {
   readonly explicit: ReadonlySet<string>;
   readonly nodeId: number;
   readonly listeners: Listener[];
+  /**
+   * The addresses this node publishes, by listener name: the broker listeners' (Metadata, FindCoordinator)
+   * and the controller listeners' (DescribeQuorum, DescribeCluster for controllers).
+   */
   readonly advertisedListeners: Listener[];
+  /** The names of the listeners that serve the controller APIs (controller.listener.names), upper-cased. */
+  readonly controllerListenerNames: readonly string[];
   readonly dataDir: string;
   readonly numPartitions: number;
   readonly defaultReplicationFactor: number;
@@ -157,7 +163,16 @@ export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
   if (!explicit.has('node.id') && explicit.has('broker.id') && int('broker.id') >= 0) nodeId = int('broker.id');
   const listeners = parseListeners(str('listeners')!, 'listeners');
   const advertised = str('advertised.listeners');
-  const advertisedListeners = advertised ? parseListeners(advertised, 'advertised.listeners') : listeners.map((l) => ({ ...l }));
+  const controllerListenerNames = (str('controller.listener.names') ?? '').split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  // Kafka's KafkaConfig checks: every controller listener is one of the listeners, and one listener at least
+  // serves brokers' clients.
+  for (const name of controllerListenerNames) {
+    if (!listeners.some((l) => l.name === name)) throw new ConfigError(`controller.listener.names must only contain values appearing in the 'listeners' configuration (${name} does not)`);
+  }
+  if (listeners.every((l) => controllerListenerNames.includes(l.name))) throw new ConfigError('listeners must name at least one listener that is not a controller listener (controller.listener.names)');
+  // A controller listener advertises its own address unless advertised.listeners names it (KIP-853 lets it).
+  const advertisedListeners = advertised ? parseListeners(advertised, 'advertised.listeners') : listeners.filter((l) => !controllerListenerNames.includes(l.name)).map((l) => ({ ...l }));
+  for (const l of listeners) if (controllerListenerNames.includes(l.name) && !advertisedListeners.some((a) => a.name === l.name)) advertisedListeners.push({ ...l });
   const logDirs = explicit.has('log.dirs') || !explicit.has('log.dir') ? str('log.dirs')! : str('log.dir')!;
   const dataDirs = logDirs.split(',').map((s) => s.trim()).filter(Boolean);
   if (dataDirs.length !== 1) throw new ConfigError(`log.dirs must name exactly one directory (got ${JSON.stringify(logDirs)})`);
@@ -171,6 +186,7 @@ export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
     nodeId,
     listeners,
     advertisedListeners,
+    controllerListenerNames,
     dataDir: dataDirs[0]!,
     numPartitions: int('num.partitions'),
     defaultReplicationFactor: int('default.replication.factor'),

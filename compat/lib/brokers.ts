@@ -244,9 +244,12 @@ export class Ledgerline implements Broker {
     const dir = this.dir;
     if (!this.opts.keepData) onExit(() => rmSync(dir, { recursive: true, force: true }));
     const port = await freePort();
+    const controllerPort = await freePort();
     this.bootstrap = `127.0.0.1:${port}`;
+    // As the Kafka node above: a broker listener and a controller listener (DescribeQuorum's voter endpoint).
     const settings: Record<string, string> = {
-      listeners: `PLAINTEXT://127.0.0.1:${port}`,
+      listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+      'controller.listener.names': 'CONTROLLER',
       'log.dirs': join(this.dir, 'data'),
       'node.id': '1',
       ...SHARED_BROKER_SETTINGS,

@@ -7,13 +7,21 @@ import { ApiVersionsApi, type ApiVersionsResponse, createApiVersionsResponse, cr
 import { encodeResponseFrame, type RequestHeader } from '../../protocol/headers.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { FINALIZED_FEATURES_EPOCH, finalizedFeatures, supportedFeatures } from './features.js';
-import { defineHandler, type Handler } from './handler.js';
+import { defineHandler, handlersFor, type Handler } from './handler.js';
+import type { ApiCatalog } from './services.js';
 
 /** The ApiVersions list, built from the handlers' declared ranges. */
 export function supportedApiVersions(handlers: Iterable<Handler>): ApiVersionsResponse['apiKeys'] {
   return [...handlers]
     .sort((a, b) => a.api.apiKey - b.api.apiKey)
     .map((h) => createApiVersionsResponseApiVersion({ apiKey: h.api.apiKey, minVersion: h.advertisedMin ?? h.versions.min, maxVersion: h.versions.max }));
+}
+
+/** ApiVersions' lists: a controller listener's holds the controller APIs, the others' the broker APIs. */
+export function apiCatalog(handlers: ReadonlyMap<number, Handler>, controllerListeners: ReadonlySet<string>): ApiCatalog {
+  const broker = supportedApiVersions(handlersFor(handlers, 'broker').values());
+  const controller = supportedApiVersions(handlersFor(handlers, 'controller').values());
+  return { versionsFor: (listenerName) => (controllerListeners.has(listenerName) ? controller : broker) };
 }
 
 /** KIP-511: a client-software name or version must match this to be recorded. */
@@ -35,7 +43,7 @@ export const apiVersions = defineHandler({
     // KIP-1242: a client that reached the wrong cluster or node (an address reused after a move) rebootstraps.
     const { node } = ctx.services;
     if (v >= 5 && req.clusterId !== null && (req.clusterId !== node.clusterId || req.nodeId !== node.nodeId)) return refused(ErrorCode.REBOOTSTRAP_REQUIRED);
-    const res = createApiVersionsResponse({ apiKeys: ctx.services.apis.versions.map((k) => ({ ...k })) });
+    const res = createApiVersionsResponse({ apiKeys: ctx.services.apis.versionsFor(ctx.connection.listenerName).map((k) => ({ ...k })) });
     if (v >= 3) {
       ctx.connection.clientSoftwareName = req.clientSoftwareName;
       ctx.connection.clientSoftwareVersion = req.clientSoftwareVersion;

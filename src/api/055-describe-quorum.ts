@@ -54,8 +54,8 @@ export function describeQuorum(node: NodeView, req: DescribeQuorumRequest, versi
         partitions: [createDescribeQuorumResponsePartitionData({ partitionIndex: 0, errorMessage: null, leaderId: node.nodeId, leaderEpoch: LEADER_EPOCH, highWatermark: 0n, currentVoters: [self], observers: [] })],
       }),
     ],
-    // v2+: the voters' endpoints (not ignorable, so absent before).
-    nodes: version < 2 ? [] : [createDescribeQuorumResponseNode({ nodeId: node.nodeId, listeners: node.listeners.map((l) => createDescribeQuorumResponseListener({ name: l.name, host: l.host, port: l.port })) })],
+    // v2+: the voters' endpoints (not ignorable, so absent before): the controller listeners, as a KRaft voter's.
+    nodes: version < 2 ? [] : [createDescribeQuorumResponseNode({ nodeId: node.nodeId, listeners: node.controllerListeners.map((l) => createDescribeQuorumResponseListener({ name: l.name, host: l.host, port: l.port })) })],
   });
 }
 

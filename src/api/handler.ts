@@ -64,3 +64,14 @@ export function defineHandler<Req, Res, S extends ServiceName = never>(h: Handle
   }
   return h;
 }
+
+/** Which listeners an API is served on: Kafka's schema `listeners` (ApiMessageType.listeners). */
+export type ListenerRole = 'broker' | 'controller';
+
+/**
+ * The handlers a listener of this role serves: those whose API's schema names the role, as Kafka's
+ * SocketServer enables on a controller listener only the APIs of ApiKeys.controllerApis().
+ */
+export function handlersFor(handlers: ReadonlyMap<number, Handler>, role: ListenerRole): ReadonlyMap<number, Handler> {
+  return new Map([...handlers].filter(([, h]) => h.api.listeners.includes(role)));
+}

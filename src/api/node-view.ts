@@ -18,8 +18,11 @@ export interface NodeView {
   readonly clusterId: string;
   /** This node's metadata directory id (KIP-858). */
   readonly directoryId: string;
-  /** The listener the request came in on, with the address this node advertises on it. */
-  readonly listeners: readonly { readonly name: string; readonly host: string; readonly port: number }[];
+  /**
+   * The listeners this node serves its quorum's controller APIs on, with the addresses it advertises on them:
+   * its controller listeners (controller.listener.names), or, when it has none, the listener the request came in on.
+   */
+  readonly controllerListeners: readonly { readonly name: string; readonly host: string; readonly port: number }[];
   /** Every topic, in no particular order. */
   topics(): readonly TopicView[];
   topic(name: string): TopicView | undefined;
@@ -41,7 +44,7 @@ export function nodeViewOf(ctx: RequestContext<NodeViewServices>): NodeView {
     nodeId: node.nodeId,
     clusterId: node.clusterId,
     directoryId: node.directoryId,
-    listeners: [{ name: listener, ...node.advertisedFor(listener) }],
+    controllerListeners: (node.controllerListeners.length > 0 ? node.controllerListeners : [listener]).map((name) => ({ name, ...node.advertisedFor(name) })),
     topics: () => topics.list(),
     topic: (name) => topics.get(name),
     leaderEpoch: (topic, partition) => (partitions.get(topic, partition) ? partitions.leaderEpoch(topic, partition) : cluster.owns(topic, partition) ? -1 : undefined),

@@ -25,6 +25,8 @@ export interface NodeService {
   readonly clusterId: string;
   /** The id of this node's metadata directory (KIP-858), stable across restarts: its voter's directory id. */
   readonly directoryId: string;
+  /** The listeners that serve the controller APIs (controller.listener.names); empty when none does. */
+  readonly controllerListeners: readonly string[];
   /** The address clients of a listener are told to use (its advertised listener, bound port filled in). */
   advertisedFor(listenerName: string): { readonly host: string; readonly port: number };
 }
@@ -66,9 +68,9 @@ export interface MetricsSink {
 /** The dynamic broker configs at the cluster level (Kafka's default broker resource), read and altered. */
 export type ClusterConfigService = Pick<ClusterConfigs, 'get' | 'entries' | 'alter'>;
 
-/** The APIs this broker serves, as ApiVersions lists them (computed once from the handlers' ranges). */
+/** The APIs this node serves on a listener, as ApiVersions lists them (computed once from the handlers' ranges). */
 export interface ApiCatalog {
-  readonly versions: ApiVersionsResponse['apiKeys'];
+  versionsFor(listenerName: string): ApiVersionsResponse['apiKeys'];
 }
 
 export interface Services {

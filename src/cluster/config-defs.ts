@@ -75,6 +75,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'broker.id', type: 'INT', default: '-1', doc: 'Alias of node.id (Kafka kept it for ZooKeeper-era configs).', readOnly: true },
   { name: 'listeners', type: 'LIST', default: 'PLAINTEXT://127.0.0.1:9092', doc: 'Comma-separated URIs to listen on.', readOnly: true },
   { name: 'advertised.listeners', type: 'LIST', default: null, doc: 'Listeners published to clients in Metadata, if different from listeners.', readOnly: true },
+  { name: 'controller.listener.names', type: 'LIST', default: null, doc: 'Listeners (names from listeners) that serve the controller APIs, as a KRaft controller does: the endpoints of this node as its quorum\'s voter. Never advertised to clients in Metadata.', readOnly: true },
   { name: 'log.dirs', type: 'LIST', default: './data', doc: 'The directory where Ledgerline keeps its ledgers and metadata.', readOnly: true },
   { name: 'log.dir', type: 'STRING', default: '/tmp/kafka-logs', doc: 'Used when log.dirs is not set.', readOnly: true },
   { name: 'num.partitions', type: 'INT', default: '1', doc: 'Default number of partitions of an auto-created or CreateTopics(-1) topic.', min: 1 },

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { handlers as allHandlers } from '../api/index.js';
 import type { Handler } from '../api/handler.js';
-import { supportedApiVersions } from '../api/018-api-versions.js';
+import { apiCatalog } from '../api/018-api-versions.js';
 import type { Services, TopicService } from '../api/services.js';
 import type { BrokerConfig, Listener } from '../config.js';
 import { ClusterApiError } from '../cluster/errors.js';
@@ -146,6 +146,7 @@ export class Broker implements ConnectionHost {
     // through their interfaces from here on.
     const metadata = (p.metadata = await openMetadataStore({ store: config.values.get(METADATA_STORE_CONFIG), dir: join(dataDir, 'metadata') }));
     const clusterId = await loadClusterId(metadata);
+    const controllerListeners = new Set(config.controllerListenerNames);
     const directoryId = await loadDirectoryId(metadata, this.nodeId);
     const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry could not follow a change in the metadata store')));
     // The cluster-level dynamic broker configs, under the topics' own overrides (KIP-966 writes min.insync.replicas).
@@ -158,7 +159,8 @@ export class Broker implements ConnectionHost {
     const view = (p.view = new SingleNodeView({
       nodeId: this.nodeId,
       topics,
-      endpoints: () => this.advertised.map((a) => ({ listenerName: a.name, host: a.host, port: a.port })),
+      // Clients are told of the broker listeners only; the controller listeners are the voter's (DescribeQuorum).
+      endpoints: () => this.advertised.filter((a) => !controllerListeners.has(a.name)).map((a) => ({ listenerName: a.name, host: a.host, port: a.port })),
       offsetsTopicPartitions: Number(config.values.get('offsets.topic.num.partitions') ?? '50'),
       transactionTopicPartitions: Number(config.values.get('transaction.state.log.num.partitions') ?? '50'),
     }));
@@ -197,7 +199,7 @@ export class Broker implements ConnectionHost {
     const topicMetrics = new TopicMetrics(metrics);
     topics.addListener({ topicDeleted: (t) => topicMetrics.forget(t.name) });
     const services: Services = {
-      node: { nodeId: this.nodeId, clusterId, directoryId, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
+      node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
       clusterConfigs,
       topics: topicService(topics, log),
@@ -207,11 +209,12 @@ export class Broker implements ConnectionHost {
       producerIds: new ProducerIdAllocator(metadata),
       fetchSessions: new FetchSessionCache(config.maxFetchSessions),
       metrics: topicMetrics,
-      apis: { versions: supportedApiVersions(this.handlers.values()) },
+      apis: apiCatalog(this.handlers, controllerListeners),
       log,
     };
     p.dispatcher = new Dispatcher({
       handlers: this.handlers,
+      controllerListeners,
       services,
       refusals: this.refusals,
       metrics: new RequestMetrics(metrics.registry, (code) => errorByCode(code).name),

@@ -12,8 +12,11 @@
  * authorization and quotas belong here too, between decode and handler, so that every API passes through
  * the same checks.
  *
- * Kafka's rules for requests it cannot serve: an unknown API key, a version outside the served range or a
- * body that does not parse closes the connection; ApiVersions with a version it does not know is answered
+ * A listener serves the APIs of its role (Kafka's schema `listeners`): a controller listener
+ * (controller.listener.names) only the controller APIs, the others the broker APIs.
+ *
+ * Kafka's rules for requests it cannot serve: an unknown API key, an API the listener does not serve, a
+ * version outside the served range or a body that does not parse closes the connection; ApiVersions with a version it does not know is answered
  * in v0 with UNSUPPORTED_VERSION and the supported ranges (KIP-511).
  *
  * A request whose handler fails unexpectedly (throws, or its response does not encode) is answered, not
@@ -31,7 +34,7 @@ import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { Reader } from '../../protocol/wire/reader.js';
 import { apiVersionsFallback } from '../api/018-api-versions.js';
 import { apiErrorOf, errorResponse } from '../api/error-response.js';
-import { NO_RESPONSE, type ConnectionInfo, type Handler, type RequestContext } from '../api/handler.js';
+import { handlersFor, NO_RESPONSE, type ConnectionInfo, type Handler, type RequestContext } from '../api/handler.js';
 import type { Principal, Services } from '../api/services.js';
 import { errorCounts, type ApiRequestMetrics, type RequestMetrics } from '../observability/request-metrics.js';
 import { findRefusal, type RefusalLog } from './refusals.js';
@@ -62,14 +65,28 @@ export type Outcome =
 const CLOSE: Outcome = { kind: 'close' };
 
 export interface DispatcherOptions {
+  /** Every API this node serves; a listener serves those its role allows (handlersFor). */
   readonly handlers: ReadonlyMap<number, Handler>;
+  /** The listeners that serve the controller APIs (controller.listener.names); the others serve brokers'. */
+  readonly controllerListeners?: ReadonlySet<string>;
   readonly services: Services;
   readonly refusals: RefusalLog;
   readonly metrics: RequestMetrics;
 }
 
 export class Dispatcher {
-  constructor(private readonly o: DispatcherOptions) {}
+  private readonly brokerHandlers: ReadonlyMap<number, Handler>;
+  private readonly controllerHandlers: ReadonlyMap<number, Handler>;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.brokerHandlers = handlersFor(o.handlers, 'broker');
+    this.controllerHandlers = handlersFor(o.handlers, 'controller');
+  }
+
+  /** The handlers a listener serves: a controller listener only the controller APIs, as in Kafka. */
+  handlersOn(listenerName: string): ReadonlyMap<number, Handler> {
+    return this.o.controllerListeners?.has(listenerName) ? this.controllerHandlers : this.brokerHandlers;
+  }
 
   /**
    * Handles one request frame received at `receivedAt` (performance.now()). Synchronous when the request
@@ -82,11 +99,12 @@ export class Dispatcher {
       session.log.warn('closing connection: request header does not parse');
       return CLOSE;
     }
-    const handler = this.o.handlers.get(header.requestApiKey);
+    const handlers = this.handlersOn(session.info.listenerName);
+    const handler = handlers.get(header.requestApiKey);
     const version = header.requestApiVersion;
     const served = handler !== undefined && version >= handler.versions.min && version <= handler.versions.max;
     if (!served) {
-      if (api !== undefined && api.apiKey === 18 && handler !== undefined) return { kind: 'respond', chunks: apiVersionsFallback(this.o.handlers.values(), header) };
+      if (api !== undefined && api.apiKey === 18 && handler !== undefined) return { kind: 'respond', chunks: apiVersionsFallback(handlers.values(), header) };
       // Kafka closes the connection; the refusal is logged once per client and API, as others are.
       this.o.refusals.report({
         clientId: header.clientId,
@@ -97,7 +115,7 @@ export class Dispatcher {
         correlationId: header.correlationId,
         reason: handler
           ? `version ${version} is outside the served ${handler.versions.min}-${handler.versions.max}${versionKnown ? '' : ' (and unknown to the schema)'}; closing the connection`
-          : `${api ? 'API not served' : 'unknown API key'}; closing the connection`,
+          : `${!api ? 'unknown API key' : this.o.handlers.has(header.requestApiKey) ? `API not served on listener ${session.info.listenerName}` : 'API not served'}; closing the connection`,
         errorCode: null,
         resource: null,
         level: 'info',

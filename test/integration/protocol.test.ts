@@ -459,7 +459,11 @@ describe.sequential('the broker over the wire', () => {
       expect(res.clusterId).toMatch(/^[A-Za-z0-9_-]{22}$/);
       expect(res.clusterAuthorizedOperations).toBeGreaterThan(0);
       const controllers = await conn.request(DescribeClusterApi, 1, DescribeClusterApi.request.create({ endpointType: 2 }));
-      expect(controllers.errorCode).toBe(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE);
+      // Kafka's AuthHelper: a broker listener asked for controllers answers MISMATCHED_ENDPOINT_TYPE; an
+      // endpoint type that is neither, UNSUPPORTED_ENDPOINT_TYPE.
+      expect(controllers).toMatchObject({ errorCode: ErrorCode.MISMATCHED_ENDPOINT_TYPE, errorMessage: 'The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER', brokers: [] });
+      const unknown = await conn.request(DescribeClusterApi, 1, DescribeClusterApi.request.create({ endpointType: 3 }));
+      expect(unknown).toMatchObject({ errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'Unsupported endpoint type 3' });
     });
   });
 

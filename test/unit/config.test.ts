@@ -166,4 +166,19 @@ describe('queued.max.request.bytes', () => {
     expect(() => loadConfig({ overrides: [['queued.max.request.bytes', '1000']] })).toThrow(/must be at least socket.request.max.bytes/);
     expect(() => loadConfig({ overrides: [['queued.max.request.bytes', 'lots']] })).toThrow(ConfigError);
   });
+
+  it('takes controller.listener.names as Kafka does: listeners of this node, never advertised to clients, one broker listener at least', () => {
+    const c = loadConfig({ overrides: [['log.dirs', '/d'], ['listeners', 'PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093'], ['controller.listener.names', 'controller']] });
+    expect(c.controllerListenerNames).toEqual(['CONTROLLER']);
+    // The controller listener advertises its own address, kept apart from the brokers' (Metadata) by its name.
+    expect(c.advertisedListeners).toEqual([
+      { name: 'PLAINTEXT', host: '127.0.0.1', port: 9092 },
+      { name: 'CONTROLLER', host: '127.0.0.1', port: 9093 },
+    ]);
+    const advertised = loadConfig({ overrides: [['log.dirs', '/d'], ['listeners', 'PLAINTEXT://:9092,CONTROLLER://:9093'], ['advertised.listeners', 'PLAINTEXT://kafka.example:9092'], ['controller.listener.names', 'CONTROLLER']] });
+    expect(advertised.advertisedListeners.map((l) => `${l.name}://${l.host}:${l.port}`)).toEqual(['PLAINTEXT://kafka.example:9092', 'CONTROLLER://:9093']);
+    expect(loadConfig({ overrides: [['log.dirs', '/d']] }).controllerListenerNames).toEqual([]);
+    expect(() => loadConfig({ overrides: [['log.dirs', '/d'], ['controller.listener.names', 'CONTROLLER']] })).toThrow(/must only contain values appearing in the 'listeners' configuration/);
+    expect(() => loadConfig({ overrides: [['log.dirs', '/d'], ['listeners', 'CONTROLLER://:9093'], ['controller.listener.names', 'CONTROLLER']] })).toThrow(/at least one listener that is not a controller listener/);
+  });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import { decodeResponseFrame } from '../../../protocol/headers.js';
 import { ApiVersionsApi } from '../../../protocol/messages/018-api-versions.gen.js';
-import { apiVersionsFallback, supportedApiVersions } from '../../../src/api/018-api-versions.js';
+import { apiVersionsFallback, apiCatalog, supportedApiVersions } from '../../../src/api/018-api-versions.js';
 import { handlers } from '../../../src/api/index.js';
 import { apiVersions } from '../../../src/api/018-api-versions.js';
 import { createApiVersionsRequest, type ApiVersionsResponse } from '../../../protocol/messages/018-api-versions.gen.js';
@@ -10,7 +10,7 @@ import { Writer } from '../../../protocol/wire/writer.js';
 import { fakeNode, requestContext } from './fakes.js';
 
 async function ask(version: number, init: Parameters<typeof createApiVersionsRequest>[0] = {}): Promise<ApiVersionsResponse> {
-  const ctx = requestContext({ apis: { versions: supportedApiVersions(handlers) }, node: fakeNode({ nodeId: 7, clusterId: 'cluster-0' }) }, { apiVersion: version });
+  const ctx = requestContext({ apis: apiCatalog(new Map([...handlers].map((h) => [h.api.apiKey, h])), new Set()), node: fakeNode({ nodeId: 7, clusterId: 'cluster-0' }) }, { apiVersion: version });
   const res = (await apiVersions.handle(createApiVersionsRequest({ clientSoftwareName: 'apache-kafka-java', clientSoftwareVersion: '4.4.0', ...init }), ctx)) as ApiVersionsResponse;
   expect(() => ApiVersionsApi.response.encode(new Writer(), res, version)).not.toThrow();
   return res;

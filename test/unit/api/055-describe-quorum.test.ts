@@ -33,4 +33,10 @@ describe('DescribeQuorum', () => {
       expect(() => DescribeQuorumApi.response.encode(new Writer(), at as never, v)).not.toThrow();
     }
   });
+
+  it('names the controller listeners as the voter endpoints when the node has them (controller.listener.names), whatever listener asked', async () => {
+    const ctx = requestContext({ node: fakeNode({ nodeId: 2, port: 19093, controllerListeners: ['CONTROLLER'] }), topics: { list: () => [], get: () => undefined } as never, partitions: {} as never, cluster: fakeCluster({ nodeId: 2 }) }, { apiVersion: 2, listenerName: 'PLAINTEXT' });
+    const res = await describeQuorumHandler.handle(metadataPartition, ctx);
+    expect(res).toMatchObject({ nodes: [{ nodeId: 2, listeners: [{ name: 'CONTROLLER', host: 'broker.example', port: 19093 }] }] });
+  });
 });

@@ -33,11 +33,12 @@ export function requestContext<S extends ServiceName>(services: Pick<Services, S
 }
 
 /** This node: id 7 at broker.example:9092 on every listener. */
-export function fakeNode(o: { nodeId?: number; clusterId?: string; host?: string; port?: number } = {}): NodeService {
+export function fakeNode(o: { nodeId?: number; clusterId?: string; host?: string; port?: number; controllerListeners?: string[] } = {}): NodeService {
   return {
     nodeId: o.nodeId ?? 7,
     clusterId: o.clusterId ?? 'cluster-0',
     directoryId: 'ZGlyZWN0b3J5LWlkLTAwMA',
+    controllerListeners: o.controllerListeners ?? [],
     advertisedFor: () => ({ host: o.host ?? 'broker.example', port: o.port ?? 9092 }),
   };
 }

@@ -7,7 +7,7 @@ export function fakeNodeView(topics: readonly TopicView[], o: { nodeId?: number;
     nodeId: o.nodeId ?? 1,
     clusterId: 'cluster-0',
     directoryId: 'ZGlyZWN0b3J5LWlkLTAwMA',
-    listeners: [{ name: 'PLAINTEXT', host: 'broker.example', port: 9092 }],
+    controllerListeners: [{ name: 'PLAINTEXT', host: 'broker.example', port: 9092 }],
     topics: () => topics,
     topic: (name) => topics.find((t) => t.name === name),
     leaderEpoch: (topic, p) => (opening.has(`${topic}-${p}`) ? undefined : 3),

@@ -6,8 +6,10 @@ import { encodeRequestFrame, decodeResponseFrame } from '../../../protocol/heade
 import { ErrorCode, errorByCode } from '../../../protocol/error-codes.js';
 import { ApiVersionsApi, createApiVersionsRequest, type ApiVersionsResponse } from '../../../protocol/messages/018-api-versions.gen.js';
 import { DescribeClusterApi, createDescribeClusterRequest, type DescribeClusterResponse } from '../../../protocol/messages/060-describe-cluster.gen.js';
-import { apiVersions, supportedApiVersions } from '../../../src/api/018-api-versions.js';
+import { apiVersions, apiCatalog, supportedApiVersions } from '../../../src/api/018-api-versions.js';
 import { describeCluster } from '../../../src/api/060-describe-cluster.js';
+import { metadata as metadataHandler } from '../../../src/api/003-metadata.js';
+import { MetadataApi, createMetadataRequest } from '../../../protocol/messages/003-metadata.gen.js';
 import type { Handler } from '../../../src/api/handler.js';
 import { ANONYMOUS, type Services } from '../../../src/api/services.js';
 import { RequestMetrics } from '../../../src/observability/request-metrics.js';
@@ -25,14 +27,15 @@ function failingDeleteGroups(fail: () => unknown): Handler {
   return defineHandler({ api: DeleteGroupsApi, versions: { min: 0, max: 2 }, uses: [], handle: () => fail() as DeleteGroupsResponse }) as Handler;
 }
 
-function setup(extra: Handler[] = []) {
+function setup(extra: Handler[] = [], o: { controllerListeners?: string[]; listenerName?: string } = {}) {
   const handlers = new Map<number, Handler>([[18, apiVersions as Handler], [60, describeCluster as Handler], ...extra.map((h) => [h.api.apiKey, h] as const)]);
   const registry = new Registry();
-  // The two services these handlers use; the others are never reached.
-  const services = { node: fakeNode({ nodeId: 5, clusterId: 'c-9' }), cluster: fakeCluster({ nodeId: 5 }), apis: { versions: supportedApiVersions(handlers.values()) } } as Pick<Services, 'node' | 'cluster' | 'apis'> as Services;
-  const dispatcher = new Dispatcher({ handlers, services, refusals: new RefusalLog(silent), metrics: new RequestMetrics(registry, (c) => errorByCode(c).name) });
+  const controllerListeners = new Set(o.controllerListeners ?? []);
+  // The services these handlers use; the others are never reached.
+  const services = { node: fakeNode({ nodeId: 5, clusterId: 'c-9', controllerListeners: [...controllerListeners] }), cluster: fakeCluster({ nodeId: 5 }), apis: apiCatalog(handlers, controllerListeners) } as Pick<Services, 'node' | 'cluster' | 'apis'> as Services;
+  const dispatcher = new Dispatcher({ handlers, controllerListeners, services, refusals: new RefusalLog(silent), metrics: new RequestMetrics(registry, (c) => errorByCode(c).name) });
   const session: Session = {
-    info: { id: 1, remoteAddress: '127.0.0.1:5000', listenerName: 'PLAINTEXT', clientSoftwareName: null, clientSoftwareVersion: null },
+    info: { id: 1, remoteAddress: '127.0.0.1:5000', listenerName: o.listenerName ?? 'PLAINTEXT', clientSoftwareName: null, clientSoftwareVersion: null },
     principal: ANONYMOUS,
     signal: new AbortController().signal,
     log: silent,
@@ -70,6 +73,21 @@ describe('Dispatcher', () => {
     expect(res.apiKeys.map((k) => k.apiKey)).toEqual([18]);
   });
 
+  it('serves on a controller listener only the APIs Kafka serves there, and lists only those in ApiVersions', async () => {
+    const { dispatcher, session } = setup([metadataHandler as Handler], { controllerListeners: ['CONTROLLER'], listenerName: 'CONTROLLER' });
+    const metadata = frame(encodeRequestFrame(MetadataApi, 12, 3, 'cli', createMetadataRequest({ topics: null })));
+    expect(dispatcher.dispatch(metadata, session, 0)).toEqual({ kind: 'close' });
+    const versions = await responseOf<ApiVersionsResponse>(ApiVersionsApi, 3, dispatcher.dispatch(frame(encodeRequestFrame(ApiVersionsApi, 3, 4, 'cli', createApiVersionsRequest({ clientSoftwareName: 'x', clientSoftwareVersion: '1' }))), session, 0));
+    expect(versions.apiKeys.map((k) => k.apiKey)).toEqual([18, 60]);
+    const controllers = await responseOf<DescribeClusterResponse>(DescribeClusterApi, 1, dispatcher.dispatch(frame(encodeRequestFrame(DescribeClusterApi, 1, 5, 'cli', createDescribeClusterRequest({ endpointType: 2 }))), session, 0));
+    expect(controllers).toMatchObject({ errorCode: ErrorCode.NONE, endpointType: 2, controllerId: 5, brokers: [{ brokerId: 5 }] });
+    const brokers = await responseOf<DescribeClusterResponse>(DescribeClusterApi, 1, dispatcher.dispatch(frame(encodeRequestFrame(DescribeClusterApi, 1, 6, 'cli', createDescribeClusterRequest({ endpointType: 1 }))), session, 0));
+    expect(brokers).toMatchObject({ errorCode: ErrorCode.MISMATCHED_ENDPOINT_TYPE, errorMessage: 'The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER', brokers: [] });
+    // The same dispatcher serves Metadata on a broker listener.
+    const onBroker = await responseOf<ApiVersionsResponse>(ApiVersionsApi, 3, dispatcher.dispatch(frame(encodeRequestFrame(ApiVersionsApi, 3, 7, 'cli', createApiVersionsRequest({ clientSoftwareName: 'x', clientSoftwareVersion: '1' }))), { ...session, info: { ...session.info, listenerName: 'PLAINTEXT' } }, 0));
+    expect(onBroker.apiKeys.map((k) => k.apiKey)).toEqual([3, 18, 60]);
+  });
+
   it('closes the connection for an API it does not serve, a version outside the range, or a body that does not parse', () => {
     const { dispatcher, session } = setup();
     const unserved = frame(encodeRequestFrame(DescribeClusterApi, 0, 1, 'cli', createDescribeClusterRequest()));
@@ -84,7 +102,7 @@ describe('Dispatcher', () => {
 
   it('records Kafka request metrics for what it served: requests by version, error codes, the time split', async () => {
     const { dispatcher, session, registry } = setup();
-    const req = frame(encodeRequestFrame(DescribeClusterApi, 1, 7, 'cli', createDescribeClusterRequest({ endpointType: 2 })));
+    const req = frame(encodeRequestFrame(DescribeClusterApi, 1, 7, 'cli', createDescribeClusterRequest({ endpointType: 3 })));
     await responseOf<DescribeClusterResponse>(DescribeClusterApi, 1, dispatcher.dispatch(req, session, performance.now()));
     const text = await registry.metrics();
     expect(text).toMatch(/^kafka_network_requestmetrics_requests_total\{request="DescribeCluster",version="1"\} 1$/m);
