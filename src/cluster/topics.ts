@@ -25,9 +25,6 @@ import type { DynamicDefaults } from './cluster-configs.js';
 import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
 import { hasCollisionChars, isInternalTopic, quoted, topicNameError, unifyCollisionChars } from './topic-names.js';
 
-/** @deprecated the name of ClusterApiError (./errors.ts) before every error had a stable code. */
-export { ClusterApiError as KafkaError };
-
 export interface TopicRecord {
   readonly name: string;
   /** KIP-516 topic id, Kafka's base64url form. */
