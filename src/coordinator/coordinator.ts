@@ -50,6 +50,7 @@ import type { Group } from './group-records.js';
 import { OffsetManager } from './offset-manager.js';
 import type { OpResult, Shard } from './shard.js';
 import { ShardSet } from './shard-set.js';
+import { TopicDeletions } from './topic-deletions.js';
 import type { CoordinatorPartitionLog } from './storage.js';
 import { exceedsInt16String } from './string-bounds.js';
 
@@ -104,6 +105,7 @@ export class GroupCoordinator {
   readonly offsets: OffsetManager;
   private readonly shards: ShardSet;
   private readonly rebalanceCounts = new Map<string, number>();
+  private readonly deletions = new TopicDeletions();
 
   constructor(private readonly options: GroupCoordinatorOptions) {
     this.config = options.config;
@@ -224,6 +226,7 @@ export class GroupCoordinator {
         this.consumer.onLoaded(shard, g);
       }
     }
+    this.dropDeletedTopics(shard);
     this.scheduleExpiration(shard);
     this.log.debug({ partition: shard.partition, groups: shard.groups.size, offsets: shard.offsets.size, ...shard.lastLoad }, 'loaded __consumer_offsets partition');
   }
@@ -257,14 +260,27 @@ export class GroupCoordinator {
     }
   }
 
+  /**
+   * Kafka's onPartitionsDeleted: every group's offsets of the topic are tombstoned, now in the active shards,
+   * and in the others when they load (topic-deletions.ts).
+   */
   private onTopicDeleted(topic: string): void {
     if (!this.shards.isOpen) return;
     const topics = new Set([topic]);
-    for (const s of this.shards.existing()) {
-      if (s.status !== 'active') continue;
+    const active = this.shards.existing().filter((s) => s.status === 'active');
+    this.deletions.record(topic, active.map((s) => s.partition));
+    for (const s of active) {
       for (const g of s.groups.values()) if (g instanceof ConsumerGroup) this.consumer.topicChanged(g, topic);
       s.runScheduled(() => this.offsets.topicsDeleted(s, topics));
     }
+  }
+
+  /** At load, before the shard takes a request: offsets of topics deleted meanwhile go (topic-deletions.ts). */
+  private dropDeletedTopics(shard: Shard): void {
+    const { topics, offsets } = this.deletions.staleAtLoad(shard.partition, shard.offsets, this.options.topics);
+    if (offsets === 0) return;
+    this.log.info({ partition: shard.partition, topics: [...topics].slice(0, 10), topicCount: topics.size, offsets }, 'removing committed offsets of deleted topics');
+    shard.runScheduled(() => this.offsets.topicsDeleted(shard, topics));
   }
 
   /** Runs a read on the group's shard, or throws the refusal. */
