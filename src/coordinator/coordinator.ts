@@ -15,14 +15,14 @@
  * COORDINATOR_NOT_AVAILABLE while it retries (clients retry too).
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
-import { createConsumerGroupDescribeResponseAssignment, createConsumerGroupDescribeResponseDescribedGroup, createConsumerGroupDescribeResponseMember, createConsumerGroupDescribeResponseTopicPartitions, type ConsumerGroupDescribeResponseDescribedGroup } from '../../protocol/messages/069-consumer-group-describe.gen.js';
+import { createConsumerGroupDescribeResponseDescribedGroup, type ConsumerGroupDescribeResponseDescribedGroup } from '../../protocol/messages/069-consumer-group-describe.gen.js';
 import { createConsumerGroupHeartbeatResponse, type ConsumerGroupHeartbeatResponse } from '../../protocol/messages/068-consumer-group-heartbeat.gen.js';
-import { createDescribeGroupsResponseDescribedGroup, createDescribeGroupsResponseDescribedGroupMember, type DescribeGroupsResponseDescribedGroup } from '../../protocol/messages/015-describe-groups.gen.js';
+import { createDescribeGroupsResponseDescribedGroup, type DescribeGroupsResponseDescribedGroup } from '../../protocol/messages/015-describe-groups.gen.js';
 import { createDeleteGroupsResponseDeletableGroupResult, type DeleteGroupsResponseDeletableGroupResult } from '../../protocol/messages/042-delete-groups.gen.js';
 import { createHeartbeatResponse, type HeartbeatRequest, type HeartbeatResponse } from '../../protocol/messages/012-heartbeat.gen.js';
 import { createJoinGroupResponse, type JoinGroupRequest, type JoinGroupResponse } from '../../protocol/messages/011-join-group.gen.js';
 import { createLeaveGroupResponse, createLeaveGroupResponseMemberResponse, type LeaveGroupRequestMemberIdentity, type LeaveGroupResponse } from '../../protocol/messages/013-leave-group.gen.js';
-import { createListGroupsResponseListedGroup, type ListGroupsResponseListedGroup } from '../../protocol/messages/016-list-groups.gen.js';
+import type { ListGroupsResponseListedGroup } from '../../protocol/messages/016-list-groups.gen.js';
 import {
   createOffsetCommitResponse,
   createOffsetCommitResponsePartition,
@@ -41,19 +41,20 @@ import { createAssignors } from './assignors.js';
 import { CONSUMER_PROTOCOL_TYPE, ClassicGroup, ClassicGroupState } from './classic-group.js';
 import { ClassicGroupProtocol, type JoinHandle } from './classic-protocol.js';
 import type { GroupCoordinatorConfig } from './config.js';
-import { ConsumerGroup, usesClassicProtocol, type Assignment } from './consumer-group.js';
+import { ConsumerGroup } from './consumer-group.js';
 import { ConsumerGroupProtocol, MEMBER_TIMERS, type ConsumerHeartbeatInput } from './consumer-protocol.js';
 import { SILENT_LOGGER, type CoordinatorContext, type CoordinatorLogger, type RequestInfo, type TopicInfo, type TopicView } from './context.js';
 import { GroupApiError, errorCodeOf, errorMessageOf } from './errors.js';
+import { describeClassicGroup, describeConsumerGroup, listedGroup } from './group-descriptions.js';
 import type { Group } from './group-records.js';
 import { OffsetManager } from './offset-manager.js';
-import { partitionForGroup } from './partitioner.js';
-import { Shard, type OpResult } from './shard.js';
+import type { OpResult, Shard } from './shard.js';
+import { ShardSet } from './shard-set.js';
+import { TopicDeletions } from './topic-deletions.js';
 import type { CoordinatorPartitionLog } from './storage.js';
 import { exceedsInt16String } from './string-bounds.js';
 
-/** How long a request waits for the load of its group's partition before answering COORDINATOR_LOAD_IN_PROGRESS. */
-export const LAZY_LOAD_WAIT_MS = 5_000;
+export { LAZY_LOAD_WAIT_MS } from './shard-set.js';
 
 /** Topic registry events (src/cluster/topics.ts TopicListener). */
 export interface TopicEventSource {
@@ -102,11 +103,9 @@ export class GroupCoordinator {
   readonly classic: ClassicGroupProtocol;
   readonly consumer: ConsumerGroupProtocol;
   readonly offsets: OffsetManager;
-  /** Shards by partition, created on first use; holes for partitions not used (or not owned). */
-  private shards: (Shard | undefined)[] = [];
-  private partitionCount = 0;
-  private active = false;
+  private readonly shards: ShardSet;
   private readonly rebalanceCounts = new Map<string, number>();
+  private readonly deletions = new TopicDeletions();
 
   constructor(private readonly options: GroupCoordinatorOptions) {
     this.config = options.config;
@@ -124,16 +123,32 @@ export class GroupCoordinator {
       onDowngraded: (shard, groupId, rebalance) => this.classic.adoptDowngraded(shard, groupId, rebalance),
     });
     this.offsets = new OffsetManager(this.ctx, this.classic, this.consumer);
+    this.shards = new ShardSet({
+      clock: this.clock,
+      openLog: options.openLog,
+      compactionMinRecords: this.config.compactionMinRecords,
+      defaultPartitions: this.config.offsetsTopicNumPartitions,
+      ...(options.ownership ? { ownership: options.ownership } : {}),
+      hooks: {
+        onLoaded: (s) => this.onLoaded(s),
+        onUnloaded: (s) => this.onUnloaded(s),
+        onGroupRemoved: (s, g) => this.onGroupRemoved(s, g),
+        onLoadFailed: (s, err) => this.log.error({ partition: s.partition, err }, 'cannot load __consumer_offsets partition; retrying'),
+        onBackgroundError: (s, err) => this.log.warn({ partition: s.partition, err }, 'group coordinator background operation failed'),
+        onUndecodable: (s, err) => this.log.error({ partition: s.partition, err }, 'skipped a stored __consumer_offsets record that does not decode'),
+        onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
+      },
+    });
   }
 
   // ------------------------------------------------------------------------------------------ lifecycle
 
   get isActive(): boolean {
-    return this.active;
+    return this.shards.isOpen;
   }
 
   get numPartitions(): number {
-    return this.partitionCount;
+    return this.shards.partitionCount;
   }
 
   /** Whether the KIP-848 protocol is enabled (group.coordinator.rebalance.protocols). */
@@ -145,10 +160,8 @@ export class GroupCoordinator {
    * Creates __consumer_offsets if it does not exist. Its partitions load on first use (see the top of the file).
    */
   async start(): Promise<void> {
-    if (this.active) return;
-    this.partitionCount = await this.ensureOffsetsTopic();
-    this.shards = new Array<Shard | undefined>(this.partitionCount);
-    this.active = true;
+    if (this.shards.isOpen) return;
+    this.shards.open(await this.ensureOffsetsTopic());
     this.options.topics.addListener?.({
       topicCreated: (t) => this.onTopicChanged(t.name),
       partitionsAdded: (t) => this.onTopicChanged(t.name),
@@ -156,53 +169,22 @@ export class GroupCoordinator {
     });
   }
 
-  private createShard(partition: number): Shard {
-    const shard = new Shard({
-      partition,
-      clock: this.clock,
-      openLog: this.options.openLog,
-      compactionMinRecords: this.config.compactionMinRecords,
-      hooks: {
-        onLoaded: (s) => this.onLoaded(s),
-        onUnloaded: (s) => this.onUnloaded(s),
-        onGroupRemoved: (s, g) => this.onGroupRemoved(s, g),
-        onLoadFailed: (s, err) => this.log.error({ partition: s.partition, err }, 'cannot load __consumer_offsets partition; retrying'),
-        onBackgroundError: (s, err) => this.log.warn({ partition: s.partition, err }, 'group coordinator background operation failed'),
-        onUndecodable: (s, err) => this.log.error({ partition: s.partition, err }, 'skipped a stored __consumer_offsets record that does not decode'),
-        onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
-      },
-    });
-    this.shards[partition] = shard;
-    void shard.load();
-    return shard;
-  }
-
   /** Resolves once every shard created so far finished its current load attempt. */
-  async loaded(): Promise<void> {
-    await Promise.all(this.existingShards().map((s) => s.whenLoaded()));
+  loaded(): Promise<void> {
+    return this.shards.loaded();
   }
 
   /** Creates and loads the shard of every partition this broker owns; resolves with them once their loads are over. */
-  async loadOwned(): Promise<Shard[]> {
-    const owned: Shard[] = [];
-    for (let p = 0; p < this.partitionCount; p++) if (!this.options.ownership || this.options.ownership.owns(p)) owned.push(this.shardOf(p));
-    await Promise.all(owned.map((s) => s.whenLoaded()));
-    return owned;
-  }
-
-  private existingShards(): Shard[] {
-    return this.shards.filter((s): s is Shard => s !== undefined);
+  loadOwned(): Promise<Shard[]> {
+    return this.shards.loadOwned();
   }
 
   /**
    * The ownership of a __consumer_offsets partition ended (the cluster view released it): its shard closes,
    * answering parked requests NOT_COORDINATOR (Kafka's onResignation unloads the partition).
    */
-  async released(partition: number): Promise<void> {
-    const s = this.shards[partition];
-    if (!s) return;
-    this.shards[partition] = undefined;
-    await s.close();
+  released(partition: number): Promise<void> {
+    return this.shards.release(partition);
   }
 
   private async ensureOffsetsTopic(): Promise<number> {
@@ -227,44 +209,12 @@ export class GroupCoordinator {
   }
 
   /** Answers parked requests with NOT_COORDINATOR, stops timers and waits for pending appends. */
-  async stop(): Promise<void> {
-    if (!this.active) return;
-    this.active = false;
-    await Promise.all(this.existingShards().map((s) => s.close()));
+  stop(): Promise<void> {
+    return this.shards.close();
   }
 
   partitionFor(groupId: string): number {
-    return partitionForGroup(groupId, this.partitionCount || this.config.offsetsTopicNumPartitions);
-  }
-
-  /** The shard of a partition this broker owns, created (and its load started) on first use. */
-  private shardOf(partition: number): Shard {
-    if (!this.active) throw new GroupApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-    if (this.options.ownership && !this.options.ownership.owns(partition)) throw new GroupApiError(ErrorCode.NOT_COORDINATOR, undefined, { partition });
-    return this.shards[partition] ?? this.createShard(partition);
-  }
-
-  /**
-   * The group's shard, created on first use. A caller waits for a load in progress (`await loading(s)`) rather
-   * than answering COORDINATOR_LOAD_IN_PROGRESS; a loaded shard costs no extra turn of the event loop.
-   */
-  private shardFor(groupId: string): Shard {
-    return this.shardOf(this.partitionFor(groupId));
-  }
-
-  /**
-   * Waits for a shard's load, at most LAZY_LOAD_WAIT_MS: a partition loaded on first use usually loads within
-   * it, so its first requests are answered instead of refused. Past it the request answers
-   * COORDINATOR_LOAD_IN_PROGRESS (Kafka's answer while a partition loads; clients retry).
-   */
-  private untilLoaded(s: Shard): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = this.clock.setTimer(LAZY_LOAD_WAIT_MS, resolve);
-      void s.whenLoaded().then(() => {
-        timer.cancel();
-        resolve();
-      });
-    });
+    return this.shards.partitionFor(groupId);
   }
 
   private onLoaded(shard: Shard): void {
@@ -276,6 +226,7 @@ export class GroupCoordinator {
         this.consumer.onLoaded(shard, g);
       }
     }
+    this.dropDeletedTopics(shard);
     this.scheduleExpiration(shard);
     this.log.debug({ partition: shard.partition, groups: shard.groups.size, offsets: shard.offsets.size, ...shard.lastLoad }, 'loaded __consumer_offsets partition');
   }
@@ -302,27 +253,40 @@ export class GroupCoordinator {
   }
 
   private onTopicChanged(topic: string): void {
-    if (!this.active) return;
-    for (const s of this.existingShards()) {
+    if (!this.shards.isOpen) return;
+    for (const s of this.shards.existing()) {
       if (s.status !== 'active') continue;
       for (const g of s.groups.values()) if (g instanceof ConsumerGroup) this.consumer.topicChanged(g, topic);
     }
   }
 
+  /**
+   * Kafka's onPartitionsDeleted: every group's offsets of the topic are tombstoned, now in the active shards,
+   * and in the others when they load (topic-deletions.ts).
+   */
   private onTopicDeleted(topic: string): void {
-    if (!this.active) return;
+    if (!this.shards.isOpen) return;
     const topics = new Set([topic]);
-    for (const s of this.existingShards()) {
-      if (s.status !== 'active') continue;
+    const active = this.shards.existing().filter((s) => s.status === 'active');
+    this.deletions.record(topic, active.map((s) => s.partition));
+    for (const s of active) {
       for (const g of s.groups.values()) if (g instanceof ConsumerGroup) this.consumer.topicChanged(g, topic);
       s.runScheduled(() => this.offsets.topicsDeleted(s, topics));
     }
   }
 
+  /** At load, before the shard takes a request: offsets of topics deleted meanwhile go (topic-deletions.ts). */
+  private dropDeletedTopics(shard: Shard): void {
+    const { topics, offsets } = this.deletions.staleAtLoad(shard.partition, shard.offsets, this.options.topics);
+    if (offsets === 0) return;
+    this.log.info({ partition: shard.partition, topics: [...topics].slice(0, 10), topicCount: topics.size, offsets }, 'removing committed offsets of deleted topics');
+    shard.runScheduled(() => this.offsets.topicsDeleted(shard, topics));
+  }
+
   /** Runs a read on the group's shard, or throws the refusal. */
   private async readShard<T>(groupId: string, fn: (s: Shard) => T): Promise<T> {
-    const s = this.shardFor(groupId);
-    if (s.status === 'loading') await this.untilLoaded(s);
+    const s = this.shards.for(groupId);
+    if (s.status === 'loading') await this.shards.untilLoaded(s);
     return s.read(() => fn(s));
   }
 
@@ -342,8 +306,8 @@ export class GroupCoordinator {
     let shard: Shard;
     let handle;
     try {
-      shard = this.shardFor(req.groupId);
-      if (shard.status === 'loading') await this.untilLoaded(shard);
+      shard = this.shards.for(req.groupId);
+      if (shard.status === 'loading') await this.shards.untilLoaded(shard);
       const s = shard;
       handle = await s.write((): OpResult<JoinHandle> => {
         const g = s.groups.get(req.groupId);
@@ -375,8 +339,8 @@ export class GroupCoordinator {
   async syncGroup(req: SyncGroupRequest): Promise<SyncGroupResponse> {
     if (req.groupId === '') return createSyncGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
-      const s = this.shardFor(req.groupId);
-      if (s.status === 'loading') await this.untilLoaded(s);
+      const s = this.shards.for(req.groupId);
+      if (s.status === 'loading') await this.shards.untilLoaded(s);
       const response = await s.write((): OpResult<Promise<SyncGroupResponse>> => {
         if (!(s.groups.get(req.groupId) instanceof ConsumerGroup)) return this.classic.sync(s, req);
         const r = this.consumer.classicSync(s, req);
@@ -391,8 +355,8 @@ export class GroupCoordinator {
   async heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse> {
     if (req.groupId === '') return createHeartbeatResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
-      const s = this.shardFor(req.groupId);
-      if (s.status === 'loading') await this.untilLoaded(s);
+      const s = this.shards.for(req.groupId);
+      if (s.status === 'loading') await this.shards.untilLoaded(s);
       return await s.write(() => (s.groups.get(req.groupId) instanceof ConsumerGroup ? this.consumer.classicHeartbeat(s, req) : this.classic.heartbeat(s, req)));
     } catch (e) {
       const code = this.logged(e, 'Heartbeat');
@@ -405,8 +369,8 @@ export class GroupCoordinator {
   async leaveGroup(groupId: string, members: readonly LeaveGroupRequestMemberIdentity[]): Promise<LeaveGroupResponse> {
     if (groupId === '') return createLeaveGroupResponse({ errorCode: ErrorCode.INVALID_GROUP_ID });
     try {
-      const s = this.shardFor(groupId);
-      if (s.status === 'loading') await this.untilLoaded(s);
+      const s = this.shards.for(groupId);
+      if (s.status === 'loading') await this.shards.untilLoaded(s);
       return await s.write(() => (s.groups.get(groupId) instanceof ConsumerGroup ? this.consumer.classicLeave(s, groupId, members) : this.classic.leave(s, groupId, members)));
     } catch (e) {
       const code = this.logged(e, 'LeaveGroup');
@@ -452,8 +416,8 @@ export class GroupCoordinator {
       });
     }
     try {
-      const s = this.shardFor(req.groupId);
-      if (s.status === 'loading') await this.untilLoaded(s);
+      const s = this.shards.for(req.groupId);
+      if (s.status === 'loading') await this.shards.untilLoaded(s);
       const topics = await s.write(() => this.offsets.commit(s, { ...req, topics: known }, apiVersion));
       return createOffsetCommitResponse({ topics: mergeTopics([...topics, ...unknown]) });
     } catch (e) {
@@ -497,8 +461,8 @@ export class GroupCoordinator {
       if (good.length > 0) known.push({ ...t, partitions: good });
     }
     try {
-      const s = this.shardFor(groupId);
-      if (s.status === 'loading') await this.untilLoaded(s);
+      const s = this.shards.for(groupId);
+      if (s.status === 'loading') await this.shards.untilLoaded(s);
       const response = await s.write(() => this.offsets.deleteOffsets(s, groupId, known));
       response.topics.push(...unknown.topics);
       return response;
@@ -535,7 +499,7 @@ export class GroupCoordinator {
    * (v5+) group types ("classic", "consumer").
    */
   async listGroups(statesFilter: readonly string[], typesFilter: readonly string[]): Promise<{ errorCode: number; groups: ListGroupsResponseListedGroup[] }> {
-    if (!this.active) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
+    if (!this.shards.isOpen) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
     const states = new Set(statesFilter.map((s) => s.trim().toLowerCase()));
     const types = new Set(typesFilter.map((t) => t.trim().toLowerCase()));
     const groups: ListGroupsResponseListedGroup[] = [];
@@ -561,8 +525,8 @@ export class GroupCoordinator {
       unique.map(async (groupId) => {
         try {
           if (groupId === '') throw new GroupApiError(ErrorCode.INVALID_GROUP_ID);
-          const s = this.shardFor(groupId);
-          if (s.status === 'loading') await this.untilLoaded(s);
+          const s = this.shards.for(groupId);
+          if (s.status === 'loading') await this.shards.untilLoaded(s);
           await s.write(() => {
             const records = this.offsets.deleteGroupRecords(s, groupId);
             const g = s.groups.get(groupId);
@@ -585,8 +549,8 @@ export class GroupCoordinator {
       return createConsumerGroupHeartbeatResponse({ errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: 'The new consumer group protocol is not enabled.' });
     }
     try {
-      const s = this.shardFor(input.groupId);
-      if (s.status === 'loading') await this.untilLoaded(s);
+      const s = this.shards.for(input.groupId);
+      if (s.status === 'loading') await this.shards.untilLoaded(s);
       return await s.write(() => this.consumer.heartbeat(s, input, info));
     } catch (e) {
       return createConsumerGroupHeartbeatResponse({ errorCode: this.logged(e, 'ConsumerGroupHeartbeat'), errorMessage: errorMessageOf(e) });
@@ -602,7 +566,7 @@ export class GroupCoordinator {
           return await this.readShard(groupId, (s) => {
             const g = s.groups.get(groupId);
             if (!(g instanceof ConsumerGroup)) throw new GroupApiError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`);
-            return this.describeConsumerGroup(g);
+            return describeConsumerGroup(g, this.options.topics, this.consumer.defaultAssignor);
           });
         } catch (e) {
           return createConsumerGroupDescribeResponseDescribedGroup({ groupId, errorCode: this.logged(e, 'ConsumerGroupDescribe'), errorMessage: errorMessageOf(e) });
@@ -611,44 +575,11 @@ export class GroupCoordinator {
     );
   }
 
-  private describeConsumerGroup(g: ConsumerGroup): ConsumerGroupDescribeResponseDescribedGroup {
-    const assignment = (a: Assignment) =>
-      createConsumerGroupDescribeResponseAssignment({
-        topicPartitions: [...a]
-          .map(([topicId, ps]) => ({ topicId, topic: this.options.topics.getById(topicId), ps }))
-          .filter((x) => x.topic !== undefined)
-          .map((x) => createConsumerGroupDescribeResponseTopicPartitions({ topicId: x.topicId, topicName: x.topic!.name, partitions: [...x.ps].sort((a, b) => a - b) })),
-      });
-    return createConsumerGroupDescribeResponseDescribedGroup({
-      groupId: g.groupId,
-      groupState: g.state,
-      groupEpoch: g.groupEpoch,
-      assignmentEpoch: g.assignmentEpoch,
-      assignorName: g.preferredServerAssignor(this.consumer.defaultAssignor),
-      members: [...g.members.values()].map((m) =>
-        createConsumerGroupDescribeResponseMember({
-          memberId: m.memberId,
-          instanceId: m.instanceId,
-          rackId: m.rackId,
-          memberEpoch: m.memberEpoch,
-          clientId: m.clientId,
-          clientHost: m.clientHost,
-          subscribedTopicNames: [...m.subscribedTopicNames],
-          subscribedTopicRegex: m.subscribedTopicRegex,
-          assignment: assignment(m.assignedPartitions),
-          targetAssignment: assignment(g.targetAssignmentOf(m.memberId)),
-          // KIP-1099 (v1): classic members are there during an online migration between the protocols.
-          memberType: usesClassicProtocol(m) ? CLASSIC_MEMBER_TYPE : CONSUMER_MEMBER_TYPE,
-        }),
-      ),
-    });
-  }
-
   // ------------------------------------------------------------------------------------------ views
 
   /** Every loaded group, for metrics and tools. */
   *groupSummaries(): Generator<GroupSummary> {
-    for (const s of this.existingShards()) {
+    for (const s of this.shards.existing()) {
       if (s.status !== 'active') continue;
       for (const g of s.groups.values()) {
         const offsets = new Map<string, Map<number, bigint>>();
@@ -667,12 +598,12 @@ export class GroupCoordinator {
 
   /** Partitions by load status, and live records per partition (what a load reads, at least). */
   partitionStatus(): Array<{ partition: number; status: string; groups: number; offsets: number; liveRecords: number }> {
-    return this.existingShards().map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size, liveRecords: s.liveRecords }));
+    return this.shards.existing().map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size, liveRecords: s.liveRecords }));
   }
 
   /** The shard of a partition (created if need be), for tests and tools. */
   shard(partition: number): Shard {
-    return this.shardOf(partition);
+    return this.shards.of(partition);
   }
 
   /** The error code for a failure; unexpected failures are logged. */
@@ -681,41 +612,6 @@ export class GroupCoordinator {
     if (!(err instanceof GroupApiError)) this.log.error({ err, api }, 'group coordinator operation failed');
     return code;
   }
-}
-
-/** ConsumerGroupDescribe's MemberType (KIP-1099): -1 unknown, 0 classic, 1 consumer. */
-const CLASSIC_MEMBER_TYPE = 0;
-const CONSUMER_MEMBER_TYPE = 1;
-
-/** Kafka's DescribeGroups for one group: classic groups only. */
-function describeClassicGroup(groupId: string, g: Group | undefined, version: number): DescribeGroupsResponseDescribedGroup {
-  if (!(g instanceof ClassicGroup) || g.is(ClassicGroupState.DEAD)) {
-    if (version < 6) return createDescribeGroupsResponseDescribedGroup({ groupId, groupState: ClassicGroupState.DEAD });
-    const errorMessage = g instanceof ConsumerGroup ? `Group ${groupId} is not a classic group.` : `Group ${groupId} not found.`;
-    return createDescribeGroupsResponseDescribedGroup({ groupId, groupState: ClassicGroupState.DEAD, errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage });
-  }
-  const stable = g.is(ClassicGroupState.STABLE) && g.protocolName !== null;
-  return createDescribeGroupsResponseDescribedGroup({
-    groupId,
-    groupState: g.state,
-    protocolType: g.protocolType ?? '',
-    protocolData: stable ? g.protocolName! : '',
-    members: [...g.members.values()].map((m) =>
-      createDescribeGroupsResponseDescribedGroupMember({
-        memberId: m.memberId,
-        groupInstanceId: m.groupInstanceId,
-        clientId: m.clientId,
-        clientHost: m.clientHost,
-        memberMetadata: stable ? m.metadata(g.protocolName!) : Buffer.alloc(0),
-        memberAssignment: m.assignment,
-      }),
-    ),
-  });
-}
-
-function listedGroup(g: Group): ListGroupsResponseListedGroup {
-  if (g instanceof ClassicGroup) return createListGroupsResponseListedGroup({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
-  return createListGroupsResponseListedGroup({ groupId: g.groupId, protocolType: CONSUMER_PROTOCOL_TYPE, groupState: g.state, groupType: 'consumer' });
 }
 
 function mergeTopics(topics: OffsetCommitResponseTopic[]): OffsetCommitResponseTopic[] {

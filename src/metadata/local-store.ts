@@ -19,7 +19,7 @@
  * promised. An ended lease deletes its keys in one revision.
  */
 
-import type { StorageBackend, StoredEvent, StoredKv } from './backend.js';
+import type { StorageBackend } from './backend.js';
 import { systemClock, type Clock, type ClockTimer } from './clock.js';
 import {
   MetadataClosedError,
@@ -29,11 +29,19 @@ import {
   MetadataInvalidArgumentError,
   MetadataLeaseNotFoundError,
   MetadataStorageError,
-  MetadataWatchListenerError,
 } from './errors.js';
 import { checkKey, checkPrefix } from './key-order.js';
+import { LocalWatch } from './local-watch.js';
+import {
+  checkExpectation,
+  checkLimit,
+  checkTxnRequest,
+  checkValue,
+  isNonNegativeInteger,
+  parseLeaseId,
+} from './request-checks.js';
+import { compareHolds, maybeKeyValue, meets, toKeyValue } from './stored-rows.js';
 import type {
-  Compare,
   CompareAndSetResult,
   DeleteOptions,
   DeletePrefixResult,
@@ -52,12 +60,11 @@ import type {
   TxnRequest,
   TxnResult,
   Watch,
-  WatchEvent,
   WatchListener,
   WatchOptions,
-  WatchResponse,
   WatchTarget,
 } from './types.js';
+import { WriteBatch } from './write-batch.js';
 
 export interface LocalMetadataStoreOptions {
   /** Time source for lease deadlines and timers. Default: wall clock and Node timers. */
@@ -89,243 +96,8 @@ interface LiveLease {
   timer: ClockTimer | null;
 }
 
-const EMPTY = Buffer.alloc(0);
-
-function toKeyValue(kv: StoredKv, copy = false): KeyValue {
-  return {
-    key: kv.key,
-    value: copy ? Buffer.from(kv.value) : kv.value,
-    createRevision: kv.createRevision,
-    modRevision: kv.modRevision,
-    version: kv.version,
-    lease: kv.lease === 0 ? null : String(kv.lease),
-  };
-}
-
-function maybeKeyValue(kv: StoredKv | null | undefined, copy = false): KeyValue | null {
-  return kv === null || kv === undefined ? null : toKeyValue(kv, copy);
-}
-
 function wrap(err: unknown, operation: string): MetadataError {
   return err instanceof MetadataError ? err : new MetadataStorageError(operation, err);
-}
-
-function isNonNegativeInteger(n: unknown): n is number {
-  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
-}
-
-function checkValue(value: unknown, what = 'value'): asserts value is Uint8Array {
-  if (!(value instanceof Uint8Array)) {
-    throw new MetadataInvalidArgumentError(`${what} must be a Buffer or Uint8Array`, { type: typeof value });
-  }
-}
-
-function checkLimit(limit: unknown): asserts limit is number | undefined {
-  if (limit !== undefined && !(isNonNegativeInteger(limit) && limit > 0)) {
-    throw new MetadataInvalidArgumentError('limit must be a positive integer', { limit });
-  }
-}
-
-const LEASE_ID = /^[1-9][0-9]{0,18}$/;
-
-/** The numeric id of a lease string; ids this store never hands out map to -1 (not found). */
-function parseLeaseId(id: unknown): number {
-  if (typeof id !== 'string' || !LEASE_ID.test(id) || BigInt(id) > 0x7fffffffffffffffn) {
-    throw new MetadataInvalidArgumentError('lease id must be a positive int64 in decimal', { lease: id });
-  }
-  const n = Number(id);
-  return Number.isSafeInteger(n) ? n : -1;
-}
-
-function checkExpectation(expect: unknown): asserts expect is Expectation {
-  const e = expect as { modRevision?: unknown; version?: unknown } | null;
-  const ok =
-    typeof e === 'object' &&
-    e !== null &&
-    (('modRevision' in e && isNonNegativeInteger(e.modRevision) && !('version' in e)) ||
-      ('version' in e && isNonNegativeInteger(e.version) && !('modRevision' in e)));
-  if (!ok) {
-    throw new MetadataInvalidArgumentError('expect must be { modRevision: n } or { version: n }, n >= 0', { expect });
-  }
-}
-
-function meets(expect: Expectation, kv: StoredKv | undefined): boolean {
-  return 'modRevision' in expect ? (kv?.modRevision ?? 0) === expect.modRevision : (kv?.version ?? 0) === expect.version;
-}
-
-/** etcd's compareKV, including "a value compare on a missing key is false". */
-function compareHolds(c: Compare, kv: StoredKv | undefined): boolean {
-  let order: number;
-  switch (c.target) {
-    case 'value':
-      if (kv === undefined) return false;
-      order = Buffer.compare(kv.value, c.value);
-      break;
-    case 'lease': {
-      const have = BigInt(kv?.lease ?? 0);
-      const want = c.value === null ? 0n : BigInt(c.value);
-      order = have === want ? 0 : have < want ? -1 : 1;
-      break;
-    }
-    case 'version':
-      order = Math.sign((kv?.version ?? 0) - c.value);
-      break;
-    case 'createRevision':
-      order = Math.sign((kv?.createRevision ?? 0) - c.value);
-      break;
-    case 'modRevision':
-      order = Math.sign((kv?.modRevision ?? 0) - c.value);
-      break;
-  }
-  switch (c.op) {
-    case '==':
-      return order === 0;
-    case '!=':
-      return order !== 0;
-    case '<':
-      return order < 0;
-    case '>':
-      return order > 0;
-  }
-}
-
-/** The writes of one revision, staged inside `backend.atomically`. Reads see earlier writes of the batch. */
-class WriteBatch {
-  readonly events: StoredEvent[] = [];
-  readonly #backend: StorageBackend;
-  readonly revision: number;
-
-  constructor(backend: StorageBackend, revision: number) {
-    this.#backend = backend;
-    this.revision = revision;
-  }
-
-  get(key: string): StoredKv | undefined {
-    return this.#backend.getKv(key);
-  }
-
-  put(key: string, value: Uint8Array, lease: number): StoredKv | null {
-    const prev = this.#backend.getKv(key) ?? null;
-    const kv: StoredKv = {
-      key,
-      value: Buffer.from(value),
-      createRevision: prev === null ? this.revision : prev.createRevision,
-      modRevision: this.revision,
-      version: prev === null ? 1 : prev.version + 1,
-      lease,
-    };
-    this.#backend.putKv(kv);
-    this.events.push({ revision: this.revision, seq: this.events.length, type: 'put', kv, prev });
-    return prev;
-  }
-
-  delete(key: string): StoredKv | null {
-    const prev = this.#backend.getKv(key);
-    if (prev === undefined) return null;
-    this.#backend.deleteKv(key);
-    const tombstone: StoredKv = { key, value: EMPTY, createRevision: 0, modRevision: this.revision, version: 0, lease: 0 };
-    this.events.push({ revision: this.revision, seq: this.events.length, type: 'delete', kv: tombstone, prev });
-    return prev;
-  }
-
-  deletePrefix(prefix: string): number {
-    const keys = this.#backend.rangeKvs(prefix, undefined, undefined);
-    for (const kv of keys) this.delete(kv.key);
-    return keys.length;
-  }
-}
-
-class LocalWatch implements Watch {
-  readonly id: number;
-  readonly #listener: WatchListener;
-  readonly #key: string | undefined;
-  readonly #prefix: string | undefined;
-  readonly #prevKv: boolean;
-  readonly #startRevision: number;
-  readonly #detach: (w: LocalWatch) => void;
-  #queue: WatchResponse[] = [];
-  #scheduled = false;
-  #done = false;
-  #endError: Error | null = null;
-
-  constructor(
-    id: number,
-    target: WatchTarget,
-    listener: WatchListener,
-    prevKv: boolean,
-    startRevision: number,
-    detach: (w: LocalWatch) => void,
-  ) {
-    this.id = id;
-    this.#listener = listener;
-    this.#key = 'key' in target ? target.key : undefined;
-    this.#prefix = 'prefix' in target ? target.prefix : undefined;
-    this.#prevKv = prevKv;
-    this.#startRevision = startRevision;
-    this.#detach = detach;
-  }
-
-  #matches(key: string): boolean {
-    return this.#key !== undefined ? key === this.#key : key.startsWith(this.#prefix!);
-  }
-
-  /** Queue the matching events of one revision. */
-  offer(revision: number, events: readonly StoredEvent[]): void {
-    if (this.#done || this.#endError !== null || revision < this.#startRevision) return;
-    const matching: WatchEvent[] = [];
-    for (const e of events) {
-      if (!this.#matches(e.kv.key)) continue;
-      const kv = toKeyValue(e.kv, true);
-      matching.push(this.#prevKv ? { type: e.type, kv, prevKv: maybeKeyValue(e.prev, true) } : { type: e.type, kv });
-    }
-    if (matching.length === 0) return;
-    this.#queue.push({ revision, events: matching });
-    this.#schedule();
-  }
-
-  #schedule(): void {
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    queueMicrotask(() => this.#drain());
-  }
-
-  #drain(): void {
-    this.#scheduled = false;
-    while (!this.#done && this.#queue.length > 0) {
-      const response = this.#queue.shift()!;
-      try {
-        this.#listener.onEvents(response);
-      } catch (err) {
-        this.#finish(new MetadataWatchListenerError(this.id, err));
-        return;
-      }
-    }
-    if (!this.#done && this.#endError !== null) this.#finish(this.#endError);
-  }
-
-  /** End with an error after delivering what is already queued (store closing). */
-  endAfterQueued(error: Error): void {
-    if (this.#done || this.#endError !== null) return;
-    this.#endError = error;
-    this.#detach(this);
-    this.#schedule();
-  }
-
-  /** End now with an error, dropping what is queued. */
-  #finish(error: Error): void {
-    this.#done = true;
-    this.#queue = [];
-    this.#detach(this);
-    const onError = this.#listener.onError;
-    if (onError !== undefined) queueMicrotask(() => onError.call(this.#listener, error));
-  }
-
-  cancel(): Promise<void> {
-    this.#done = true;
-    this.#queue = [];
-    this.#detach(this);
-    return Promise.resolve();
-  }
 }
 
 export class LocalMetadataStore implements MetadataStore {
@@ -529,102 +301,9 @@ export class LocalMetadataStore implements MetadataStore {
 
   // ----------------------------------------------------------------------------------------- txn
 
-  #checkTxn(request: TxnRequest): void {
-    const compare = request.compare ?? [];
-    const branches = [request.success ?? [], request.failure ?? []];
-    if (!Array.isArray(compare) || !branches.every(Array.isArray)) {
-      throw new MetadataInvalidArgumentError('txn compare, success and failure must be arrays');
-    }
-    for (const [what, list] of [
-      ['compares', compare],
-      ['success operations', branches[0]!],
-      ['failure operations', branches[1]!],
-    ] as const) {
-      if (list.length > this.#maxTxnOps) {
-        throw new MetadataInvalidArgumentError(`txn has ${list.length} ${what}, over the ${this.#maxTxnOps} limit`, {
-          count: list.length,
-          limit: this.#maxTxnOps,
-        });
-      }
-    }
-    let bytes = 0;
-    for (const c of compare) {
-      checkKey(c?.key);
-      if (!['==', '!=', '<', '>'].includes(c.op)) {
-        throw new MetadataInvalidArgumentError('compare op must be ==, !=, < or >', { op: c.op });
-      }
-      bytes += Buffer.byteLength(c.key);
-      switch (c.target) {
-        case 'value':
-          checkValue(c.value, 'compare value');
-          bytes += c.value.byteLength;
-          break;
-        case 'lease':
-          if (c.value !== null) parseLeaseId(c.value);
-          break;
-        case 'version':
-        case 'createRevision':
-        case 'modRevision':
-          if (!isNonNegativeInteger(c.value)) {
-            throw new MetadataInvalidArgumentError(`compare on ${c.target} needs a non-negative integer`, {
-              value: c.value,
-            });
-          }
-          break;
-        default:
-          throw new MetadataInvalidArgumentError('unknown compare target', { target: (c as { target: unknown }).target });
-      }
-    }
-    for (const ops of branches) {
-      const puts = new Set<string>();
-      const deletes: Array<{ key: string } | { prefix: string }> = [];
-      const duplicate = (key: string) =>
-        new MetadataInvalidArgumentError('txn writes the same key twice', { key });
-      for (const op of ops) {
-        switch (op?.type) {
-          case 'get':
-            checkKey(op.key);
-            bytes += Buffer.byteLength(op.key);
-            break;
-          case 'list':
-            checkPrefix(op.prefix);
-            checkLimit(op.limit);
-            bytes += Buffer.byteLength(op.prefix);
-            break;
-          case 'put':
-            checkKey(op.key);
-            checkValue(op.value);
-            if (op.lease !== undefined) parseLeaseId(op.lease);
-            bytes += Buffer.byteLength(op.key) + op.value.byteLength;
-            if (puts.has(op.key)) throw duplicate(op.key);
-            for (const d of deletes) {
-              if ('key' in d ? d.key === op.key : op.key.startsWith(d.prefix)) throw duplicate(op.key);
-            }
-            puts.add(op.key);
-            break;
-          case 'delete':
-            checkKey(op.key);
-            bytes += Buffer.byteLength(op.key);
-            if (puts.has(op.key)) throw duplicate(op.key);
-            deletes.push({ key: op.key });
-            break;
-          case 'deletePrefix':
-            checkKey(op.prefix, 'prefix');
-            bytes += Buffer.byteLength(op.prefix);
-            for (const k of puts) if (k.startsWith(op.prefix)) throw duplicate(k);
-            deletes.push({ prefix: op.prefix });
-            break;
-          default:
-            throw new MetadataInvalidArgumentError('unknown txn operation', { type: (op as { type?: unknown })?.type });
-        }
-      }
-    }
-    this.#checkRequestBytes(bytes, 'txn');
-  }
-
   async txn(request: TxnRequest): Promise<TxnResult> {
     this.#enter('txn');
-    this.#checkTxn(request);
+    this.#checkRequestBytes(checkTxnRequest(request, this.#maxTxnOps), 'txn');
     const { result, revision } = this.#mutate('txn', (batch) => {
       const succeeded = (request.compare ?? []).every((c) => compareHolds(c, batch.get(c.key)));
       const ops = (succeeded ? request.success : request.failure) ?? [];

@@ -1,0 +1,63 @@
+/**
+ * Topic deletions a __consumer_offsets partition has not applied yet. Kafka's GroupCoordinatorService
+ * (onPartitionsDeleted) writes OffsetCommit tombstones for a deleted topic in every coordinator partition, all of
+ * which it has loaded. Here partitions load on first use: a partition that is not active when a topic is deleted
+ * (never loaded yet, loading, failed, or released) applies the deletion when it next loads, before it takes a
+ * request, so OffsetFetch never answers an offset of a deleted topic, nor of a new topic of the same name.
+ *
+ * ```
+ *   deleted:  name → sequence number of its latest deletion (1, 2, 3, ... since start)
+ *   applied:  partition → every deletion up to this sequence number is in its log (active partitions: all)
+ *   at load:  the names deleted after `applied[p]` are tombstoned in p, then applied[p] = latest
+ * ```
+ *
+ * One entry per distinct deleted name, kept while the process runs (the topic registry keeps its deleted names
+ * too). Deletions made while the broker was down are found at load by the topic registry instead: the offsets
+ * of a topic it does not know are tombstoned as well. Offsets are only ever committed for topics that exist
+ * (UNKNOWN_TOPIC_OR_PARTITION otherwise), and the registry is loaded before the coordinator starts, so an
+ * unknown topic is a deleted one.
+ */
+import type { TopicView } from './context.js';
+import type { OffsetStore } from './offsets.js';
+
+export class TopicDeletions {
+  private readonly deleted = new Map<string, number>();
+  private readonly applied = new Map<number, number>();
+  private latest = 0;
+
+  /** A topic was deleted: `appliedNow` are the partitions that tombstone its offsets at once (the active ones). */
+  record(topic: string, appliedNow: Iterable<number>): void {
+    const previous = this.latest++;
+    this.deleted.delete(topic);
+    this.deleted.set(topic, this.latest);
+    for (const p of appliedNow) if ((this.applied.get(p) ?? 0) === previous) this.applied.set(p, this.latest);
+  }
+
+  /**
+   * The topics deleted since the partition last applied deletions (it is loading now); the partition has
+   * applied every deletion once the caller tombstoned their offsets.
+   */
+  takePending(partition: number): Set<string> {
+    const since = this.applied.get(partition) ?? 0;
+    const pending = new Set<string>();
+    if (since < this.latest) {
+      for (const [topic, seq] of this.deleted) if (seq > since) pending.add(topic);
+    }
+    this.applied.set(partition, this.latest);
+    return pending;
+  }
+
+  /**
+   * The topics whose offsets a loading partition must tombstone: those deleted since it last applied
+   * deletions, and those the registry no longer knows; with the number of offsets it holds for them.
+   */
+  staleAtLoad(partition: number, offsets: OffsetStore, topics: TopicView): { topics: Set<string>; offsets: number } {
+    const stale = this.takePending(partition);
+    for (const groupId of offsets.groupIds()) {
+      for (const topic of offsets.forGroup(groupId)?.keys() ?? []) if (!topics.get(topic)) stale.add(topic);
+    }
+    let held = 0;
+    if (stale.size > 0) for (const _ of offsets.forTopics(stale)) held++;
+    return { topics: stale, offsets: held };
+  }
+}
