@@ -277,10 +277,10 @@ export class GroupCoordinator {
 
   /** At load, before the shard takes a request: offsets of topics deleted meanwhile go (topic-deletions.ts). */
   private dropDeletedTopics(shard: Shard): void {
-    const { topics, offsets } = this.deletions.staleAtLoad(shard.partition, shard.offsets, this.options.topics);
+    const { topics, offsets, entries } = this.deletions.staleAtLoad(shard.partition, shard.offsets, this.options.topics);
     if (offsets === 0) return;
-    this.log.info({ partition: shard.partition, topics: [...topics].slice(0, 10), topicCount: topics.size, offsets }, 'removing committed offsets of deleted topics');
-    shard.runScheduled(() => this.offsets.topicsDeleted(shard, topics));
+    this.log.info({ partition: shard.partition, topics: [...new Set(entries.map((e) => e.topic))].slice(0, 10), topicCount: topics.size, offsets }, 'removing committed offsets of deleted topics');
+    shard.runScheduled(() => this.offsets.offsetsRemoved(entries));
   }
 
   /** Runs a read on the group's shard, or throws the refusal. */

@@ -11,6 +11,7 @@
  * and never otherwise (a rebalancing group keeps them). An explicit retention time given with OffsetCommit v2-4
  * overrides this. A group that is empty and whose offsets all expired is deleted.
  */
+import type { StaleOffset } from './topic-deletions.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   createOffsetCommitResponsePartition,
@@ -132,6 +133,7 @@ export class OffsetManager {
     for (const t of req.topics) {
       const rt = createOffsetCommitResponseTopic({ name: t.name });
       topics.push(rt);
+      const topicId = this.ctx.topics.get(t.name)?.topicId;
       for (const p of t.partitions) {
         if (p.committedMetadata !== null && p.committedMetadata.length > maxMetadata) {
           rt.partitions.push(createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE }));
@@ -144,6 +146,9 @@ export class OffsetManager {
           metadata: p.committedMetadata ?? '',
           commitTimestampMs: p.commitTimestamp === -1n ? now : Number(p.commitTimestamp),
           expireTimestampMs,
+          // Kafka 4.x records the topic id with the offset, so a topic deleted and created again under the same
+          // name never inherits it (topic-deletions.ts).
+          ...(topicId === undefined ? {} : { topicId }),
         };
         records.push(offsetCommitRecord(req.groupId, t.name, p.partitionIndex, offset));
       }
@@ -298,6 +303,11 @@ export class OffsetManager {
   }
 
   /** Offsets of deleted topics are removed from every group (Kafka's onPartitionsDeleted). */
+  /** Tombstones for these offsets (topic-deletions.ts: offsets of deleted topics found at load). */
+  offsetsRemoved(entries: readonly StaleOffset[]): OpResult<void> {
+    return { records: entries.map(({ groupId, topic, partition }) => offsetCommitTombstone(groupId, topic, partition)), response: undefined };
+  }
+
   topicsDeleted(shard: Shard, topics: ReadonlySet<string>): OpResult<void> {
     const records: CoordinatorRecord[] = [];
     for (const { groupId, topic, partition } of shard.offsets.forTopics(topics)) records.push(offsetCommitTombstone(groupId, topic, partition));

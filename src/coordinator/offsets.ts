@@ -3,6 +3,7 @@
  * Kafka's OffsetMetadataManager keeps them. Changed only by replaying OffsetCommit records (live writes replay
  * their own records, loading replays the log), so memory and log cannot disagree.
  */
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { createOffsetCommitValue, type OffsetCommitValue } from '../../protocol/messages/data/group-coordinator/offset-commit-value.gen.js';
 
 /** Kafka's OffsetAndMetadata. */
@@ -14,6 +15,12 @@ export interface OffsetAndMetadata {
   readonly commitTimestampMs: number;
   /** Set only by OffsetCommit v2-4 with an explicit retention time (record value v1). */
   readonly expireTimestampMs: number | null;
+  /**
+   * The id of the topic the offset was committed for (OffsetCommitValue v4, as Kafka 4.x writes it), absent in
+   * records written without one. An offset whose id is not the topic's now belongs to a deleted topic of the
+   * same name.
+   */
+  readonly topicId?: string;
 }
 
 export function offsetFromRecord(v: OffsetCommitValue): OffsetAndMetadata {
@@ -23,6 +30,7 @@ export function offsetFromRecord(v: OffsetCommitValue): OffsetAndMetadata {
     metadata: v.metadata,
     commitTimestampMs: Number(v.commitTimestamp),
     expireTimestampMs: v.expireTimestamp >= 0n ? Number(v.expireTimestamp) : null,
+    ...(v.topicId === ZERO_UUID ? {} : { topicId: v.topicId }),
   };
 }
 
@@ -58,6 +66,7 @@ export function offsetToRecord(o: OffsetAndMetadata): OffsetCommitValue {
     metadata: o.metadata,
     commitTimestamp: saturatedTimestamp(o.commitTimestampMs),
     expireTimestamp: o.expireTimestampMs === null ? -1n : saturatedTimestamp(o.expireTimestampMs),
+    topicId: o.topicId ?? ZERO_UUID,
   });
 }
 

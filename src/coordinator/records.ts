@@ -21,6 +21,7 @@
  * replay ignores them and compaction rewrites them unchanged. Keys are compared as bytes, so two records with
  * the same key bytes replace each other, exactly as Kafka's log compaction treats them.
  */
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { Reader } from '../../protocol/wire/reader.js';
 import { Writer } from '../../protocol/wire/writer.js';
 import {
@@ -113,6 +114,8 @@ export const RecordKeyVersion = {
 /** Value versions this broker writes (Kafka's, for metadata version 3.x: GroupMetadataValue v3, OffsetCommitValue v3). */
 export const GROUP_METADATA_VALUE_VERSION = 3;
 export const OFFSET_COMMIT_VALUE_VERSION = 3;
+/** OffsetCommitValue v4 (flexible) carries the committed topic's id in a tagged field, as Kafka 4.x writes it. */
+export const OFFSET_COMMIT_VALUE_VERSION_WITH_TOPIC_ID = 4;
 /** OffsetCommitValue v1 is the only version with an explicit expireTimestamp (OffsetCommit v2-4 retention). */
 export const OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1;
 
@@ -194,7 +197,7 @@ const OFFSET_COMMIT_CODEC = (keyVersion: number): Codec =>
     encodeOffsetCommitValue,
     decodeOffsetCommitValue,
     { min: 0, max: 4 },
-    (v) => (v.expireTimestamp >= 0n ? OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY : OFFSET_COMMIT_VALUE_VERSION),
+    (v) => (v.expireTimestamp >= 0n ? OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY : v.topicId !== ZERO_UUID ? OFFSET_COMMIT_VALUE_VERSION_WITH_TOPIC_ID : OFFSET_COMMIT_VALUE_VERSION),
   );
 
 const CODECS: ReadonlyMap<number, Codec> = new Map<number, Codec>([

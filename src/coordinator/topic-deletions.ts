@@ -48,16 +48,33 @@ export class TopicDeletions {
   }
 
   /**
-   * The topics whose offsets a loading partition must tombstone: those deleted since it last applied
-   * deletions, and those the registry no longer knows; with the number of offsets it holds for them.
+   * The offsets a loading partition must tombstone: those of the topics deleted since it last applied
+   * deletions and of the topics the registry no longer knows, and any offset recorded with a topic id that is
+   * not its topic's now (OffsetCommitValue v4: the topic was deleted and created again under its name, even
+   * while the broker was down). `topics` names the first two kinds, `offsets` counts them all.
    */
-  staleAtLoad(partition: number, offsets: OffsetStore, topics: TopicView): { topics: Set<string>; offsets: number } {
+  staleAtLoad(partition: number, offsets: OffsetStore, topics: TopicView): { topics: Set<string>; offsets: number; entries: StaleOffset[] } {
     const stale = this.takePending(partition);
     for (const groupId of offsets.groupIds()) {
       for (const topic of offsets.forGroup(groupId)?.keys() ?? []) if (!topics.get(topic)) stale.add(topic);
     }
-    let held = 0;
-    if (stale.size > 0) for (const _ of offsets.forTopics(stale)) held++;
-    return { topics: stale, offsets: held };
+    const entries: StaleOffset[] = [];
+    for (const groupId of offsets.groupIds()) {
+      for (const [topic, byPartition] of offsets.forGroup(groupId) ?? []) {
+        const wholeTopic = stale.has(topic);
+        const currentId = wholeTopic ? undefined : topics.get(topic)?.topicId;
+        for (const [partition, o] of byPartition) {
+          if (wholeTopic || (o.topicId !== undefined && o.topicId !== currentId)) entries.push({ groupId, topic, partition });
+        }
+      }
+    }
+    return { topics: stale, offsets: entries.length, entries };
   }
+}
+
+/** One committed offset to remove. */
+export interface StaleOffset {
+  readonly groupId: string;
+  readonly topic: string;
+  readonly partition: number;
 }

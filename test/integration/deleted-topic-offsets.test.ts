@@ -83,4 +83,34 @@ describe('committed offsets of a deleted topic', () => {
     expect(await committed(conn, 'recreated')).toEqual({ errorCode: ErrorCode.NONE, offset: -1n });
     expect(await committed(conn, 'kept')).toEqual({ errorCode: ErrorCode.NONE, offset: 7n });
   });
+
+  it('are gone when the broker restarted between the deletion and the partition\'s load: the offset carries its topic id', async () => {
+    conn?.destroy();
+    await broker?.stop();
+    broker = await BrokerProcess.start();
+    conn = await RawConnection.connect(broker.port);
+    expect(await createTopic(conn, 'reborn')).toBe(ErrorCode.NONE);
+    expect(await createTopic(conn, 'kept')).toBe(ErrorCode.NONE);
+    expect(await commit(conn, 'reborn', 42n)).toBe(ErrorCode.NONE);
+    expect(await commit(conn, 'kept', 7n)).toBe(ErrorCode.NONE);
+    conn.destroy();
+    await broker.restart();
+    conn = await RawConnection.connect(broker.port);
+    const deleted = await conn.request(DeleteTopicsApi, 4, createDeleteTopicsRequest({ topicNames: ['reborn'], timeoutMs: 30_000 }));
+    expect(deleted.responses[0]!.errorCode).toBe(ErrorCode.NONE);
+    const c = conn;
+    await waitFor('the topic created again', async () => (await createTopic(c, 'reborn')) === ErrorCode.NONE);
+    conn.destroy();
+    // The deletion the unloaded partition had still to apply is forgotten with the process.
+    await broker.restart();
+    conn = await RawConnection.connect(broker.port);
+    expect(await committed(conn, 'reborn')).toEqual({ errorCode: ErrorCode.NONE, offset: -1n });
+    expect(await committed(conn, 'kept')).toEqual({ errorCode: ErrorCode.NONE, offset: 7n });
+    // An offset committed for the new topic is its own.
+    expect(await commit(conn, 'reborn', 3n)).toBe(ErrorCode.NONE);
+    conn.destroy();
+    await broker.restart();
+    conn = await RawConnection.connect(broker.port);
+    expect(await committed(conn, 'reborn')).toEqual({ errorCode: ErrorCode.NONE, offset: 3n });
+  });
 });

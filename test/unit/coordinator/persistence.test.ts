@@ -143,9 +143,10 @@ describe('coordinator persistence', () => {
     const key = offsetRecord.key!;
     // int16 version 1 | string group | string topic | int32 partition
     expect(key.toString('hex')).toBe('0001' + '000d' + Buffer.from(G).toString('hex') + '0001' + Buffer.from('t').toString('hex') + '00000000');
-    expect(offsetRecord.value!.readInt16BE(0)).toBe(3);
+    // Value v4, as Kafka 4.x writes it: flexible, with the committed topic's id in tagged field 0.
+    expect(offsetRecord.value!.readInt16BE(0)).toBe(4);
     const decoded = decodeRecord(key, offsetRecord.value);
-    expect(decoded).toMatchObject({ type: 'OffsetCommit', key: { group: G, topic: 't', partition: 0 }, value: { offset: 12n, metadata: 'm12' } });
+    expect(decoded).toMatchObject({ type: 'OffsetCommit', key: { group: G, topic: 't', partition: 0 }, value: { offset: 12n, metadata: 'm12', topicId: h.topics.get('t')!.topicId } });
   });
 
   it('skips a stored batch or record that does not decode and still loads everything else', async () => {

@@ -33,4 +33,19 @@ describe('topic deletions a partition applies at load', () => {
     expect([...stale.topics].sort()).toEqual(['gone', 'recreated']);
     expect(stale.offsets).toBe(3);
   });
+
+  it('finds the offsets recorded with another id than their topic\'s now, and keeps those without an id or with the same', () => {
+    const d = new TopicDeletions();
+    const topics = new FakeTopics();
+    topics.add('orders', 1);
+    const id = topics.get('orders')!.topicId;
+    const offsets = new OffsetStore();
+    offsets.put('old', 'orders', 0, { ...OFFSET, topicId: 'AAAAAAAAAAAAAAAAAAAAZw' });
+    offsets.put('new', 'orders', 0, { ...OFFSET, topicId: id });
+    offsets.put('v3', 'orders', 0, OFFSET);
+    const stale = d.staleAtLoad(0, offsets, topics);
+    expect(stale.entries).toEqual([{ groupId: 'old', topic: 'orders', partition: 0 }]);
+    expect([...stale.topics]).toEqual([]);
+    expect(stale.offsets).toBe(1);
+  });
 });
