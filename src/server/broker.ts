@@ -184,6 +184,14 @@ export class Broker implements ConnectionHost {
       connections: () => this.connections.size,
       requestMemory: this.requestMemory,
       partitions: () => partitions.all(),
+      unopenedPartitions: () =>
+        partitions.hostedStats(null, { highWatermarks: true }).then(
+          (all) => all.filter((s) => !s.open),
+          (err: unknown) => {
+            log.warn({ err }, 'reading the stats of partitions not open for the metrics failed');
+            throw err;
+          },
+        ),
       storage: ledgerStoreSpace(ledgers),
     }));
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });
