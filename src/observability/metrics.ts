@@ -32,11 +32,16 @@ export interface BrokerMetrics {
 }
 
 /**
- * How long the stats of partitions not open are kept between scrapes. They change only when such a
+ * How long the stats of partitions not open are kept between scrapes, at least. They change only when such a
  * partition opens (its live figures take over at once) or its topic is created, grown or deleted; reading
  * them costs a scan of their chains, so every gauge of one scrape, and the scrapes of a few seconds, share one.
  */
 export const UNOPENED_STATS_MAX_AGE_MS = 10_000;
+/**
+ * And at least this many times as long as reading them took, so that the scan takes at most a twentieth of
+ * the broker's time however many partitions it hosts (100,000 unopened partitions: a scan of seconds).
+ */
+const UNOPENED_STATS_AGE_PER_READ = 20;
 
 /** One gauge per partition, each open partition's figure read live and the others' from the stored stats. */
 type PartitionFigure = (stats: HostedPartitionStats) => number | null;
@@ -84,16 +89,22 @@ export function createBrokerMetrics(sources: MetricSources, options: { readonly 
   // Kafka reports every log of the broker (kafka.log:type=Log: LogEndOffset, LogStartOffset, Size,
   // NumLogSegments), opened since the start or not; so do these.
   const maxAge = options.unopenedMaxAgeMs ?? UNOPENED_STATS_MAX_AGE_MS;
-  let unopened: { readonly at: number; readonly stats: Promise<readonly HostedPartitionStats[]> } | null = null;
+  let unopened: { expiresAt: number; readonly stats: Promise<readonly HostedPartitionStats[]> } | null = null;
   const unopenedStats = (): Promise<readonly HostedPartitionStats[]> => {
     const now = Date.now();
-    if (!unopened || now - unopened.at >= maxAge) {
+    if (!unopened || now >= unopened.expiresAt) {
       const stats = sources.unopenedPartitions();
-      unopened = { at: now, stats };
-      // A failed read is not kept: the next scrape tries again.
-      stats.catch(() => {
-        if (unopened?.stats === stats) unopened = null;
-      });
+      const entry = { expiresAt: now + maxAge, stats };
+      unopened = entry;
+      stats.then(
+        () => {
+          entry.expiresAt = Math.max(entry.expiresAt, now + UNOPENED_STATS_AGE_PER_READ * (Date.now() - now));
+        },
+        // A failed read is not kept: the next scrape tries again.
+        () => {
+          if (unopened === entry) unopened = null;
+        },
+      );
     }
     return unopened.stats;
   };
