@@ -20,7 +20,7 @@
  */
 import { RecordBatch } from '../../protocol/records/batch.js';
 import type { LedgerStore } from '../ledger/types.js';
-import { PARTITIONS_PREFIX, parsePartitionKey, topicPartitionsPrefix } from '../metadata/layout.js';
+import { PARTITIONS_PREFIX, parsePartitionKey, partitionPrefix, topicPartitionsPrefix } from '../metadata/layout.js';
 import type { MetadataStore } from '../metadata/types.js';
 import { decodeHead, decodeLedger, type ChainLedger } from './chain.js';
 
@@ -101,18 +101,18 @@ export async function readStoredPartitionStats(
 
 async function scan(metadata: MetadataStore, prefix: string, into: Map<string, Map<number, Pending>>, options: StoredStatsOptions): Promise<void> {
   let startAfter: string | undefined;
+  // The keys of one partition come together (`/partitions/<topic>/<p>/…`): it is parsed and looked up once.
+  let current: { readonly prefix: string; readonly chain: Pending | null } | null = null;
   for (;;) {
     const page = await metadata.list(prefix, { limit: SCAN_PAGE, ...(startAfter !== undefined ? { startAfter } : {}) });
     for (const kv of page.kvs) {
-      const key = parsePartitionKey(kv.key);
-      if (!key || (options.include && !options.include(key.topic, key.partition))) continue;
-      let parts = into.get(key.topic);
-      if (!parts) into.set(key.topic, (parts = new Map()));
-      let chain = parts.get(key.partition);
-      if (!chain) parts.set(key.partition, (chain = { logStartOffset: 0, ledgers: [] }));
+      if (current === null || !kv.key.startsWith(current.prefix)) current = partitionOf(kv.key, into, options);
+      const chain = current?.chain;
+      if (!chain) continue;
       try {
-        if (key.kind === 'state') chain.logStartOffset = decodeHead(kv.value, kv.key).logStartOffset;
-        else chain.ledgers.push(decodeLedger(kv.value, kv.key));
+        const rest = kv.key.slice(current!.prefix.length);
+        if (rest === 'state') chain.logStartOffset = decodeHead(kv.value, kv.key).logStartOffset;
+        else if (rest.startsWith('ledgers/')) chain.ledgers.push(decodeLedger(kv.value, kv.key));
       } catch (err) {
         options.onBadKey?.(kv.key, err);
       }
@@ -120,6 +120,19 @@ async function scan(metadata: MetadataStore, prefix: string, into: Map<string, M
     if (!page.more || page.kvs.length === 0) return;
     startAfter = page.kvs[page.kvs.length - 1]!.key;
   }
+}
+
+/** The partition a key belongs to (its prefix, and its chain, null when not asked for); null for a key of no partition. */
+function partitionOf(key: string, into: Map<string, Map<number, Pending>>, options: StoredStatsOptions): { prefix: string; chain: Pending | null } | null {
+  const parsed = parsePartitionKey(key);
+  if (!parsed) return null;
+  const prefix = partitionPrefix(parsed.topic, parsed.partition);
+  if (options.include && !options.include(parsed.topic, parsed.partition)) return { prefix, chain: null };
+  let parts = into.get(parsed.topic);
+  if (!parts) into.set(parsed.topic, (parts = new Map()));
+  let chain = parts.get(parsed.partition);
+  if (!chain) parts.set(parsed.partition, (chain = { logStartOffset: 0, ledgers: [] }));
+  return { prefix, chain };
 }
 
 /**
