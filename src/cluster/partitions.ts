@@ -68,6 +68,8 @@ export class Partition {
 /** What a hosted partition's log holds, whether it is open or not (DescribeLogDirs, the partition metrics). */
 export interface HostedPartitionStats {
   readonly topic: string;
+  /** The topic's id (KIP-516): a topic deleted and created again under its name is another topic. */
+  readonly topicId: string;
   readonly partition: number;
   /** Kafka's `UnifiedLog.size`: the bytes of every batch of the chain. */
   readonly sizeInBytes: number;
@@ -336,18 +338,22 @@ export class PartitionManager {
     const records = wanted === null ? this.topics.list() : [...wanted.keys()].map((n) => this.topics.get(n)).filter((t) => t !== undefined);
     // Those not open now are read from the stores (one opening meanwhile is read there too: its takeover keeps its data).
     const unopened = new Map<string, number[]>();
+    const ids = new Map<string, string>();
     for (const t of records) {
       for (let p = 0; p < t.partitions; p++) {
         if (!hosted(t, p)) continue;
         const part = this.get(t.name, p);
         if (!part) {
           let list = unopened.get(t.name);
-          if (!list) unopened.set(t.name, (list = []));
+          if (!list) {
+            unopened.set(t.name, (list = []));
+            ids.set(t.name, t.topicId);
+          }
           list.push(p);
           continue;
         }
         const { stats } = part.log;
-        out.push({ topic: t.name, partition: p, sizeInBytes: stats.sizeInBytes, ledgers: stats.ledgers, logStartOffset: part.log.logStartOffset, highWatermark: part.log.highWatermark, open: true });
+        out.push({ topic: t.name, topicId: t.topicId, partition: p, sizeInBytes: stats.sizeInBytes, ledgers: stats.ledgers, logStartOffset: part.log.logStartOffset, highWatermark: part.log.highWatermark, open: true });
       }
     }
     if (unopened.size === 0) return out;
@@ -365,6 +371,7 @@ export class PartitionManager {
         // No key at all: a partition created and never used, an empty log.
         out.push({
           topic: name,
+          topicId: ids.get(name)!,
           partition: p,
           sizeInBytes: s?.sizeInBytes ?? 0,
           ledgers: s?.ledgers ?? 0,
@@ -375,6 +382,12 @@ export class PartitionManager {
       }
     }
     return out;
+  }
+
+  /** Whether this broker hosts that partition of that topic (by id) now: stats read a while ago may be stale. */
+  hosts(topicId: string, topic: string, partition: number): boolean {
+    const t = this.topics.get(topic);
+    return t !== undefined && t.topicId === topicId && partition < t.partitions && this.view.owns(topic, partition);
   }
 
   /** Every open partition. */

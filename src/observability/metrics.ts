@@ -20,6 +20,8 @@ export interface MetricSources {
    * them (PartitionManager.hostedStats), their high watermark included; entries for open ones are ignored.
    */
   unopenedPartitions(): Promise<readonly HostedPartitionStats[]>;
+  /** Whether a partition those stats name is still hosted (its topic not deleted, or deleted and created again, since). */
+  hosts(stats: HostedPartitionStats): boolean;
   /** The ledger store's space accounting, when the store keeps one (the embedded store does). */
   readonly storage: { readonly reclaimableBytes: number; readonly bytesReclaimed: number } | null;
 }
@@ -126,7 +128,7 @@ export function createBrokerMetrics(sources: MetricSources, options: { readonly 
         for (const s of rest) {
           const partition = String(s.partition);
           const value = stored(s);
-          if (value !== null && !open.has(`${s.topic}\0${partition}`)) this.set({ topic: s.topic, partition }, value);
+          if (value !== null && !open.has(`${s.topic}\0${partition}`) && sources.hosts(s)) this.set({ topic: s.topic, partition }, value);
         }
       },
     });

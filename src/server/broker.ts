@@ -192,6 +192,7 @@ export class Broker implements ConnectionHost {
             throw err;
           },
         ),
+      hosts: (s) => partitions.hosts(s.topicId, s.topic, s.partition),
       storage: ledgerStoreSpace(ledgers),
     }));
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });

@@ -236,7 +236,12 @@ describe('PartitionManager: lazy partitions', () => {
     ]);
     const some = await two.partitions.hostedStats(wanted);
     expect(some.map(key).sort()).toEqual(['s-0', 's-1', 's-3']);
-    expect(some.find((s) => s.partition === 1)).toMatchObject({ sizeInBytes: written.get('s-1')!.sizeInBytes, highWatermark: null });
+    expect(some.find((s) => s.partition === 1)).toMatchObject({ topicId: two.topics.get('s')!.topicId, sizeInBytes: written.get('s-1')!.sizeInBytes, highWatermark: null });
+    const s1 = some.find((s) => s.partition === 1)!;
+    expect(two.partitions.hosts(s1.topicId, 's', 1)).toBe(true);
+    expect(two.partitions.hosts(s1.topicId, 's', 2)).toBe(false); // another broker's
+    expect(two.partitions.hosts(s1.topicId, 's', 4)).toBe(false);
+    expect(two.partitions.hosts('another-id', 's', 1)).toBe(false); // a topic of the same name created again
     expect(two.partitions.openCount).toBe(1);
     await two.close();
   });

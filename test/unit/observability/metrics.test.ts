@@ -12,7 +12,7 @@ function openPartition(topic: string, index: number, figures: { highWatermark: n
 }
 
 function stored(topic: string, partition: number, figures: Partial<HostedPartitionStats> = {}): HostedPartitionStats {
-  return { topic, partition, sizeInBytes: 100, ledgers: 2, logStartOffset: 1, highWatermark: 9, open: false, ...figures };
+  return { topic, topicId: `${topic}-id`, partition, sizeInBytes: 100, ledgers: 2, logStartOffset: 1, highWatermark: 9, open: false, ...figures };
 }
 
 function sample(text: string, name: string, topic: string, partition: number): number | undefined {
@@ -24,7 +24,8 @@ describe('per-partition metrics', () => {
   it('report partitions not open from their stored stats, read once per scrape and kept briefly, and open ones live', async () => {
     const open: Partition[] = [];
     let reads = 0;
-    let unopened: HostedPartitionStats[] = [stored('t', 0), stored('t', 1, { highWatermark: null })];
+    let unopened: HostedPartitionStats[] = [stored('t', 0), stored('t', 1, { highWatermark: null }), stored('gone', 0)];
+    const hosted = new Set(['t-id/0', 't-id/1', 'gone-id/0']);
     const metrics = createBrokerMetrics(
       {
         connections: () => 0,
@@ -34,6 +35,7 @@ describe('per-partition metrics', () => {
           reads++;
           return unopened;
         },
+        hosts: (s) => hosted.has(`${s.topicId}/${s.partition}`),
         storage: null,
       },
       { unopenedMaxAgeMs: 60_000 },
@@ -48,8 +50,11 @@ describe('per-partition metrics', () => {
     expect(sample(text, 'kafka_topic_partition_current_offset', 't', 1)).toBeUndefined();
     expect(sample(text, 'ledgerline_partition_size_bytes', 't', 1)).toBe(100);
     expect(text).not.toMatch(/^ledgerline_partitions_open\{/m);
+    expect(sample(text, 'ledgerline_partition_size_bytes', 'gone', 0)).toBe(100);
 
-    // t-0 opens and grows: its live figures replace the stored ones at once, before the stored stats are read again.
+    // t-0 opens and grows: its live figures replace the stored ones at once, before the stored stats are read
+    // again; a topic deleted meanwhile is gone from the gauges at once too.
+    hosted.delete('gone-id/0');
     open.push(openPartition('t', 0, { highWatermark: 12, logStartOffset: 1, ledgers: 3, sizeInBytes: 150 }));
     unopened = [];
     text = await metrics.registry.metrics();
@@ -57,6 +62,7 @@ describe('per-partition metrics', () => {
     expect(sample(text, 'kafka_topic_partition_current_offset', 't', 0)).toBe(12);
     expect(sample(text, 'ledgerline_partition_size_bytes', 't', 0)).toBe(150);
     expect(text).toMatch(/^ledgerline_partitions_open\{topic="t"\} 1$/m);
+    expect(sample(text, 'ledgerline_partition_size_bytes', 'gone', 0)).toBeUndefined();
   });
 
   it('read the stored stats again after a failed read, and once they are older than their maximum age', async () => {
@@ -71,6 +77,7 @@ describe('per-partition metrics', () => {
         if (fail) throw new Error('metadata store unavailable');
         return [stored('u', 0)];
       },
+      hosts: () => true,
       storage: null,
     };
     const kept = createBrokerMetrics(sources, { unopenedMaxAgeMs: 60_000 });
