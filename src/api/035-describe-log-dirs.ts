@@ -18,14 +18,15 @@ export const describeLogDirs = defineHandler({
   versions: { min: 1, max: 5 },
   async handle(req, ctx) {
     const { config, partitions } = ctx.services;
-    const wanted = req.topics === null ? null : new Map(req.topics.map((t) => [t.topic, new Set(t.partitions)]));
+    const wanted = req.topics === null ? null : wantedPartitions(req.topics);
+    // Every hosted partition asked for, opened since the start or not (Kafka lists every log of the dir,
+    // `ReplicaManager.describeLogDirs`); unknown topics and partitions are left out, and so are topics none
+    // of whose partitions was asked for. Offset lag is 0: the high watermark is the log end offset here.
     const byTopic = new Map<string, ReturnType<typeof createDescribeLogDirsResponseDescribeLogDirsPartition>[]>();
-    for (const part of partitions.all()) {
-      const name = part.topic.name;
-      if (wanted && !wanted.get(name)?.has(part.index)) continue;
-      let list = byTopic.get(name);
-      if (!list) byTopic.set(name, (list = []));
-      list.push(createDescribeLogDirsResponseDescribeLogDirsPartition({ partitionIndex: part.index, partitionSize: BigInt(part.log.stats.sizeInBytes), offsetLag: 0n, isFutureKey: false }));
+    for (const s of await partitions.hostedStats(wanted)) {
+      let list = byTopic.get(s.topic);
+      if (!list) byTopic.set(s.topic, (list = []));
+      list.push(createDescribeLogDirsResponseDescribeLogDirsPartition({ partitionIndex: s.partition, partitionSize: BigInt(s.sizeInBytes), offsetLag: 0n, isFutureKey: false }));
     }
     const dir = resolve(config.dataDir);
     const fs = await statfs(dir);
@@ -38,3 +39,14 @@ export const describeLogDirs = defineHandler({
     return createDescribeLogDirsResponse({ results: [result] });
   },
 });
+
+/** The partitions a request names, by topic (a topic named twice: the union, as Kafka's set of TopicPartitions). */
+function wantedPartitions(topics: readonly { topic: string; partitions: readonly number[] }[]): Map<string, Set<number>> {
+  const out = new Map<string, Set<number>>();
+  for (const t of topics) {
+    let set = out.get(t.topic);
+    if (!set) out.set(t.topic, (set = new Set()));
+    for (const p of t.partitions) set.add(p);
+  }
+  return out;
+}

@@ -45,7 +45,7 @@ export interface TopicService
  * The partitions this broker serves. They open on first use: `get` finds an open one synchronously (the hot
  * path), `open` opens one this broker owns: `partitions.get(t, p) ?? (await partitions.open(t, p))`.
  */
-export type PartitionService = Pick<PartitionManager, 'get' | 'open' | 'all' | 'leaderEpoch'>;
+export type PartitionService = Pick<PartitionManager, 'get' | 'open' | 'all' | 'leaderEpoch' | 'hostedStats'>;
 
 /** Who owns each partition and coordinator key, the live brokers and the controller (src/cluster/cluster-view.ts). */
 export type ClusterService = ClusterView;

@@ -16,6 +16,7 @@ import type { ClusterView } from './cluster-view.js';
 import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
 import { retentionDue } from '../log/retention-due.js';
+import { readStoredPartitionStats } from '../log/stored-stats.js';
 import type { PartitionProducerState } from '../log/producer-state.js';
 import { LONG_MAX } from './config-defs.js';
 import type { TopicManager, TopicRecord } from './topics.js';
@@ -63,6 +64,31 @@ export class Partition {
     return this.log.producers;
   }
 }
+
+/** What a hosted partition's log holds, whether it is open or not (DescribeLogDirs, the partition metrics). */
+export interface HostedPartitionStats {
+  readonly topic: string;
+  /** The topic's id (KIP-516): a topic deleted and created again under its name is another topic. */
+  readonly topicId: string;
+  readonly partition: number;
+  /** Kafka's `UnifiedLog.size`: the bytes of every batch of the chain. */
+  readonly sizeInBytes: number;
+  readonly ledgers: number;
+  readonly logStartOffset: number;
+  /**
+   * The high watermark of an open log; of one not open, its end offset, which its takeover makes its high
+   * watermark (null when not asked for, or when the end of a ledger left open could not be read).
+   */
+  readonly highWatermark: number | null;
+  /** Whether the log is open (its figures are the log's own rather than read from the stores). */
+  readonly open: boolean;
+}
+
+/**
+ * Up to this many topics with unopened partitions are read with one range scan each; beyond, one scan of
+ * every partition key (cheaper than many small scans when topics are many and small).
+ */
+const TOPIC_SCANS_MAX = 64;
 
 /** Partitions of a deleted topic deleted at once (those never opened are deleted without opening them). */
 const DELETE_CONCURRENCY = 8;
@@ -299,7 +325,72 @@ export class PartitionManager {
     }
   }
 
-  /** Every open partition, for DescribeLogDirs and metrics. */
+  /**
+   * Every partition this broker hosts (owns) of the topics `wanted` names (null: all; a topic's set: those
+   * partitions; unknown topics and partitions are left out, as Kafka's describeLogDirs does), open or not.
+   * Open ones report their log's figures; the others are read from the stores without opening them
+   * (src/log/stored-stats.ts: one paged scan of their chains), as Kafka reports every log of its log dirs.
+   */
+  async hostedStats(wanted: ReadonlyMap<string, ReadonlySet<number>> | null, options: { readonly highWatermarks?: boolean } = {}): Promise<HostedPartitionStats[]> {
+    const out: HostedPartitionStats[] = [];
+    const hosted = (t: TopicRecord | undefined, p: number): boolean =>
+      t !== undefined && Number.isInteger(p) && p >= 0 && p < t.partitions && this.view.owns(t.name, p) && (wanted === null || wanted.get(t.name)?.has(p) === true);
+    const records = wanted === null ? this.topics.list() : [...wanted.keys()].map((n) => this.topics.get(n)).filter((t) => t !== undefined);
+    // Those not open now are read from the stores (one opening meanwhile is read there too: its takeover keeps its data).
+    const unopened = new Map<string, number[]>();
+    const ids = new Map<string, string>();
+    for (const t of records) {
+      for (let p = 0; p < t.partitions; p++) {
+        if (!hosted(t, p)) continue;
+        const part = this.get(t.name, p);
+        if (!part) {
+          let list = unopened.get(t.name);
+          if (!list) {
+            unopened.set(t.name, (list = []));
+            ids.set(t.name, t.topicId);
+          }
+          list.push(p);
+          continue;
+        }
+        const { stats } = part.log;
+        out.push({ topic: t.name, topicId: t.topicId, partition: p, sizeInBytes: stats.sizeInBytes, ledgers: stats.ledgers, logStartOffset: part.log.logStartOffset, highWatermark: part.log.highWatermark, open: true });
+      }
+    }
+    if (unopened.size === 0) return out;
+    const sets = new Map([...unopened].map(([name, ps]) => [name, new Set(ps)]));
+    const stored = await readStoredPartitionStats(this.options.metadata, this.ledgers, {
+      ...(wanted !== null || unopened.size <= TOPIC_SCANS_MAX ? { topics: [...unopened.keys()] } : {}),
+      include: (topic, p) => sets.get(topic)?.has(p) === true,
+      endOffsets: options.highWatermarks === true,
+      onBadKey: (key, err) => this.log.warn({ err, key }, 'a partition chain key does not decode; the partition is reported without it'),
+    });
+    for (const [name, ps] of unopened) {
+      const byPartition = stored.get(name);
+      for (const p of ps) {
+        const s = byPartition?.get(p);
+        // No key at all: a partition created and never used, an empty log.
+        out.push({
+          topic: name,
+          topicId: ids.get(name)!,
+          partition: p,
+          sizeInBytes: s?.sizeInBytes ?? 0,
+          ledgers: s?.ledgers ?? 0,
+          logStartOffset: s?.logStartOffset ?? 0,
+          highWatermark: options.highWatermarks ? (s ? s.logEndOffset : 0) : null,
+          open: false,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Whether this broker hosts that partition of that topic (by id) now: stats read a while ago may be stale. */
+  hosts(topicId: string, topic: string, partition: number): boolean {
+    const t = this.topics.get(topic);
+    return t !== undefined && t.topicId === topicId && partition < t.partitions && this.view.owns(topic, partition);
+  }
+
+  /** Every open partition. */
   *all(): Iterable<Partition> {
     for (const parts of this.byTopic.values()) for (const p of parts) if (p) yield p;
   }

@@ -110,7 +110,10 @@ export interface LedgerStore {
    * LL_ERR_LEDGER_CORRUPT (stored bytes fail their checksum) or LL_ERR_LEDGER_STORAGE.
    */
   read(ledgerId: LedgerId, firstEntryId: EntryId, lastEntryId: EntryId, options?: LedgerReadOptions): Promise<LedgerEntry[]>;
-  /** Current metadata of one ledger; rejects with LL_ERR_NO_SUCH_LEDGER. */
+  /**
+   * Current metadata of one ledger (its size: `length`); rejects with LL_ERR_NO_SUCH_LEDGER. Cheap: no entry
+   * is read (the layers above ask it of every ledger left open in the partitions not opened, for their sizes).
+   */
   getMetadata(ledgerId: LedgerId): Promise<LedgerMetadata>;
   /** Every ledger that exists (open or sealed), in ledger-id order. */
   list(): Promise<LedgerMetadata[]>;

@@ -5,7 +5,7 @@
  * are bumped on the request path with no allocation.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { Partition } from '../cluster/partitions.js';
+import type { HostedPartitionStats, Partition } from '../cluster/partitions.js';
 
 /** What the broker's gauges read at scrape time. */
 export interface MetricSources {
@@ -15,6 +15,13 @@ export interface MetricSources {
   readonly requestMemory: { readonly available: number; readonly used: number; readonly waiting: number };
   /** The partitions this broker has open. */
   partitions(): Iterable<Partition>;
+  /**
+   * What the partitions this broker hosts but has not opened hold, read from the stores without opening
+   * them (PartitionManager.hostedStats), their high watermark included; entries for open ones are ignored.
+   */
+  unopenedPartitions(): Promise<readonly HostedPartitionStats[]>;
+  /** Whether a partition those stats name is still hosted (its topic not deleted, or deleted and created again, since). */
+  hosts(stats: HostedPartitionStats): boolean;
   /** The ledger store's space accounting, when the store keeps one (the embedded store does). */
   readonly storage: { readonly reclaimableBytes: number; readonly bytesReclaimed: number } | null;
 }
@@ -26,7 +33,22 @@ export interface BrokerMetrics {
   readonly messagesIn: Counter<'topic'>;
 }
 
-export function createBrokerMetrics(sources: MetricSources): BrokerMetrics {
+/**
+ * How long the stats of partitions not open are kept between scrapes, at least. They change only when such a
+ * partition opens (its live figures take over at once) or its topic is created, grown or deleted; reading
+ * them costs a scan of their chains, so every gauge of one scrape, and the scrapes of a few seconds, share one.
+ */
+export const UNOPENED_STATS_MAX_AGE_MS = 10_000;
+/**
+ * And at least this many times as long as reading them took, so that the scan takes at most a twentieth of
+ * the broker's time however many partitions it hosts (100,000 unopened partitions: a scan of seconds).
+ */
+const UNOPENED_STATS_AGE_PER_READ = 20;
+
+/** One gauge per partition, each open partition's figure read live and the others' from the stored stats. */
+type PartitionFigure = (stats: HostedPartitionStats) => number | null;
+
+export function createBrokerMetrics(sources: MetricSources, options: { readonly unopenedMaxAgeMs?: number } = {}): BrokerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'ledgerline_process_' });
   const registers = [registry];
@@ -66,44 +88,65 @@ export function createBrokerMetrics(sources: MetricSources): BrokerMetrics {
       this.set(sources.requestMemory.waiting);
     },
   });
+  // Kafka reports every log of the broker (kafka.log:type=Log: LogEndOffset, LogStartOffset, Size,
+  // NumLogSegments), opened since the start or not; so do these.
+  const maxAge = options.unopenedMaxAgeMs ?? UNOPENED_STATS_MAX_AGE_MS;
+  let unopened: { expiresAt: number; readonly stats: Promise<readonly HostedPartitionStats[]> } | null = null;
+  const unopenedStats = (): Promise<readonly HostedPartitionStats[]> => {
+    const now = Date.now();
+    if (!unopened || now >= unopened.expiresAt) {
+      const stats = sources.unopenedPartitions();
+      const entry = { expiresAt: now + maxAge, stats };
+      unopened = entry;
+      stats.then(
+        () => {
+          entry.expiresAt = Math.max(entry.expiresAt, now + UNOPENED_STATS_AGE_PER_READ * (Date.now() - now));
+        },
+        // A failed read is not kept: the next scrape tries again.
+        () => {
+          if (unopened === entry) unopened = null;
+        },
+      );
+    }
+    return unopened.stats;
+  };
+  const perPartition = (name: string, help: string, live: (p: Partition) => number, stored: PartitionFigure): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['topic', 'partition'],
+      registers,
+      async collect() {
+        const rest = await unopenedStats().catch(() => []);
+        this.reset();
+        const open = new Set<string>();
+        for (const p of sources.partitions()) {
+          const partition = String(p.index);
+          open.add(`${p.topic.name}\0${partition}`);
+          this.set({ topic: p.topic.name, partition }, live(p));
+        }
+        for (const s of rest) {
+          const partition = String(s.partition);
+          const value = stored(s);
+          if (value !== null && !open.has(`${s.topic}\0${partition}`) && sources.hosts(s)) this.set({ topic: s.topic, partition }, value);
+        }
+      },
+    });
+  };
+  perPartition('kafka_topic_partition_current_offset', 'High watermark of each partition.', (p) => p.log.highWatermark, (s) => s.highWatermark);
+  perPartition('kafka_topic_partition_oldest_offset', 'Log start offset of each partition.', (p) => p.log.logStartOffset, (s) => s.logStartOffset);
+  perPartition('ledgerline_partition_ledgers', "Ledgers in each partition's chain.", (p) => p.log.stats.ledgers, (s) => s.ledgers);
+  perPartition('ledgerline_partition_size_bytes', 'Stored bytes of each partition.', (p) => p.log.stats.sizeInBytes, (s) => s.sizeInBytes);
   new Gauge({
-    name: 'kafka_topic_partition_current_offset',
-    help: 'High watermark of each partition.',
-    labelNames: ['topic', 'partition'],
+    name: 'ledgerline_partitions_open',
+    help: 'Partitions this broker has open, by topic (partitions open on first use; a topic with none has no series).',
+    labelNames: ['topic'],
     registers,
     collect() {
       this.reset();
-      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.highWatermark);
-    },
-  });
-  new Gauge({
-    name: 'kafka_topic_partition_oldest_offset',
-    help: 'Log start offset of each partition.',
-    labelNames: ['topic', 'partition'],
-    registers,
-    collect() {
-      this.reset();
-      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.logStartOffset);
-    },
-  });
-  new Gauge({
-    name: 'ledgerline_partition_ledgers',
-    help: 'Ledgers in each partition\'s chain.',
-    labelNames: ['topic', 'partition'],
-    registers,
-    collect() {
-      this.reset();
-      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.stats.ledgers);
-    },
-  });
-  new Gauge({
-    name: 'ledgerline_partition_size_bytes',
-    help: 'Stored bytes of each partition.',
-    labelNames: ['topic', 'partition'],
-    registers,
-    collect() {
-      this.reset();
-      for (const p of sources.partitions()) this.set({ topic: p.topic.name, partition: String(p.index) }, p.log.stats.sizeInBytes);
+      const byTopic = new Map<string, number>();
+      for (const p of sources.partitions()) byTopic.set(p.topic.name, (byTopic.get(p.topic.name) ?? 0) + 1);
+      for (const [topic, n] of byTopic) this.set({ topic }, n);
     },
   });
   new Gauge({

@@ -193,6 +193,15 @@ export class Broker implements ConnectionHost {
       connections: () => this.connections.size,
       requestMemory: this.requestMemory,
       partitions: () => partitions.all(),
+      unopenedPartitions: () =>
+        partitions.hostedStats(null, { highWatermarks: true }).then(
+          (all) => all.filter((s) => !s.open),
+          (err: unknown) => {
+            log.warn({ err }, 'reading the stats of partitions not open for the metrics failed');
+            throw err;
+          },
+        ),
+      hosts: (s) => partitions.hosts(s.topicId, s.topic, s.partition),
       storage: ledgerStoreSpace(ledgers),
     }));
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });

@@ -131,6 +131,7 @@ export class FakeTopicsAndPartitions {
     open: async (topic, p) => this.parts.get(`${topic}-${p}`),
     all: () => this.parts.values(),
     leaderEpoch: (topic, p) => this.parts.get(`${topic}-${p}`)?.log.leaderEpoch ?? -1,
+    hostedStats: () => Promise.reject(new Error('not used')),
   };
 
   async close(): Promise<void> {

@@ -196,4 +196,53 @@ describe('PartitionManager: lazy partitions', () => {
     expect((await three.partitions.open('expiring', 0))!.log.logStartOffset).toBe(expiring.log.logStartOffset);
     await three.close();
   });
+
+  it('reports every hosted partition, open or not, without opening the others: owned ones only, as the request names them', async () => {
+    const stores = new MemoryStores();
+    const one = await setup(stores, (t) => new SingleNodeView({ nodeId: 1, topics: t, endpoints: () => [] }));
+    await one.topics.create('s', opts(4));
+    // More topics than are read one range scan each: the unfiltered read is one scan of every partition.
+    for (let i = 0; i < 70; i++) await one.topics.create(`many-${i}`, opts(1));
+    const written = new Map<string, { sizeInBytes: number; highWatermark: number }>();
+    for (const [t, p, n] of [['s', 1, 3], ['s', 3, 1], ['many-69', 0, 2]] as const) {
+      const log = (await one.partitions.open(t, p))!.log;
+      for (let i = 0; i < n; i++) await log.append(buildBatch(2));
+      written.set(`${t}-${p}`, { sizeInBytes: log.stats.sizeInBytes, highWatermark: log.highWatermark });
+    }
+    await one.close();
+    await one.topics.close();
+    await one.metadata.close();
+
+    const two = await setup(stores);
+    const view = two.view as FakeView;
+    for (const t of two.topics.list()) for (let p = 0; p < t.partitions; p++) if (!(t.name === 's' && p === 2)) view.acquire(t.name, p);
+    const open = (await two.partitions.open('s', 3))!;
+    await open.log.append(buildBatch(1));
+    const key = (s: { topic: string; partition: number }) => `${s.topic}-${s.partition}`;
+
+    const all = await two.partitions.hostedStats(null, { highWatermarks: true });
+    expect(all).toHaveLength(4 - 1 + 70);
+    const byKey = new Map(all.map((s) => [key(s), s]));
+    expect(byKey.has('s-2')).toBe(false); // another broker's
+    expect(byKey.get('s-1')).toMatchObject({ ...written.get('s-1'), open: false });
+    expect(byKey.get('many-69-0')).toMatchObject({ ...written.get('many-69-0'), open: false });
+    expect(byKey.get('s-0')).toMatchObject({ sizeInBytes: 0, ledgers: 0, logStartOffset: 0, highWatermark: 0, open: false });
+    expect(byKey.get('s-3')).toMatchObject({ sizeInBytes: open.log.stats.sizeInBytes, highWatermark: 3, open: true });
+    expect(two.partitions.openCount).toBe(1);
+
+    const wanted = new Map([
+      ['s', new Set([0, 1, 2, 3, 9, -1])],
+      ['no-such-topic', new Set([0])],
+    ]);
+    const some = await two.partitions.hostedStats(wanted);
+    expect(some.map(key).sort()).toEqual(['s-0', 's-1', 's-3']);
+    expect(some.find((s) => s.partition === 1)).toMatchObject({ topicId: two.topics.get('s')!.topicId, sizeInBytes: written.get('s-1')!.sizeInBytes, highWatermark: null });
+    const s1 = some.find((s) => s.partition === 1)!;
+    expect(two.partitions.hosts(s1.topicId, 's', 1)).toBe(true);
+    expect(two.partitions.hosts(s1.topicId, 's', 2)).toBe(false); // another broker's
+    expect(two.partitions.hosts(s1.topicId, 's', 4)).toBe(false);
+    expect(two.partitions.hosts('another-id', 's', 1)).toBe(false); // a topic of the same name created again
+    expect(two.partitions.openCount).toBe(1);
+    await two.close();
+  });
 });
