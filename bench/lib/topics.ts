@@ -9,13 +9,19 @@ import type { KafkaClient } from '../../src/client/index.js';
 
 /** Partitions one CreateTopics request may create on Ledgerline (and on Kafka's KRaft controller). */
 export const MAX_PARTITIONS_PER_REQUEST = 10_000;
+/**
+ * Records one CreateTopics request may write on Kafka's controller (QuorumController.MAX_RECORDS_PER_USER_OP):
+ * a TopicRecord and a PartitionRecord per partition for each topic; past it every topic fails with
+ * POLICY_VIOLATION ("Unable to perform excessively large batch operation."). Ledgerline applies the same bound.
+ */
+export const MAX_RECORDS_PER_REQUEST = 10_000;
 
-/** `count` topics of `partitions` each, split into requests of at most `maxPerRequest` partitions: [first, n] per request. */
-export function topicBatches(count: number, partitions: number, maxPerRequest = MAX_PARTITIONS_PER_REQUEST): Array<[number, number]> {
+/** `count` topics of `partitions` each, split into requests within both bounds above: [first, n] per request. */
+export function topicBatches(count: number, partitions: number, maxRecords = MAX_RECORDS_PER_REQUEST): Array<[number, number]> {
   if (!Number.isInteger(count) || count < 1) throw new Error(`topic count must be a positive integer, got ${count}`);
   if (!Number.isInteger(partitions) || partitions < 1) throw new Error(`partitions per topic must be a positive integer, got ${partitions}`);
-  if (partitions > maxPerRequest) throw new Error(`${partitions} partitions per topic is over the ${maxPerRequest} one CreateTopics request may create`);
-  const perRequest = Math.floor(maxPerRequest / partitions);
+  if (partitions + 1 > maxRecords) throw new Error(`${partitions} partitions per topic is over what one CreateTopics request may create (${maxRecords} records: a topic's and one per partition)`);
+  const perRequest = Math.floor(maxRecords / (partitions + 1));
   const out: Array<[number, number]> = [];
   for (let first = 0; first < count; first += perRequest) out.push([first, Math.min(perRequest, count - first)]);
   return out;

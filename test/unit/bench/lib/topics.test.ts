@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PARTITIONS_PER_REQUEST, topicBatches, topicName } from '../../../../bench/lib/topics.js';
+import { MAX_PARTITIONS_PER_REQUEST, MAX_RECORDS_PER_REQUEST, topicBatches, topicName } from '../../../../bench/lib/topics.js';
 
 describe('topic creation batches', () => {
-  it('never asks for more than 10,000 partitions in one CreateTopics request', () => {
+  it('never asks one CreateTopics request for more than 10,000 records (a topic\'s and one per partition), nor partitions', () => {
     const batches = topicBatches(1000, 100);
-    expect(batches).toHaveLength(10);
-    for (const [, n] of batches) expect(n * 100).toBeLessThanOrEqual(MAX_PARTITIONS_PER_REQUEST);
+    expect(batches).toHaveLength(11);
+    for (const [, n] of batches) {
+      expect(n * 100).toBeLessThanOrEqual(MAX_PARTITIONS_PER_REQUEST);
+      expect(n * 101).toBeLessThanOrEqual(MAX_RECORDS_PER_REQUEST);
+    }
     expect(batches.reduce((a, [, n]) => a + n, 0)).toBe(1000);
   });
 
@@ -15,7 +18,7 @@ describe('topic creation batches', () => {
   });
 
   it('refuses a topic larger than one request may create, and non-positive sizes', () => {
-    expect(() => topicBatches(1, 10_001)).toThrow(/over the 10000/);
+    expect(() => topicBatches(1, 10_000)).toThrow(/over what one CreateTopics request may create/);
     expect(() => topicBatches(0, 10)).toThrow(/positive/);
     expect(() => topicBatches(10, 0)).toThrow(/positive/);
   });
