@@ -7,11 +7,12 @@ import {
   createCreateTopicsResponse,
   createCreateTopicsResponseCreatableTopicConfigs,
   createCreateTopicsResponseCreatableTopicResult,
+  type CreateTopicsRequestCreatableTopic,
   type CreateTopicsResponseCreatableTopicResult,
 } from '../../protocol/messages/019-create-topics.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { ClusterApiError } from '../cluster/errors.js';
-import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST, replicationFactorOf, requestedPartitions } from '../cluster/topics.js';
+import { EXCESSIVE_BATCH_MESSAGE, EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST, MAX_RECORDS_PER_REQUEST, replicationFactorOf, requestedPartitions, type CreateTopicOptions } from '../cluster/topics.js';
 import { defineHandler } from './handler.js';
 
 export const createTopics = defineHandler({
@@ -32,21 +33,30 @@ export const createTopics = defineHandler({
     for (const t of req.topics) {
       if (seen.get(t.name)! === 1) total += requestedPartitions(t.numPartitions, t.assignments.length, config.numPartitions);
     }
-    if (total > MAX_PARTITIONS_PER_REQUEST) {
-      for (const t of req.topics) {
-        results.push(
-          createCreateTopicsResponseCreatableTopicResult({
-            name: t.name,
-            topicId: ZERO_UUID,
-            errorCode: ErrorCode.POLICY_VIOLATION,
-            errorMessage: EXCESSIVE_PARTITIONS_MESSAGE,
-            numPartitions: -1,
-            replicationFactor: -1,
-            configs: null,
-          }),
-        );
+    const refuseAll = (errorMessage: string) =>
+      createCreateTopicsResponse({
+        topics: req.topics.map((t) =>
+          createCreateTopicsResponseCreatableTopicResult({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.POLICY_VIOLATION, errorMessage, numPartitions: -1, replicationFactor: -1, configs: null }),
+        ),
+      });
+    if (total > MAX_PARTITIONS_PER_REQUEST) return refuseAll(EXCESSIVE_PARTITIONS_MESSAGE);
+    // Kafka's controller then collects the records of the topics it would create (a TopicRecord, a PartitionRecord
+    // per partition, a ConfigRecord per config) in a list bounded at QuorumController.MAX_RECORDS_PER_USER_OP; past it
+    // the request fails whole with POLICY_VIOLATION, validateOnly or not. Only a request that may pass the bound is
+    // checked topic by topic here, as the topics that fail on their own write no record.
+    const unique = req.topics.filter((t) => seen.get(t.name)! === 1);
+    const recordsAtMost = (t: CreateTopicsRequestCreatableTopic): number => 1 + requestedPartitions(t.numPartitions, t.assignments.length, config.numPartitions) + t.configs.filter((c) => c.value !== null).length;
+    if (unique.reduce((n, t) => n + recordsAtMost(t), 0) > MAX_RECORDS_PER_REQUEST) {
+      let records = 0;
+      for (const t of unique) {
+        try {
+          const created = await topics.create(t.name, { ...createOptions(t, node.nodeId), validateOnly: true });
+          records += 1 + created.partitions + Object.keys(created.configs).length;
+        } catch (e) {
+          if (!(e instanceof ClusterApiError)) throw e;
+        }
       }
-      return createCreateTopicsResponse({ topics: results });
+      if (records > MAX_RECORDS_PER_REQUEST) return refuseAll(EXCESSIVE_BATCH_MESSAGE);
     }
     for (const t of req.topics) {
       const result = createCreateTopicsResponseCreatableTopicResult({ name: t.name, topicId: ZERO_UUID, numPartitions: -1, replicationFactor: -1, configs: null });
@@ -58,24 +68,7 @@ export const createTopics = defineHandler({
         continue;
       }
       try {
-        if (t.assignments.length > 0) {
-          if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
-            throw new ClusterApiError(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
-          }
-          for (const a of t.assignments) {
-            if (a.brokerIds.some((b) => b !== node.nodeId)) {
-              throw new ClusterApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unable to replicate the partition ${a.partitionIndex}: broker ids ${a.brokerIds.join(',')} are not all registered.`);
-            }
-          }
-        }
-        const configs: Record<string, string | null> = {};
-        for (const c of t.configs) configs[c.name] = c.value;
-        const created = await topics.create(t.name, {
-          partitions: t.assignments.length > 0 ? t.assignments.length : t.numPartitions,
-          replicationFactor: t.assignments.length > 0 ? t.assignments[0]!.brokerIds.length : t.replicationFactor,
-          configs,
-          validateOnly: req.validateOnly,
-        });
+        const created = await topics.create(t.name, { ...createOptions(t, node.nodeId), validateOnly: req.validateOnly });
         if (!req.validateOnly || v >= 5) {
           result.topicId = req.validateOnly ? ZERO_UUID : created.topicId;
           result.numPartitions = created.partitions;
@@ -101,3 +94,27 @@ export const createTopics = defineHandler({
     return createCreateTopicsResponse({ topics: results });
   },
 });
+
+/**
+ * What CreateTopics asks of one topic: its partitions and replication factor from the counts or the manual
+ * assignments (never both), and its configs. Throws ClusterApiError for an assignment Kafka refuses.
+ */
+function createOptions(t: CreateTopicsRequestCreatableTopic, nodeId: number): CreateTopicOptions {
+  if (t.assignments.length > 0) {
+    if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
+      throw new ClusterApiError(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.');
+    }
+    for (const a of t.assignments) {
+      if (a.brokerIds.some((b) => b !== nodeId)) {
+        throw new ClusterApiError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unable to replicate the partition ${a.partitionIndex}: broker ids ${a.brokerIds.join(',')} are not all registered.`);
+      }
+    }
+  }
+  const configs: Record<string, string | null> = {};
+  for (const c of t.configs) configs[c.name] = c.value;
+  return {
+    partitions: t.assignments.length > 0 ? t.assignments.length : t.numPartitions,
+    replicationFactor: t.assignments.length > 0 ? t.assignments[0]!.brokerIds.length : t.replicationFactor,
+    configs,
+  };
+}

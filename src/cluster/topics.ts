@@ -81,6 +81,13 @@ const enc = (o: unknown): Buffer => Buffer.from(JSON.stringify(o));
 export const MAX_PARTITIONS_PER_REQUEST = 10_000;
 /** Kafka's PolicyViolationException message for a request over MAX_PARTITIONS_PER_REQUEST. */
 export const EXCESSIVE_PARTITIONS_MESSAGE = 'Excessively large number of partitions per request.';
+/**
+ * QuorumController.MAX_RECORDS_PER_USER_OP: the records one request may write (CreateTopics: a TopicRecord, a
+ * PartitionRecord per partition and a ConfigRecord per config of each topic it creates).
+ */
+export const MAX_RECORDS_PER_REQUEST = 10_000;
+/** The PolicyViolationException Kafka's controller makes of a request past MAX_RECORDS_PER_REQUEST. */
+export const EXCESSIVE_BATCH_MESSAGE = 'Unable to perform excessively large batch operation.';
 
 /**
  * The partitions a CreateTopics topic asks for, as Kafka's validateTotalNumberOfPartitions counts them: its

@@ -29,6 +29,7 @@ const TOPIC = 2;
 const SET = 0;
 const DELETE = 1;
 const EXCESSIVE = 'Excessively large number of partitions per request.';
+const EXCESSIVE_BATCH = 'Unable to perform excessively large batch operation.';
 
 const newTopic = (name: string, numPartitions: number) => createCreateTopicsRequestCreatableTopic({ name, numPartitions, replicationFactor: 1 });
 
@@ -70,9 +71,24 @@ describe.sequential('admin API bounds', () => {
         ['half-b', ErrorCode.POLICY_VIOLATION, EXCESSIVE],
         ['one-more', ErrorCode.POLICY_VIOLATION, EXCESSIVE],
       ]);
-      const validateOnly = await conn.request(CreateTopicsApi, 7, createCreateTopicsRequest({ topics: [newTopic('just-fits', 10_000)], validateOnly: true, timeoutMs: 30_000 }));
-      expect(validateOnly.topics.map((t) => [t.errorCode, t.numPartitions])).toEqual([[ErrorCode.NONE, 10_000]]);
+      const validateOnly = await conn.request(CreateTopicsApi, 7, createCreateTopicsRequest({ topics: [newTopic('just-fits', 9_999)], validateOnly: true, timeoutMs: 30_000 }));
+      expect(validateOnly.topics.map((t) => [t.errorCode, t.numPartitions])).toEqual([[ErrorCode.NONE, 9_999]]);
       expect(await topicNames()).not.toContain('half-a');
+    });
+
+    it('bounds the records of a request as Kafka\'s controller does: a topic\'s, one per partition, one per config, at most 10,000', async () => {
+      const batch: [string, number, string | null][] = [];
+      // 10,000 partitions and a TopicRecord: one record too many, validateOnly or not.
+      const one = await conn.request(CreateTopicsApi, 7, createCreateTopicsRequest({ topics: [newTopic('ten-thousand', 10_000)], validateOnly: true, timeoutMs: 30_000 }));
+      batch.push(...one.topics.map((t) => [t.name, t.errorCode, t.errorMessage] as [string, number, string | null]));
+      // 100 topics of 100: 10,000 partitions, 10,100 records; every topic fails and none is created.
+      const many = await conn.request(CreateTopicsApi, 7, createCreateTopicsRequest({ topics: Array.from({ length: 100 }, (_, i) => newTopic(`rec-${i}`, 100)), timeoutMs: 30_000 }));
+      expect(new Set(many.topics.map((t) => `${t.errorCode} ${t.errorMessage}`))).toEqual(new Set([`${ErrorCode.POLICY_VIOLATION} ${EXCESSIVE_BATCH}`]));
+      expect(batch).toEqual([['ten-thousand', ErrorCode.POLICY_VIOLATION, EXCESSIVE_BATCH]]);
+      expect((await topicNames()).filter((n) => n.startsWith('rec-'))).toEqual([]);
+      // 99 of them fit (9,999 records).
+      const fits = await conn.request(CreateTopicsApi, 7, createCreateTopicsRequest({ topics: Array.from({ length: 99 }, (_, i) => newTopic(`rec-${i}`, 100)), validateOnly: true, timeoutMs: 30_000 }));
+      expect(fits.topics.every((t) => t.errorCode === ErrorCode.NONE)).toBe(true);
     });
 
     it('answers a CreateTopics of many partitions before every log is open, reports the others LEADER_NOT_AVAILABLE, then serves them all', async () => {
