@@ -505,10 +505,13 @@ export class LogCore {
           // the snapshots: a stop of many partitions costs one txn each, which the metadata store
           // group-commits. The snapshot ledgers are named by no chain record until that txn commits (a
           // crash before it leaves unreferenced ledgers, as a roll's snapshots do).
-          const producers = this.producerSnapshotAt(a.indexed.endOffset);
+          // After a failed append the seal first indexes what did land (reconcileFailedLedger): then the
+          // snapshots are taken once it has, and recorded by a txn of their own as a roll's are.
+          const afterFailure = a.failed !== null;
+          const producers = afterFailure ? null : this.producerSnapshotAt(a.indexed.endOffset);
           const index = this.snapshots;
           const writing =
-            a.indexed.count > 0 && (index || (this.producerSnapshots && producers !== null))
+            !afterFailure && a.indexed.count > 0 && (index || (this.producerSnapshots && producers !== null))
               ? this.snapshotWriter.writeLedgers(a.indexed, index, this.producerSnapshots ? producers : null)
               : null;
           const [sealed, snapshots] = await Promise.allSettled([this.roller.sealWriter(a), writing]);
@@ -530,6 +533,7 @@ export class LogCore {
           }
           this.index.sealLast(sealedAt);
           change?.committed();
+          if (afterFailure && a.indexed.count > 0) this.snapshotWriter.scheduleSnapshot(a.indexed, { producers: this.producerSnapshotAt(a.indexed.endOffset) });
         });
       } catch (err) {
         this.logger?.warn({ partition: this.name, err }, 'could not seal the open ledger on close; the next owner fences it');
