@@ -10,12 +10,16 @@
  *   idle RSS (sampled until it stops moving, with a deadline)  →  SIGKILL  →  start: time to listen, time
  *   until every partition has a leader
  *
- * and a last graceful stop. "Listen" is the first usable answer: ApiVersions, then Metadata listing the
+ * and a last graceful stop. With `--touch`, one record is produced into every partition after the topics are
+ * created and after every start, before the stop that follows: a stop then closes every partition opened
+ * (Ledgerline opens partitions on first use, so without it a stop has few open logs to close), as a broker
+ * whose producers touched all of them would. "Listen" is the first usable answer: ApiVersions, then Metadata listing the
  * broker (bench/lib/restartable.ts). Ledgerline listens before all its partitions are open (it opens 256
  * and the internal topics first, the rest in the background), Kafka only after loading its logs, so both
  * figures are reported. Goals: listen < 5 s, stop < 5 s, idle RSS < 1 GiB.
  */
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { KafkaClient } from '../src/client/index.js';
 import type { BrokerKind } from './lib/brokers.js';
@@ -25,7 +29,9 @@ import type { BrokerOutcome, Figure } from './lib/restart-report.js';
 import { figureTable, loadLine, outcomeLines, push, writeJson } from './lib/restart-report.js';
 import { RestartableBroker } from './lib/restartable.js';
 import { settleRss } from './lib/settle.js';
-import { createTopicsBatched, topicBatches, waitReady } from './lib/topics.js';
+import { createTopicsBatched, topicBatches, topicName, waitReady } from './lib/topics.js';
+import { buildRecordBatchSync } from '../protocol/records/builder.js';
+import { errorByCode } from '../protocol/error-codes.js';
 
 const HELP = `Usage: npm run bench -- partitions [options]
 
@@ -36,6 +42,8 @@ const HELP = `Usage: npm run bench -- partitions [options]
   --kafka-heap MiB    Kafka heap (default 1024, as kafka-server-start.sh)
   --settle-seconds S  deadline for idle RSS to stop moving after a start (default 60)
   --ready-seconds S   deadline for every partition to have a leader after a start (default 600)
+  --touch             produce one record into every partition before each graceful stop, so that
+                      every partition is open (and has a ledger to seal) when the broker stops
   --no-write          print the summary only`;
 
 const GIB = 1024;
@@ -63,6 +71,7 @@ export default async function partitions(args: string[]): Promise<void> {
       'settle-seconds': { type: 'string' },
       'ready-seconds': { type: 'string' },
       'no-write': { type: 'boolean' },
+      touch: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -81,6 +90,7 @@ export default async function partitions(args: string[]): Promise<void> {
   for (const k of kinds) if (k !== 'ledgerline' && k !== 'kafka') throw new Error(`--brokers: unknown broker ${k}`);
   topicBatches(topics, perTopic); // refuses a shape no CreateTopics request can make, before any broker starts
   const total = topics * perTopic;
+  const touch = values.touch === true;
   const log = logger();
   const date = new Date();
   const warnings = limitWarnings(total, kinds as BrokerKind[]);
@@ -112,6 +122,7 @@ export default async function partitions(args: string[]): Promise<void> {
         const led = await waitReady(client, 'bench-p', total, readyMs);
         push(outcome.samples, 'create', created + led);
         log(`[${kind}] ${total} partitions created and led after ${((created + led) / 1000).toFixed(2)} s`);
+        if (touch) log(`[${kind}] one record produced into each of ${total} partitions in ${((await touchAll(client, topics, perTopic)) / 1000).toFixed(2)} s`);
       } finally {
         await client.close();
       }
@@ -136,6 +147,14 @@ export default async function partitions(args: string[]): Promise<void> {
         const ledKill = listenKill + (await ready('after SIGKILL'));
         push(outcome.samples, 'readyKill', ledKill);
         log(`[${kind}] round ${round}: after SIGKILL listen ${(listenKill / 1000).toFixed(2)} s, all led ${(ledKill / 1000).toFixed(2)} s`);
+        if (touch) {
+          const client = await KafkaClient.connect({ bootstrap: broker.bootstrap, clientId: 'bench-partitions', requestTimeoutMs: 180_000 });
+          try {
+            log(`[${kind}] round ${round}: one record produced into every partition in ${((await touchAll(client, topics, perTopic)) / 1000).toFixed(2)} s`);
+          } finally {
+            await client.close();
+          }
+        }
       }
       const last = await broker.stop();
       push(outcome.samples, 'stop', last.ms);
@@ -149,7 +168,7 @@ export default async function partitions(args: string[]): Promise<void> {
   }
 
   const summary = [
-    `## partitions: ${topics.toLocaleString('en')} topics × ${perTopic.toLocaleString('en')} partitions = ${total.toLocaleString('en')} on one node, ${rounds} round${rounds === 1 ? '' : 's'}`,
+    `## partitions: ${topics.toLocaleString('en')} topics × ${perTopic.toLocaleString('en')} partitions = ${total.toLocaleString('en')} on one node, ${rounds} round${rounds === 1 ? '' : 's'}${touch ? ', one record produced into every partition before each graceful stop (--touch)' : ''}`,
     '',
     figureTable(FIGURES, outcomes),
     '',
@@ -170,12 +189,35 @@ export default async function partitions(args: string[]): Promise<void> {
       topics,
       partitionsPerTopic: perTopic,
       rounds,
+      touch,
       kafkaHeapMiB,
       outcomes,
       warnings,
     });
     log(`wrote ${path}`);
   }
+}
+
+/** Partitions named per Produce request by `touchAll`. */
+const TOUCH_PARTITIONS_PER_REQUEST = 1000;
+
+/**
+ * Produces one small record (acks=all) into every partition of the benchmark's topics, a request of
+ * TOUCH_PARTITIONS_PER_REQUEST partitions at a time; throws on the first partition answered with an error.
+ * Resolves with the ms taken.
+ */
+export async function touchAll(client: KafkaClient, topics: number, perTopic: number): Promise<number> {
+  const batch = buildRecordBatchSync([{ value: Buffer.from('touch') }]);
+  const entries = [];
+  for (let t = 0; t < topics; t++) for (let p = 0; p < perTopic; p++) entries.push({ topic: topicName('bench-p', t), partition: p, records: batch });
+  const t0 = performance.now();
+  for (let i = 0; i < entries.length; i += TOUCH_PARTITIONS_PER_REQUEST) {
+    const results = await client.produce(entries.slice(i, i + TOUCH_PARTITIONS_PER_REQUEST), { acks: -1, timeoutMs: 120_000 });
+    for (const r of results) {
+      if (r.errorCode !== 0) throw new Error(`Produce ${r.topic}-${r.partition}: ${errorByCode(r.errorCode).name}${r.errorMessage ? ` (${r.errorMessage})` : ''}`);
+    }
+  }
+  return performance.now() - t0;
 }
 
 /** Per-process limits a full-size run may meet: Kafka keeps an mmap per index file and a descriptor per segment. */

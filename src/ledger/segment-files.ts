@@ -128,11 +128,14 @@ export class SegmentFiles {
     await this.fs.unlink(this.segmentPath(segment.seq)).catch((err) => {
       if (!isEnoent(err)) throw err;
     });
+    // Counted the moment the segment file is gone, which is when its bytes are given back (what `du` sees),
+    // not after the index file's unlink too: a reader of the counter who saw the space come back would
+    // otherwise find it uncounted for as long as that second unlink takes.
+    this.stats.segmentsReclaimed++;
+    this.stats.bytesReclaimed += segment.size;
     await this.fs.unlink(this.indexPath(segment.seq)).catch((err) => {
       if (!isEnoent(err)) throw err;
     });
-    this.stats.segmentsReclaimed++;
-    this.stats.bytesReclaimed += segment.size;
   }
 
   /** Bytes on disk that hold no live entry: what the garbage collector can give back. */

@@ -134,9 +134,19 @@ export interface SnapshotWork {
   readonly producers?: Buffer[] | null;
 }
 
+/** Snapshot ledgers written for a ledger, not yet named by its chain record. */
+export interface WrittenSnapshots {
+  readonly indexLedgerId: number | null;
+  readonly producerSnapshotLedgerId: number | null;
+  /** Every ledger written, to delete if the chain never names them. */
+  readonly ids: readonly number[];
+}
+
 export interface SnapshotWriterPort {
   readonly snapshotTail: Promise<void>;
   scheduleSnapshot(ledger: IndexedLedger, work?: SnapshotWork): void;
+  writeLedgers(ledger: IndexedLedger, index: boolean, producers: Buffer[] | null): Promise<WrittenSnapshots>;
+  recordChange(ledger: IndexedLedger, written: WrittenSnapshots, sealedAtMs?: number): { put: SealedChainLedger[]; committed(): void };
 }
 
 export function isLedgerError(err: unknown, code: string): boolean {
@@ -490,10 +500,40 @@ export class LogCore {
       try {
         await a.commit;
         await this.chainOp(async () => {
-          const sealedAt = await this.roller.sealWriter(a);
-          await this.commit({ put: [{ ...sealedRecord(a.indexed), sealedAtMs: sealedAt }] });
+          // The seal and the ledger's snapshots (index, producer state as of its end: no append is in flight)
+          // are written side by side and recorded by one chain txn, not a txn for the seal and another for
+          // the snapshots: a stop of many partitions costs one txn each, which the metadata store
+          // group-commits. The snapshot ledgers are named by no chain record until that txn commits (a
+          // crash before it leaves unreferenced ledgers, as a roll's snapshots do).
+          // After a failed append the seal first indexes what did land (reconcileFailedLedger): then the
+          // snapshots are taken once it has, and recorded by a txn of their own as a roll's are.
+          const afterFailure = a.failed !== null;
+          const producers = afterFailure ? null : this.producerSnapshotAt(a.indexed.endOffset);
+          const index = this.snapshots;
+          const writing =
+            !afterFailure && a.indexed.count > 0 && (index || (this.producerSnapshots && producers !== null))
+              ? this.snapshotWriter.writeLedgers(a.indexed, index, this.producerSnapshots ? producers : null)
+              : null;
+          const [sealed, snapshots] = await Promise.allSettled([this.roller.sealWriter(a), writing]);
+          const written = snapshots.status === 'fulfilled' ? snapshots.value : null;
+          if (snapshots.status === 'rejected') {
+            this.logger?.warn({ partition: this.name, err: snapshots.reason }, 'could not write the snapshots of the ledger sealed on close');
+          }
+          if (sealed.status === 'rejected') {
+            if (written) this.deleteLedgersQuietly(written.ids);
+            throw sealed.reason;
+          }
+          const sealedAt = sealed.value;
+          const change = written ? this.snapshotWriter.recordChange(a.indexed, written, sealedAt) : null;
+          try {
+            await this.commit({ put: change ? change.put : [{ ...sealedRecord(a.indexed), sealedAtMs: sealedAt }] });
+          } catch (err) {
+            if (written) this.deleteLedgersQuietly(written.ids);
+            throw err;
+          }
           this.index.sealLast(sealedAt);
-          if (a.indexed.count > 0) this.snapshotWriter.scheduleSnapshot(a.indexed, { producers: this.producerSnapshotAt(a.indexed.endOffset) });
+          change?.committed();
+          if (afterFailure && a.indexed.count > 0) this.snapshotWriter.scheduleSnapshot(a.indexed, { producers: this.producerSnapshotAt(a.indexed.endOffset) });
         });
       } catch (err) {
         this.logger?.warn({ partition: this.name, err }, 'could not seal the open ledger on close; the next owner fences it');

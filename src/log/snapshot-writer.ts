@@ -7,7 +7,8 @@
  */
 import type { LedgerWriter } from '../ledger/types.js';
 import { encodeIndexSnapshot } from './index-snapshot.js';
-import { sealedRecord, type LogCore, type SnapshotWork } from './log-core.js';
+import type { SealedChainLedger } from './chain.js';
+import { sealedRecord, type LogCore, type SnapshotWork, type WrittenSnapshots } from './log-core.js';
 import type { IndexedLedger } from './offset-index.js';
 
 /** Producer snapshots kept: the newest, and the one before it to fall back on. */
@@ -32,27 +33,64 @@ export class SnapshotWriter {
   async writeSnapshot(ledger: IndexedLedger, index: boolean, producers: Buffer[] | null): Promise<void> {
     if (this.core.state !== 'open' && this.core.state !== 'closing') return;
     if (!this.core.index.ledgers.includes(ledger) || ledger.sealedAtMs === null) return;
-    const written: LedgerWriter[] = [];
+    const written = await this.writeLedgers(ledger, index, producers);
     let recorded = false;
     try {
-      const indexWriter = index ? await this.writeLedger(encodeIndexSnapshot(ledger), written) : null;
-      const producerWriter = producers ? await this.writeLedger(producers, written) : null;
       await this.core.chainOp(async () => {
         if (!this.core.index.ledgers.includes(ledger)) return;
-        const previous = [indexWriter ? ledger.indexLedgerId : null, producerWriter ? ledger.producerSnapshotLedgerId : null];
-        const indexLedgerId = indexWriter?.ledgerId ?? ledger.indexLedgerId;
-        const producerSnapshotLedgerId = producerWriter?.ledgerId ?? ledger.producerSnapshotLedgerId;
-        // Older producer snapshots beyond the newest PRODUCER_SNAPSHOTS_KEPT are dropped in the same txn.
-        const older = producerWriter
-          ? this.core.index.ledgers.filter((l) => l !== ledger && l.producerSnapshotLedgerId !== null && l.endOffset <= ledger.endOffset)
-          : [];
-        const drop = older.slice(0, Math.max(0, older.length - (PRODUCER_SNAPSHOTS_KEPT - 1)));
-        await this.core.commit({
-          put: [...drop.map((l) => sealedRecord(l, l.indexLedgerId, null)), sealedRecord(ledger, indexLedgerId, producerSnapshotLedgerId)],
-        });
+        const change = this.recordChange(ledger, written);
+        await this.core.commit({ put: change.put });
+        change.committed();
+        recorded = true;
+      });
+    } finally {
+      if (!recorded) this.core.deleteLedgersQuietly(written.ids);
+    }
+  }
+
+  /**
+   * Writes the snapshot ledgers of `ledger` (its index, and the producer state if given), side by side so
+   * that they share the ledger store's group commits; they are sealed, and named by no chain record yet.
+   * On a failure the ones written are deleted.
+   */
+  async writeLedgers(ledger: IndexedLedger, index: boolean, producers: Buffer[] | null): Promise<WrittenSnapshots> {
+    const written: LedgerWriter[] = [];
+    const [indexWriter, producerWriter] = await Promise.allSettled([
+      index ? this.writeLedger(encodeIndexSnapshot(ledger), written) : null,
+      producers ? this.writeLedger(producers, written) : null,
+    ]);
+    if (indexWriter.status === 'rejected' || producerWriter.status === 'rejected') {
+      this.core.deleteLedgersQuietly(written.map((w) => w.ledgerId));
+      throw indexWriter.status === 'rejected' ? indexWriter.reason : (producerWriter as PromiseRejectedResult).reason;
+    }
+    return {
+      indexLedgerId: indexWriter.value?.ledgerId ?? null,
+      producerSnapshotLedgerId: producerWriter.value?.ledgerId ?? null,
+      ids: written.map((w) => w.ledgerId),
+    };
+  }
+
+  /**
+   * The chain records that name `written` as `ledger`'s snapshots (the ledger's own record, `sealedAtMs`
+   * overriding its sealing time when it is being sealed in the same txn), with the producer snapshots
+   * beyond the newest PRODUCER_SNAPSHOTS_KEPT dropped from older records; `committed` updates the index
+   * once the txn has committed and deletes the ledgers it replaced or dropped. Call inside a chainOp.
+   */
+  recordChange(ledger: IndexedLedger, written: WrittenSnapshots, sealedAtMs?: number): { put: SealedChainLedger[]; committed(): void } {
+    const indexLedgerId = written.indexLedgerId ?? ledger.indexLedgerId;
+    const producerSnapshotLedgerId = written.producerSnapshotLedgerId ?? ledger.producerSnapshotLedgerId;
+    const previous = [written.indexLedgerId !== null ? ledger.indexLedgerId : null, written.producerSnapshotLedgerId !== null ? ledger.producerSnapshotLedgerId : null];
+    const older =
+      written.producerSnapshotLedgerId !== null
+        ? this.core.index.ledgers.filter((l) => l !== ledger && l.producerSnapshotLedgerId !== null && l.endOffset <= ledger.endOffset)
+        : [];
+    const drop = older.slice(0, Math.max(0, older.length - (PRODUCER_SNAPSHOTS_KEPT - 1)));
+    const own = sealedRecord(ledger, indexLedgerId, producerSnapshotLedgerId);
+    return {
+      put: [...drop.map((l) => sealedRecord(l, l.indexLedgerId, null)), sealedAtMs === undefined ? own : { ...own, sealedAtMs }],
+      committed: () => {
         ledger.indexLedgerId = indexLedgerId;
         ledger.producerSnapshotLedgerId = producerSnapshotLedgerId;
-        recorded = true;
         const gone: number[] = [];
         for (const id of previous) if (id !== null) gone.push(id);
         for (const l of drop) {
@@ -60,10 +98,8 @@ export class SnapshotWriter {
           l.producerSnapshotLedgerId = null;
         }
         if (gone.length > 0) this.core.deleteLedgersQuietly(gone);
-      });
-    } finally {
-      if (!recorded) this.core.deleteLedgersQuietly(written.map((w) => w.ledgerId));
-    }
+      },
+    };
   }
 
   async writeLedger(chunks: readonly Buffer[], written: LedgerWriter[]): Promise<LedgerWriter> {

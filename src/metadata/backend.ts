@@ -51,7 +51,9 @@ export interface StorageBackend {
 
   /**
    * Run `fn`; everything it writes becomes durable together when it returns, or not at all if it throws
-   * (the error is rethrown). Reads inside `fn` see its earlier writes. Not re-entrant.
+   * (the error is rethrown). Reads inside `fn` see its earlier writes. Calls nest, as SQLite savepoints:
+   * an inner call that throws undoes only its own writes, and the outermost call alone makes them durable
+   * (the store's group commit: many changes, one COMMIT).
    */
   atomically<T>(fn: () => T): T;
 

@@ -1,14 +1,18 @@
 /**
  * The embedded MetadataStore: etcd's data model (revisions, per-key versions, txn, leases, watches) over a
- * synchronous StorageBackend (SQLite on disk by default, memory for tests). Everything runs on the caller's
- * turn of the event loop, so operations are applied one at a time, in call order, with no locking.
+ * synchronous StorageBackend (SQLite on disk by default, memory for tests). Operations are applied one at a
+ * time, in call order, with no locking: kv writes are queued and group-committed at the end of the event
+ * loop's turn (one backend commit, one fsync, for all of them), every other operation first commits what is
+ * queued and then runs on the caller's turn.
  *
- *        put / delete / txn / lease end
- *                     │
- *          ┌──────────▼───────────┐   backend.atomically: kv rows + event rows + meta.revision,
- *          │ WriteBatch @ rev r+1 │── committed (durable) together or not at all
- *          └──────────┬───────────┘
- *                     │ after commit: revision = r+1
+ *   put / delete / txn (queued until the turn ends)      lease end, lease grant, compact, any read
+ *                     │                                              │ (after committing the queue)
+ *          ┌──────────▼──────────────────────────────┐               │
+ *          │ backend.atomically (the group's commit)  │ ◄────────────┘ (a group of its own)
+ *          │  savepoint: WriteBatch @ rev r+1         │── kv rows + event rows + meta.revision of each
+ *          │  savepoint: WriteBatch @ rev r+2  …      │   change, durable together or not at all
+ *          └──────────┬──────────────────────────────┘
+ *                     │ after commit: revision = r+n, each change answered
  *          ┌──────────▼───────────┐
  *          │ watches              │── each matching watch queues the revision's events and delivers them
  *          └──────────────────────┘   on a microtask, in revision order
@@ -19,7 +23,7 @@
  * promised. An ended lease deletes its keys in one revision.
  */
 
-import type { StorageBackend } from './backend.js';
+import type { StorageBackend, StoredEvent } from './backend.js';
 import { systemClock, type Clock, type ClockTimer } from './clock.js';
 import {
   MetadataClosedError,
@@ -100,6 +104,21 @@ function wrap(err: unknown, operation: string): MetadataError {
   return err instanceof MetadataError ? err : new MetadataStorageError(operation, err);
 }
 
+/** A change staged by `#apply`: its result, its revision (the current one when it wrote nothing), its events. */
+interface AppliedChange<T> {
+  readonly result: T;
+  readonly revision: number;
+  readonly events: StoredEvent[];
+}
+
+/** A kv write waiting for the next group commit. */
+interface QueuedChange {
+  readonly operation: string;
+  readonly fn: (batch: WriteBatch) => unknown;
+  readonly resolve: (applied: { result: unknown; revision: number }) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export class LocalMetadataStore implements MetadataStore {
   readonly #backend: StorageBackend;
   readonly #clock: Clock;
@@ -110,11 +129,22 @@ export class LocalMetadataStore implements MetadataStore {
   readonly #onBackgroundError: ((error: MetadataError) => void) | undefined;
   readonly #leases = new Map<number, LiveLease>();
   readonly #watches = new Set<LocalWatch>();
+  /**
+   * Single-key watches by key, and the prefix watches: a change is offered to the watches of the keys it
+   * writes and to the prefix watches only, not to every watch (a partition log watches its chain head, so a
+   * broker with 10,000 open partitions has 10,000 watches, and a scan of all of them per change made a
+   * shutdown quadratic).
+   */
+  readonly #keyWatches = new Map<string, Set<LocalWatch>>();
+  readonly #prefixWatches = new Set<LocalWatch>();
   #revision: number;
   #compactRevision: number;
   #nextLeaseId: number;
   #nextWatchId = 1;
   #closed = false;
+  /** Writes waiting for the next group commit, in call order (`#enqueue`). */
+  #queued: QueuedChange[] = [];
+  #flushTimer: NodeJS.Immediate | null = null;
 
   /** Start a store over an opened backend; the store owns it from here and closes it on close(). */
   static open(backend: StorageBackend, options: LocalMetadataStoreOptions = {}): LocalMetadataStore {
@@ -157,8 +187,10 @@ export class LocalMetadataStore implements MetadataStore {
 
   // ------------------------------------------------------------------------------------- plumbing
 
-  #enter(operation: string): void {
+  /** Every operation starts here; all but the queued writes first commit what is queued (`#flush`). */
+  #enter(operation: string, queued = false): void {
     if (this.#closed) throw new MetadataClosedError(operation);
+    if (!queued) this.#flush();
     this.#expireOverdue();
   }
 
@@ -171,35 +203,144 @@ export class LocalMetadataStore implements MetadataStore {
     }
   }
 
-  /** Apply `fn`'s writes atomically at the next revision; dispatch them to watches once durable. */
+  /**
+   * Apply `fn`'s writes atomically at the next revision, now, in a commit of its own (after committing what
+   * is queued, so call order holds); dispatch them to watches once durable.
+   */
   #mutate<T>(operation: string, fn: (batch: WriteBatch) => T): { result: T; revision: number } {
-    const revision = this.#revision + 1;
-    const batch = new WriteBatch(this.#backend, revision);
-    let compactedTo = 0;
-    let result: T;
+    this.#flush();
+    let change: AppliedChange<T>;
     try {
-      result = this.#backend.atomically(() => {
-        const r = fn(batch);
-        if (batch.events.length > 0) {
-          this.#backend.appendEvents(batch.events);
-          this.#backend.setMeta('revision', revision);
-          const floor = revision - this.#historyRetention + 1;
-          if (floor - this.#compactRevision >= this.#compactionStep) {
-            this.#backend.compactEvents(floor);
-            this.#backend.setMeta('compactRevision', floor);
-            compactedTo = floor;
-          }
-        }
-        return r;
-      });
+      change = this.#backend.atomically(() => this.#apply(fn));
     } catch (err) {
       throw wrap(err, operation);
     }
-    if (batch.events.length === 0) return { result, revision: this.#revision };
+    this.#dispatch(change.revision, change.events);
+    return { result: change.result, revision: change.revision };
+  }
+
+  /**
+   * Stages `fn`'s writes at the next revision inside the caller's `backend.atomically`, and moves the
+   * revision (and the history floor) on; the caller restores them if the commit fails.
+   */
+  #apply<T>(fn: (batch: WriteBatch) => T): AppliedChange<T> {
+    const revision = this.#revision + 1;
+    const batch = new WriteBatch(this.#backend, revision);
+    const result = fn(batch);
+    if (batch.events.length === 0) return { result, revision: this.#revision, events: batch.events };
+    this.#backend.appendEvents(batch.events);
+    this.#backend.setMeta('revision', revision);
+    const floor = revision - this.#historyRetention + 1;
+    if (floor - this.#compactRevision >= this.#compactionStep) {
+      this.#backend.compactEvents(floor);
+      this.#backend.setMeta('compactRevision', floor);
+      this.#compactRevision = floor;
+    }
     this.#revision = revision;
-    if (compactedTo !== 0) this.#compactRevision = compactedTo;
-    for (const w of this.#watches) w.offer(revision, batch.events);
-    return { result, revision };
+    return { result, revision, events: batch.events };
+  }
+
+  /**
+   * Group commit of the kv writes (put, compareAndSet, delete, deletePrefix, txn): a write is queued and
+   * answered once the next group commits. Everything queued in one turn of the event loop (say the chain
+   * updates of ten thousand partition logs sealing their ledgers at shutdown) is applied in call order, each
+   * change at its own revision in a savepoint of its own, and made durable by one backend commit (one WAL
+   * fsync) instead of one each: etcd's backend batches its commits the same way (batch interval and limit),
+   * and so does the ledger store's commit pipeline. Each change is still acknowledged only once durable.
+   */
+  #enqueue<T>(operation: string, fn: (batch: WriteBatch) => T): Promise<{ result: T; revision: number }> {
+    return new Promise((resolve, reject) => {
+      this.#queued.push({ operation, fn, resolve: resolve as QueuedChange['resolve'], reject });
+      this.#flushTimer ??= setImmediate(() => this.#flush());
+    });
+  }
+
+  /**
+   * Commits what is queued, as one group. Runs before any other operation (reads included), so every call
+   * sees the writes called before it, committed. A change whose own function fails (a lease gone) is undone
+   * alone, by its savepoint; a failing commit fails the whole group, and nothing of it is applied.
+   */
+  #flush(): void {
+    if (this.#flushTimer !== null) {
+      clearImmediate(this.#flushTimer);
+      this.#flushTimer = null;
+    }
+    const jobs = this.#queued;
+    if (jobs.length === 0) return;
+    this.#queued = [];
+    const revision = this.#revision;
+    const compactRevision = this.#compactRevision;
+    const outcomes: Array<AppliedChange<unknown> | MetadataError> = [];
+    try {
+      this.#backend.atomically(() => {
+        for (const job of jobs) {
+          try {
+            outcomes.push(this.#backend.atomically(() => this.#apply(job.fn)));
+          } catch (err) {
+            // A storage failure (not a rule of the data model) fails the group: the engine may have ended the
+            // transaction already.
+            if (!(err instanceof MetadataError)) throw err;
+            outcomes.push(err);
+          }
+        }
+      });
+    } catch (err) {
+      this.#revision = revision;
+      this.#compactRevision = compactRevision;
+      for (const job of jobs) job.reject(wrap(err, job.operation));
+      return;
+    }
+    for (let i = 0; i < jobs.length; i++) {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof MetadataError) {
+        jobs[i]!.reject(outcome);
+        continue;
+      }
+      this.#dispatch(outcome.revision, outcome.events);
+      jobs[i]!.resolve({ result: outcome.result, revision: outcome.revision });
+    }
+  }
+
+  /** Offers one committed revision's events to the watches they match. */
+  #dispatch(revision: number, events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    for (const w of this.#prefixWatches) w.offer(revision, events);
+    if (this.#keyWatches.size === 0) return;
+    let seen: Set<string> | null = null;
+    for (const e of events) {
+      const key = e.kv.key;
+      const watching = this.#keyWatches.get(key);
+      if (watching === undefined) continue;
+      if (events.length > 1) {
+        seen ??= new Set();
+        if (seen.has(key)) continue;
+        seen.add(key);
+      }
+      for (const w of watching) w.offer(revision, events);
+    }
+  }
+
+  #register(w: LocalWatch): void {
+    this.#watches.add(w);
+    if (w.key === undefined) {
+      this.#prefixWatches.add(w);
+      return;
+    }
+    let set = this.#keyWatches.get(w.key);
+    if (set === undefined) this.#keyWatches.set(w.key, (set = new Set()));
+    set.add(w);
+  }
+
+  #unregister(w: LocalWatch): void {
+    this.#watches.delete(w);
+    if (w.key === undefined) {
+      this.#prefixWatches.delete(w);
+      return;
+    }
+    const set = this.#keyWatches.get(w.key);
+    if (set === undefined) return;
+    set.delete(w);
+    if (set.size === 0) this.#keyWatches.delete(w.key);
   }
 
   #read<T>(operation: string, fn: () => T): T {
@@ -237,12 +378,12 @@ export class LocalMetadataStore implements MetadataStore {
   }
 
   async put(key: string, value: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
-    this.#enter('put');
+    this.#enter('put', true);
     checkKey(key);
     checkValue(value);
     this.#checkRequestBytes(Buffer.byteLength(key) + value.byteLength, 'put');
     const lease = options.lease === undefined ? 0 : parseLeaseId(options.lease);
-    const { result: prev, revision } = this.#mutate('put', (batch) => {
+    const { result: prev, revision } = await this.#enqueue('put', (batch) => {
       if (lease !== 0) this.#requireLease(lease, options.lease!, 'put');
       return batch.put(key, value, lease);
     });
@@ -255,13 +396,13 @@ export class LocalMetadataStore implements MetadataStore {
     value: Uint8Array,
     options: PutOptions = {},
   ): Promise<CompareAndSetResult> {
-    this.#enter('compareAndSet');
+    this.#enter('compareAndSet', true);
     checkKey(key);
     checkExpectation(expect);
     checkValue(value);
     this.#checkRequestBytes(Buffer.byteLength(key) + value.byteLength, 'compareAndSet');
     const lease = options.lease === undefined ? 0 : parseLeaseId(options.lease);
-    const { result, revision } = this.#mutate('compareAndSet', (batch) => {
+    const { result, revision } = await this.#enqueue('compareAndSet', (batch) => {
       const current = batch.get(key);
       if (!meets(expect, current)) return { succeeded: false as const, current: maybeKeyValue(current) };
       if (lease !== 0) this.#requireLease(lease, options.lease!, 'compareAndSet');
@@ -274,11 +415,11 @@ export class LocalMetadataStore implements MetadataStore {
   }
 
   async delete(key: string, options: DeleteOptions = {}): Promise<DeleteResult> {
-    this.#enter('delete');
+    this.#enter('delete', true);
     checkKey(key);
     const expect = options.expect;
     if (expect !== undefined) checkExpectation(expect);
-    const { result, revision } = this.#mutate('delete', (batch) => {
+    const { result, revision } = await this.#enqueue('delete', (batch) => {
       if (expect !== undefined) {
         const current = batch.get(key);
         if (!meets(expect, current)) return { succeeded: false as const, current: maybeKeyValue(current) };
@@ -293,18 +434,18 @@ export class LocalMetadataStore implements MetadataStore {
   }
 
   async deletePrefix(prefix: string): Promise<DeletePrefixResult> {
-    this.#enter('deletePrefix');
+    this.#enter('deletePrefix', true);
     checkKey(prefix, 'prefix');
-    const { result: deleted, revision } = this.#mutate('deletePrefix', (batch) => batch.deletePrefix(prefix));
+    const { result: deleted, revision } = await this.#enqueue('deletePrefix', (batch) => batch.deletePrefix(prefix));
     return { deleted, revision };
   }
 
   // ----------------------------------------------------------------------------------------- txn
 
   async txn(request: TxnRequest): Promise<TxnResult> {
-    this.#enter('txn');
+    this.#enter('txn', true);
     this.#checkRequestBytes(checkTxnRequest(request, this.#maxTxnOps), 'txn');
-    const { result, revision } = this.#mutate('txn', (batch) => {
+    const { result, revision } = await this.#enqueue('txn', (batch) => {
       const succeeded = (request.compare ?? []).every((c) => compareHolds(c, batch.get(c.key)));
       const ops = (succeeded ? request.success : request.failure) ?? [];
       // etcd checks the leases of the branch it runs before applying any of it.
@@ -362,7 +503,7 @@ export class LocalMetadataStore implements MetadataStore {
     const start = requested === 0 ? this.#revision + 1 : requested;
     if (start < this.#compactRevision) throw new MetadataCompactedError(start, this.#compactRevision);
     const watch = new LocalWatch(this.#nextWatchId++, target, listener, options.prevKv === true, start, (w) =>
-      this.#watches.delete(w),
+      this.#unregister(w),
     );
     if (start <= this.#revision) {
       // Replay and registration happen in this same turn: no commit can fall between them.
@@ -376,7 +517,7 @@ export class LocalMetadataStore implements MetadataStore {
         i = j;
       }
     }
-    this.#watches.add(watch);
+    this.#register(watch);
     return watch;
   }
 
@@ -501,6 +642,7 @@ export class LocalMetadataStore implements MetadataStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    this.#flush();
     this.#closed = true;
     for (const lease of this.#leases.values()) {
       lease.timer?.cancel();

@@ -13,7 +13,8 @@ import type { Watch, WatchEvent, WatchListener, WatchResponse, WatchTarget } fro
 export class LocalWatch implements Watch {
   readonly id: number;
   readonly #listener: WatchListener;
-  readonly #key: string | undefined;
+  /** The key watched, for a single-key watch (the store indexes those by key). */
+  readonly key: string | undefined;
   readonly #prefix: string | undefined;
   readonly #prevKv: boolean;
   readonly #startRevision: number;
@@ -33,7 +34,7 @@ export class LocalWatch implements Watch {
   ) {
     this.id = id;
     this.#listener = listener;
-    this.#key = 'key' in target ? target.key : undefined;
+    this.key = 'key' in target ? target.key : undefined;
     this.#prefix = 'prefix' in target ? target.prefix : undefined;
     this.#prevKv = prevKv;
     this.#startRevision = startRevision;
@@ -41,7 +42,7 @@ export class LocalWatch implements Watch {
   }
 
   #matches(key: string): boolean {
-    return this.#key !== undefined ? key === this.#key : key.startsWith(this.#prefix!);
+    return this.key !== undefined ? key === this.key : key.startsWith(this.#prefix!);
   }
 
   /** Queue the matching events of one revision. */

@@ -78,16 +78,20 @@ export class MemoryBackend implements StorageBackend {
   }
 
   atomically<T>(fn: () => T): T {
-    if (this.#undo !== null) throw new Error('MemoryBackend.atomically is not re-entrant');
+    // Nested calls are savepoints (as SQLite's): an inner throw undoes the inner writes only; an inner
+    // success hands its inverses to the outer call, which a later throw replays too.
+    const outer = this.#undo;
     const undo: Array<() => void> = [];
     this.#undo = undo;
     try {
-      return fn();
+      const result = fn();
+      if (outer !== null) for (const u of undo) outer.push(u);
+      return result;
     } catch (err) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
       throw err;
     } finally {
-      this.#undo = null;
+      this.#undo = outer;
     }
   }
 

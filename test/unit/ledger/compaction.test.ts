@@ -47,6 +47,22 @@ async function fill(store: LocalLedgerStore, rounds: number): Promise<{ keep: nu
   return { keep: keep.ledgerId, topic: topic.ledgerId };
 }
 
+/** The in-memory fs with the unlinks of segment index files held while `holding`, to act between a reclaim's two unlinks. */
+class HeldIndexUnlinks extends MemoryLedgerFs {
+  holding = false;
+  readonly held: Array<() => void> = [];
+
+  override async unlink(file: string): Promise<void> {
+    if (this.holding && file.endsWith('.idx')) await new Promise<void>((resolve) => this.held.push(resolve));
+    return super.unlink(file);
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const go of this.held.splice(0)) go();
+  }
+}
+
 describe('live bytes and garbage collection', () => {
   it('counts live bytes per segment, keeps them through a restart, and reports the garbage a delete leaves', async () => {
     const mem = new MemoryLedgerFs();
@@ -85,6 +101,31 @@ describe('live bytes and garbage collection', () => {
     const again = await LocalLedgerStore.open(DIR, { ...OPTIONS, fs: mem });
     await expectEntries(again, keep, 100, () => SMALL);
     await again.close();
+  });
+
+  it('counts a reclaimed segment\'s bytes once its file is unlinked, while the unlink of its index file is still pending', async () => {
+    // What `du` sees and what ledgerline_storage_reclaimed_bytes_total says must agree as soon as the
+    // segment file is gone: a reader who saw the space come back found the counter at 0 while the second
+    // unlink (the index file's) was slow under load.
+    const mem = new HeldIndexUnlinks();
+    const store = await LocalLedgerStore.open(DIR, { ...OPTIONS, fs: mem });
+    const { topic } = await fill(store, 100);
+    const full = await segmentBytesOnDisk(mem);
+    await store.delete(topic);
+    mem.holding = true;
+    const collected = store.collectGarbage({ minor: true });
+    const deadline = Date.now() + 10_000;
+    while (mem.held.length === 0) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for the unlink of a reclaimed segment\'s index file');
+      await new Promise((r) => setImmediate(r));
+    }
+    const gone = full - (await segmentBytesOnDisk(mem));
+    expect(gone).toBeGreaterThan(0);
+    expect(store.stats.bytesReclaimed).toBeGreaterThanOrEqual(gone);
+    mem.release();
+    await collected;
+    expect(store.stats.bytesReclaimed).toBeGreaterThanOrEqual(full - (await segmentBytesOnDisk(mem)));
+    await store.close();
   });
 
   it('serves a read planned before compaction moved its entries, and deletes the old segment only afterwards', async () => {
