@@ -15,13 +15,20 @@
  *   --batch-bytes=N --concurrency=N --append-mib=N --rounds=N
  *                                                append scenario (defaults 1024, 64, 128, 3)
  *   --rebuild-batches=N --rebuild-ledgers=N      rebuild scenario (defaults 200000, 200)
+ * 4. opens    first opens of `--opens` new partitions at once, as a Produce naming them all opens them (each
+ *             reads its chain, creates a ledger, writes its chain, watches its head), then the same after a
+ *             crash (their ledgers left open, so each open also fences and seals one); reports ms per open.
+ *             A watch that replayed every key's history made this quadratic (45 s for 2,000 opens).
+ *
+ *   --opens=N                                    opens scenario (default 10000)
  *   --dir=PATH                                   where to write (default: a temp dir, removed after)
- *   --only=lookup,append,rebuild
+ *   --only=lookup,append,rebuild,opens
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { crc32c } from '../protocol/crc32c.js';
+import { buildRecordBatchSync } from '../protocol/records/builder.js';
 import { LocalLedgerStore } from '../src/ledger/local-store.js';
 import { PartitionLog } from '../src/log/partition-log.js';
 import { IndexedLedger, PartitionIndex } from '../src/log/offset-index.js';
@@ -39,6 +46,7 @@ interface Args {
   rounds: number;
   rebuildBatches: number;
   rebuildLedgers: number;
+  opens: number;
   dir: string | null;
   only: Set<string>;
 }
@@ -56,8 +64,9 @@ function parseArgs(argv: string[]): Args {
     rounds: num('rounds', 3),
     rebuildBatches: num('rebuild-batches', 200_000),
     rebuildLedgers: num('rebuild-ledgers', 200),
+    opens: num('opens', 10_000),
     dir: get('dir') ?? null,
-    only: new Set((get('only') ?? 'lookup,append,rebuild').split(',')),
+    only: new Set((get('only') ?? 'lookup,append,rebuild,opens').split(',')),
   };
 }
 
@@ -348,6 +357,40 @@ async function rebuildScenario(base: string, a: Args): Promise<void> {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
+// --------------------------------------------------------------------------------------------- opens
+
+async function opensScenario(base: string, a: Args): Promise<void> {
+  const dir = path.join(base, 'opens');
+  const n = a.opens;
+  // A record a producer sends: the reopen after the crash reads it back (producer state) and indexes it.
+  const template = buildRecordBatchSync([{ value: Buffer.from('touch') }]);
+  const openAll = async () => {
+    const ledgers = await LocalLedgerStore.open(path.join(dir, 'ledgers'));
+    const metadata = await openSqliteMetadataStore(path.join(dir, 'metadata'));
+    const started = performance.now();
+    // Partitions of 100-partition topics, all at once: the partitions one Produce request names open concurrently.
+    const logs = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        PartitionLog.open({ topic: `t${Math.floor(i / 100)}`, partition: i % 100, ledgers, metadata, retentionCheckIntervalMs: 0 }),
+      ),
+    );
+    return { ledgers, metadata, logs, ms: performance.now() - started };
+  };
+  const fresh = await openAll();
+  await Promise.all(fresh.logs.map((log) => log.append(Buffer.from(template))));
+  // A crash: the logs are never closed, so every ledger is left open for the next opener to fence and seal.
+  await fresh.ledgers.close();
+  await fresh.metadata.close();
+  const again = await openAll();
+  await Promise.all(again.logs.map((log) => log.close()));
+  await again.ledgers.close();
+  await again.metadata.close();
+  console.log(`opens: ${n.toLocaleString()} partitions opened at once`);
+  console.log(`  first open (new chains): ${fmt(fresh.ms, 0)} ms, ${fmt(fresh.ms / n, 2)} ms/open`);
+  console.log(`  after a crash (fence and seal an open ledger each): ${fmt(again.ms, 0)} ms, ${fmt(again.ms / n, 2)} ms/open`);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 export default async function (argv: string[]): Promise<void> {
   const a = parseArgs(argv);
   const base = a.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'll-bench-log-'));
@@ -357,6 +400,7 @@ export default async function (argv: string[]): Promise<void> {
     if (a.only.has('lookup')) lookupScenario(a);
     if (a.only.has('append')) await appendScenario(base, a);
     if (a.only.has('rebuild')) await rebuildScenario(base, a);
+    if (a.only.has('opens')) await opensScenario(base, a);
   } finally {
     if (!a.dir) fs.rmSync(base, { recursive: true, force: true });
   }

@@ -28,6 +28,9 @@ export interface StoredEvent {
   readonly prev: StoredKv | null;
 }
 
+/** Which events `readEvents` returns: those of one key, or of the keys under a (non-empty) prefix. */
+export type EventTarget = { readonly key: string } | { readonly prefix: string };
+
 export interface StoredLease {
   readonly id: number;
   readonly ttl: number;
@@ -66,8 +69,12 @@ export interface StorageBackend {
   deleteKv(key: string): void;
 
   appendEvents(events: readonly StoredEvent[]): void;
-  /** Every event with `revision >= fromRevision`, ascending by (revision, seq). */
-  readEvents(fromRevision: number): StoredEvent[];
+  /**
+   * The events with `revision >= fromRevision`, ascending by (revision, seq): every one, or only those of one
+   * key (`{ key }`) or of the keys under a prefix (`{ prefix }`). A watch replays its history with its own
+   * target, so its cost follows that key's changes, not every change of the store since `fromRevision`.
+   */
+  readEvents(fromRevision: number, target?: EventTarget): StoredEvent[];
   /** Forget events with `revision < beforeRevision`. */
   compactEvents(beforeRevision: number): void;
 

@@ -506,8 +506,10 @@ export class LocalMetadataStore implements MetadataStore {
       this.#unregister(w),
     );
     if (start <= this.#revision) {
-      // Replay and registration happen in this same turn: no commit can fall between them.
-      const history = this.#read('watch', () => this.#backend.readEvents(start));
+      // Replay and registration happen in this same turn: no commit can fall between them. The history is
+      // read for the watch's own key or prefix (etcd's watchable store syncs an unsynced watcher from its
+      // key range of the backend), so a watch costs its key's changes, not every change since `start`.
+      const history = this.#read('watch', () => this.#backend.readEvents(start, target));
       let i = 0;
       while (i < history.length) {
         const revision = history[i]!.revision;

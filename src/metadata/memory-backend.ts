@@ -6,6 +6,7 @@
  *   MemoryMetadataVolume
  *   ├─ kvs     Map key → StoredKv      plus `order`: the keys sorted by UTF-8 bytes (binary search)
  *   ├─ events  StoredEvent[]           ascending (revision, seq); compaction drops a head
+ *   ├─ keyEvents Map key → StoredEvent[]   the same events by key, each list ascending (a watch's replay)
  *   ├─ leases  Map id → ttl
  *   └─ meta    revision · compactRevision · nextLeaseId
  *
@@ -13,7 +14,7 @@
  * Values are copied in and out, so no caller can change stored bytes through a Buffer it holds.
  */
 
-import type { MetaName, PersistedState, StorageBackend, StoredEvent, StoredKv, StoredLease } from './backend.js';
+import type { EventTarget, MetaName, PersistedState, StorageBackend, StoredEvent, StoredKv, StoredLease } from './backend.js';
 import { MetadataLockedError } from './errors.js';
 import { compareKeys } from './key-order.js';
 
@@ -25,11 +26,25 @@ function copyEvent(e: StoredEvent): StoredEvent {
   return { ...e, kv: copyKv(e.kv), prev: e.prev === null ? null : copyKv(e.prev) };
 }
 
+/** Index of the first event of `events` (ascending by revision) at or after `revision`. */
+function firstAtOrAfter(events: readonly StoredEvent[], revision: number): number {
+  let lo = 0;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (events[mid]!.revision < revision) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Where a memory store's state lives between a close and the next open. */
 export class MemoryMetadataVolume {
   readonly kvs = new Map<string, StoredKv>();
   readonly order: string[] = [];
   events: StoredEvent[] = [];
+  /** `events` by key: the same objects, each list in (revision, seq) order. */
+  readonly keyEvents = new Map<string, StoredEvent[]>();
   readonly leases = new Map<number, number>();
   readonly meta: Record<MetaName, number> = { revision: 1, compactRevision: 0, nextLeaseId: 1 };
   inUse = false;
@@ -156,30 +171,59 @@ export class MemoryBackend implements StorageBackend {
   appendEvents(events: readonly StoredEvent[]): void {
     const v = this.#volume;
     const before = v.events.length;
-    for (const e of events) v.events.push(copyEvent(e));
+    for (const e of events) {
+      const stored = copyEvent(e);
+      v.events.push(stored);
+      let list = v.keyEvents.get(stored.kv.key);
+      if (list === undefined) v.keyEvents.set(stored.kv.key, (list = []));
+      list.push(stored);
+    }
     this.#record(() => {
-      v.events.length = before;
+      for (const e of v.events.splice(before)) {
+        const list = v.keyEvents.get(e.kv.key)!;
+        list.pop();
+        if (list.length === 0) v.keyEvents.delete(e.kv.key);
+      }
     });
   }
 
-  readEvents(fromRevision: number): StoredEvent[] {
-    const events = this.#volume.events;
-    let lo = 0;
-    let hi = events.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (events[mid]!.revision < fromRevision) lo = mid + 1;
-      else hi = mid;
+  readEvents(fromRevision: number, target?: EventTarget): StoredEvent[] {
+    const v = this.#volume;
+    if (target !== undefined && 'key' in target) {
+      const list = v.keyEvents.get(target.key);
+      return list === undefined ? [] : list.slice(firstAtOrAfter(list, fromRevision)).map(copyEvent);
     }
-    return events.slice(lo).map(copyEvent);
+    const tail = v.events.slice(firstAtOrAfter(v.events, fromRevision));
+    // For well-formed strings, a string prefix is exactly a UTF-8 byte prefix.
+    const prefix = target?.prefix ?? '';
+    return (prefix === '' ? tail : tail.filter((e) => e.kv.key.startsWith(prefix))).map(copyEvent);
   }
 
   compactEvents(beforeRevision: number): void {
     const v = this.#volume;
     const previous = v.events;
-    v.events = previous.filter((e) => e.revision >= beforeRevision);
+    const cut = firstAtOrAfter(previous, beforeRevision);
+    if (cut === 0) return;
+    v.events = previous.slice(cut);
+    // The dropped events are the oldest of each of their keys: drop as many from the head of each list.
+    const dropped = new Map<string, number>();
+    for (let i = 0; i < cut; i++) {
+      const key = previous[i]!.kv.key;
+      dropped.set(key, (dropped.get(key) ?? 0) + 1);
+    }
+    const heads = new Map<string, StoredEvent[]>();
+    for (const [key, count] of dropped) {
+      const list = v.keyEvents.get(key)!;
+      heads.set(key, list.splice(0, count));
+      if (list.length === 0) v.keyEvents.delete(key);
+    }
     this.#record(() => {
       v.events = previous;
+      for (const [key, head] of heads) {
+        const list = v.keyEvents.get(key);
+        if (list === undefined) v.keyEvents.set(key, head);
+        else list.unshift(...head);
+      }
     });
   }
 

@@ -22,6 +22,8 @@
  *          create_revision · version · lease                     the key after the change
  *          prev_value (NULL: key did not exist) · prev_create_revision · prev_mod_revision
  *          · prev_version · prev_lease                           the key before the change
+ *          index event_by_key (key, revision, seq)                one key's (or a prefix's) history, so
+ *                                                                 a watch replays its own events only
  *
  *   ┌─ one metadata change = one SQLite transaction ─────────────────────────────────────────────┐
  *   │ kv rows written/deleted · event rows appended (same revision, seq 0..n) · meta.revision = r │
@@ -31,6 +33,10 @@
  * by then: an acknowledged change survives a process kill and a power cut. An unacknowledged one is either
  * wholly there or wholly absent (SQLite rolls a torn WAL tail back on open).
  *
+ * Indexes that change no row are not a new format: open() adds a missing one (CREATE INDEX IF NOT EXISTS,
+ * event_by_key to stores written before it), and an older Ledgerline that opens the file keeps it up to date
+ * (SQLite maintains every index on every write).
+ *
  * Migration: a new format raises user_version; open() upgrades older formats in one transaction before
  * anything else runs, and refuses a user_version it does not know (written by a newer Ledgerline).
  */
@@ -38,7 +44,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import Database from 'better-sqlite3';
-import type { MetaName, PersistedState, StorageBackend, StoredEvent, StoredKv, StoredLease } from './backend.js';
+import type { EventTarget, MetaName, PersistedState, StorageBackend, StoredEvent, StoredKv, StoredLease } from './backend.js';
 import { MetadataFormatError, MetadataLockedError, MetadataStorageError } from './errors.js';
 import { prefixRangeEnd } from './key-order.js';
 
@@ -75,6 +81,11 @@ CREATE TABLE event (
   PRIMARY KEY (revision, seq)
 ) WITHOUT ROWID;
 INSERT INTO meta (name, value) VALUES ('revision', 1), ('compactRevision', 0), ('nextLeaseId', 1);
+`;
+
+/** Indexes added since format 1 was first written: created at every open if missing. */
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS event_by_key ON event (key, revision, seq);
 `;
 
 interface KvRow {
@@ -179,6 +190,8 @@ export class SqliteBackend implements StorageBackend {
   readonly #deleteKv: Database.Statement<[Buffer]>;
   readonly #appendEvent: Database.Statement<unknown[]>;
   readonly #readEvents: Database.Statement<[number], EventRow>;
+  readonly #readKeyEvents: Database.Statement<[Buffer, number], EventRow>;
+  readonly #readRangeEvents: Record<'bounded' | 'open', Database.Statement<unknown[], EventRow>>;
   readonly #compactEvents: Database.Statement<[number]>;
   readonly #putLease: Database.Statement<[number, number]>;
   readonly #deleteLease: Database.Statement<[number]>;
@@ -241,6 +254,7 @@ export class SqliteBackend implements StorageBackend {
           });
         }
         db.exec(SCHEMA);
+        db.exec(INDEXES);
         db.pragma(`application_id = ${APPLICATION_ID}`);
         db.pragma(`user_version = ${FORMAT}`);
         return true;
@@ -257,6 +271,7 @@ export class SqliteBackend implements StorageBackend {
           format: userVersion,
         });
       }
+      db.exec(INDEXES);
       return false;
     }).immediate();
   }
@@ -281,6 +296,16 @@ export class SqliteBackend implements StorageBackend {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#readEvents = db.prepare('SELECT * FROM event WHERE revision >= ? ORDER BY revision, seq');
+    // One key: a seek in event_by_key, already in (revision, seq) order. A prefix: its range of the index
+    // (the prefix's retained history), sorted; never a scan of every key's events since the revision.
+    this.#readKeyEvents = db.prepare(
+      'SELECT * FROM event INDEXED BY event_by_key WHERE key = ? AND revision >= ? ORDER BY revision, seq',
+    );
+    const rangeEvents = (upper: string) =>
+      db.prepare<unknown[], EventRow>(
+        `SELECT * FROM event INDEXED BY event_by_key WHERE key >= ?${upper} AND revision >= ? ORDER BY revision, seq`,
+      );
+    this.#readRangeEvents = { bounded: rangeEvents(' AND key < ?'), open: rangeEvents('') };
     this.#compactEvents = db.prepare('DELETE FROM event WHERE revision < ?');
     this.#putLease = db.prepare('INSERT OR REPLACE INTO lease (id, ttl) VALUES (?, ?)');
     this.#deleteLease = db.prepare('DELETE FROM lease WHERE id = ?');
@@ -376,8 +401,18 @@ export class SqliteBackend implements StorageBackend {
     }
   }
 
-  readEvents(fromRevision: number): StoredEvent[] {
-    return this.#readEvents.all(fromRevision).map(eventFromRow);
+  readEvents(fromRevision: number, target?: EventTarget): StoredEvent[] {
+    if (target === undefined || ('prefix' in target && target.prefix === '')) {
+      return this.#readEvents.all(fromRevision).map(eventFromRow);
+    }
+    if ('key' in target) return this.#readKeyEvents.all(Buffer.from(target.key, 'utf8'), fromRevision).map(eventFromRow);
+    const lowest = Buffer.from(target.prefix, 'utf8');
+    const end = prefixRangeEnd(lowest);
+    const rows =
+      end === null
+        ? this.#readRangeEvents.open.all(lowest, fromRevision)
+        : this.#readRangeEvents.bounded.all(lowest, end, fromRevision);
+    return rows.map(eventFromRow);
   }
 
   compactEvents(beforeRevision: number): void {

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SQLITE_FILE_NAME, openSqliteMetadataStore, type MetadataError } from '../../../src/metadata/index.js';
 import { SqliteBackend } from '../../../src/metadata/sqlite-backend.js';
-import { bytes, tempDir } from './support.js';
+import { Recorder, bytes, tempDir } from './support.js';
 
 async function rejection(run: () => unknown): Promise<MetadataError> {
   try {
@@ -62,6 +62,52 @@ describe('SQLite metadata engine', () => {
     const again = await openSqliteMetadataStore(dir);
     expect((await again.get('/k'))?.value.toString()).toBe('v');
     await again.close();
+  });
+
+  it('adds the event index by key to a store written without it, keeping its history watchable', async () => {
+    const store = await openSqliteMetadataStore(dir);
+    for (let i = 0; i < 5; i++) {
+      await store.put('/other', bytes(String(i)));
+      await store.put('/k', bytes(String(i)));
+    }
+    await store.close();
+    const raw = new Database(join(dir, SQLITE_FILE_NAME));
+    raw.exec('DROP INDEX event_by_key'); // a store as the format-1 schema first wrote it
+    raw.close();
+    const again = await openSqliteMetadataStore(dir);
+    const rec = new Recorder();
+    await again.watch({ key: '/k' }, rec, { startRevision: 2 });
+    await rec.waitForEvents(5);
+    expect(rec.summary).toEqual([0, 1, 2, 3, 4].map((i) => `put /k=${i}@${3 + 2 * i}`));
+    await again.close();
+    const check = new Database(join(dir, SQLITE_FILE_NAME), { readonly: true });
+    try {
+      const index = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'event_by_key'").get() as { sql: string };
+      expect(index.sql).toContain('event (key, revision, seq)');
+      expect(check.pragma('user_version', { simple: true })).toBe(1);
+    } finally {
+      check.close();
+    }
+  });
+
+  it("reads only one key's or one prefix's events for a watch's history, in revision order", () => {
+    const backend = SqliteBackend.open(dir);
+    const kv = (key: string, revision: number) => ({ key, value: bytes('v'), createRevision: revision, modRevision: revision, version: 1, lease: 0 });
+    try {
+      backend.atomically(() => {
+        for (let r = 2; r < 2_002; r++) {
+          const key = r % 100 === 0 ? '/p/watched' : `/p/others/${r % 97}`;
+          backend.appendEvents([{ revision: r, seq: 0, type: 'put', kv: kv(key, r), prev: null }]);
+        }
+      });
+      const watched = backend.readEvents(2, { key: '/p/watched' });
+      expect(watched.map((e) => e.revision)).toEqual(Array.from({ length: 20 }, (_, i) => 100 * (i + 1)));
+      expect(backend.readEvents(1_000, { prefix: '/p/w' }).map((e) => e.revision)).toEqual(Array.from({ length: 11 }, (_, i) => 1_000 + 100 * i));
+      expect(backend.readEvents(1_990, { prefix: '/p/' })).toHaveLength(12);
+      expect(backend.readEvents(1_990)).toHaveLength(12);
+    } finally {
+      backend.close();
+    }
   });
 
   it('refuses a SQLite file that is not a metadata store', async () => {
