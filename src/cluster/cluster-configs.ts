@@ -77,20 +77,16 @@ export class ClusterConfigs implements DynamicDefaults {
     this.listeners.push(listener);
   }
 
-  /** Loads the values, writes KIP-966's cluster-level min.insync.replicas if missing, then follows the store. */
+  /** Follows the store, loads the values, and writes KIP-966's cluster-level min.insync.replicas if missing. */
   async load(staticMinInsyncReplicas: string): Promise<void> {
-    const kv = await this.store.get(CLUSTER_CONFIGS_KEY);
-    if (kv) this.apply(decode(kv.value), kv.modRevision);
-    if (this.get(MIN_INSYNC_REPLICAS) === undefined) {
-      // A concurrent first start writes the same value; whichever wins, the value exists afterwards.
-      await this.update((c) => (c[MIN_INSYNC_REPLICAS] === undefined ? { ...c, [MIN_INSYNC_REPLICAS]: staticMinInsyncReplicas } : c));
-    }
+    // The watch starts first, from now, and the read comes after it: no change falls between the two, and one
+    // the read already holds is skipped by its revision. (Watching from the record's own modRevision would
+    // ask for history the store may have compacted long since: etcd's ErrCompacted.)
     this.watch = await this.store.watch(
       { key: CLUSTER_CONFIGS_KEY },
       {
         onEvents: (res) => {
           for (const e of res.events) {
-            if (e.kv.modRevision <= this.revision) continue;
             try {
               this.apply(e.type === 'delete' ? {} : decode(e.kv.value), e.kv.modRevision);
             } catch (err) {
@@ -103,8 +99,13 @@ export class ClusterConfigs implements DynamicDefaults {
           if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.onWatchError(err);
         },
       },
-      { startRevision: this.revision + 1 },
     );
+    const kv = await this.store.get(CLUSTER_CONFIGS_KEY);
+    if (kv) this.apply(decode(kv.value), kv.modRevision);
+    if (this.get(MIN_INSYNC_REPLICAS) === undefined) {
+      // A concurrent first start writes the same value; whichever wins, the value exists afterwards.
+      await this.update((c) => (c[MIN_INSYNC_REPLICAS] === undefined ? { ...c, [MIN_INSYNC_REPLICAS]: staticMinInsyncReplicas } : c));
+    }
   }
 
   async close(): Promise<void> {

@@ -118,4 +118,19 @@ describe('ClusterConfigs', () => {
     await configs.close();
     await store.close();
   });
+
+  it('loads after the history of its record was compacted (a store that has written much since), and follows changes', async () => {
+    const store = await openMemoryMetadataStore(new MemoryMetadataVolume(), { historyRetention: 10 });
+    const first = new ClusterConfigs(store);
+    await first.load('1');
+    for (let i = 0; i < 100; i++) await store.put(`/other/${i}`, Buffer.from('x'));
+    const later = new ClusterConfigs(store);
+    await later.load('1');
+    expect(later.get('min.insync.replicas')).toBe('1');
+    await first.alter(new Map([['log.retention.ms', '1234']]), { validateOnly: false });
+    await until(() => later.get('log.retention.ms') === '1234');
+    await first.close();
+    await later.close();
+    await store.close();
+  });
 });
