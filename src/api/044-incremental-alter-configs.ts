@@ -62,10 +62,7 @@ export const incrementalAlterConfigs = defineHandler({
                 if (def.type !== 'LIST') {
                   throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Config value append is not allowed for config key: ${c.name}`);
                 }
-                const current = (next[c.name] ?? topics.configValue(t, c.name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-                const items = (c.value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-                const merged = c.configOperation === APPEND ? [...current, ...items.filter((i) => !current.includes(i))] : current.filter((i) => !items.includes(i));
-                next[c.name] = merged.join(',');
+                next[c.name] = appliedToList(next[c.name] ?? topics.configValue(t, c.name), c.value, c.configOperation);
                 break;
               }
               default:
@@ -115,9 +112,7 @@ function clusterChanges(configs: readonly { name: string; configOperation: numbe
       case APPEND:
       case SUBTRACT: {
         if (BROKER_CONFIG_BY_NAME.get(c.name)?.type !== 'LIST') throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Config value append is not allowed for config key: ${c.name}`);
-        const now = (current(c.name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-        const items = (c.value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-        changes.set(c.name, (c.configOperation === APPEND ? [...now, ...items.filter((i) => !now.includes(i))] : now.filter((i) => !items.includes(i))).join(','));
+        changes.set(c.name, appliedToList(current(c.name), c.value, c.configOperation));
         break;
       }
       default:
@@ -125,4 +120,12 @@ function clusterChanges(configs: readonly { name: string; configOperation: numbe
     }
   }
   return changes;
+}
+
+/** A LIST config's value after APPEND (items not yet there, at the end) or SUBTRACT (items taken out). */
+function appliedToList(current: string | null, value: string | null, operation: number): string {
+  const split = (v: string | null): string[] => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const now = split(current);
+  const items = split(value);
+  return (operation === APPEND ? [...now, ...items.filter((i) => !now.includes(i))] : now.filter((i) => !items.includes(i))).join(',');
 }

@@ -55,16 +55,14 @@ export class TopicDeletions {
    */
   staleAtLoad(partition: number, offsets: OffsetStore, topics: TopicView): { topics: Set<string>; offsets: number; entries: StaleOffset[] } {
     const stale = this.takePending(partition);
-    for (const groupId of offsets.groupIds()) {
-      for (const topic of offsets.forGroup(groupId)?.keys() ?? []) if (!topics.get(topic)) stale.add(topic);
-    }
     const entries: StaleOffset[] = [];
     for (const groupId of offsets.groupIds()) {
       for (const [topic, byPartition] of offsets.forGroup(groupId) ?? []) {
+        const current = topics.get(topic);
+        if (!current) stale.add(topic);
         const wholeTopic = stale.has(topic);
-        const currentId = wholeTopic ? undefined : topics.get(topic)?.topicId;
         for (const [partition, o] of byPartition) {
-          if (wholeTopic || (o.topicId !== undefined && o.topicId !== currentId)) entries.push({ groupId, topic, partition });
+          if (wholeTopic || (o.topicId !== undefined && o.topicId !== current!.topicId)) entries.push({ groupId, topic, partition });
         }
       }
     }
