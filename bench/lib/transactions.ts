@@ -35,6 +35,8 @@ export const ADD_PARTITIONS_CLIENT_MAX_VERSION = 3;
 export const END_TXN_V1_MAX_VERSION = 4;
 /** Produce without KIP-890 part 2's implicit AddPartitionsToTxn. */
 export const PRODUCE_TXN_V1_MAX_VERSION = 11;
+/** InitProducerId v6 (2PC, KIP-939) is unstable in Kafka 4.4: its producer sends at most v5. */
+export const INIT_PRODUCER_ID_MAX_VERSION = 5;
 /** Kafka's producer default transaction.timeout.ms. */
 export const TRANSACTION_TIMEOUT_MS = 60_000;
 /** Kafka's producer retries AddPartitionsToTxn's CONCURRENT_TRANSACTIONS after 20 ms rather than retry.backoff.ms. */
@@ -128,10 +130,12 @@ export async function initTransactions(conn: Connection, transactionalId: string
   const backoff = o.backoffMs ?? 100;
   // CONCURRENT_TRANSACTIONS: an earlier producer of the id left a transaction the coordinator is aborting.
   const retriable = (c: number): number | null => (COORDINATOR_LOADING.has(c) || c === ErrorCode.CONCURRENT_TRANSACTIONS ? backoff : null);
+  const version = conn.versionFor(InitProducerIdApi, { max: INIT_PRODUCER_ID_MAX_VERSION });
   const { value } = await withRetries('InitProducerId', transactionalId, o, retriable, async () => {
     const res = await conn.request(
       InitProducerIdApi,
       InitProducerIdApi.request.create({ transactionalId, transactionTimeoutMs: o.transactionTimeoutMs ?? TRANSACTION_TIMEOUT_MS, producerId: -1n, producerEpoch: -1 }),
+      { version },
     );
     return { code: res.errorCode, value: { transactionalId, producerId: res.producerId, producerEpoch: res.producerEpoch } };
   });

@@ -77,6 +77,7 @@ describe('transactional producer requests', () => {
       },
     });
     expect(await initTransactions(conn, 'tx-1', { backoffMs: 1 })).toEqual(producer);
+    expect(broker.requests(InitProducerIdApi)[0]!.version).toBe(5);
     const body = broker.requests(InitProducerIdApi)[0]!.body as InitProducerIdRequest;
     expect(body).toMatchObject({ transactionalId: 'tx-1', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
 
