@@ -124,13 +124,21 @@ export default async function compare(args: string[]): Promise<void> {
       runs.push({ ...record, order, pair });
       const produced = record.backlogWrite ?? record.result;
       const e2e = record.result.endToEndLatency;
+      const txn = record.result.transactions;
       log(
         `[${kind}] produce ${produced.produceRate.mibPerSec.toFixed(1)} MiB/s (p99 ${produced.produceLatency.p99.toFixed(2)} ms), ` +
-          `consume ${record.result.consumeRate.mibPerSec.toFixed(1)} MiB/s${e2e.count > 0 ? ` (e2e p99 ${e2e.p99.toFixed(2)} ms)` : ''}, peak RSS ${record.target.peakRssMiB ?? '?'} MiB`,
+          `consume ${record.result.consumeRate.mibPerSec.toFixed(1)} MiB/s${e2e.count > 0 ? ` (e2e p99 ${e2e.p99.toFixed(2)} ms)` : ''}, peak RSS ${record.target.peakRssMiB ?? '?'} MiB` +
+          (txn ? `, ${txn.perSec.toFixed(1)} transactions/s (commit p99 ${txn.commitLatency.p99.toFixed(2)} ms)` : ''),
       );
     }
   }
-  if (runs.length === 0) throw new Error(`no broker could run: ${Object.entries(unavailable).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+  if (runs.length === 0) {
+    // Every run failed or no broker started: one line with each reason, not a stack.
+    const reasons = [...Object.entries(unavailable).map(([k, v]) => `${k}: ${v}`), ...failures.map((f) => `${f.kind} run ${f.order}: ${f.error}`)];
+    console.error(`compare: no run completed (${reasons.join('; ')})`);
+    process.exitCode = 1;
+    return;
+  }
 
   const medians: CompareFile['medians'] = {};
   for (const kind of kinds) {

@@ -8,6 +8,7 @@ import { executeWorkload } from './lib/execute.js';
 import { WORKLOAD_HELP, calibrate, logger, parse, workloadFromArgs } from './lib/cli.js';
 import type { RunFile } from './lib/report.js';
 import { hostInfo, runId, runMarkdown, writeResults } from './lib/report.js';
+import { TransactionError } from './lib/transactions.js';
 import { workloadNames } from './lib/workload.js';
 
 const HELP = `Usage: npm run bench -- run <workload> --bootstrap host:port [options]
@@ -51,7 +52,16 @@ export default async function run(args: string[]): Promise<void> {
     calibration = { workload: workload.rate.reference, maxRecordsPerSec: max, source: given !== undefined ? '--max-rate' : 'measured before the run' };
   }
   log(`running ${workload.name} against ${bootstrap}${rate !== null ? ` at ${Math.round(rate)} msg/s` : ''}`);
-  const r: ExecuteResult = await executeWorkload({ bootstrap, workload, rate, log, keepTopics: values['keep-topics'] });
+  let r: ExecuteResult;
+  try {
+    r = await executeWorkload({ bootstrap, workload, rate, log, keepTopics: values['keep-topics'] });
+  } catch (e) {
+    // A broker that refuses the transaction protocol: one line naming its answer, not a stack.
+    if (!(e instanceof TransactionError)) throw e;
+    console.error(`run: ${workload.name} against ${bootstrap} failed: ${e.message}`);
+    process.exitCode = 1;
+    return;
+  }
   const pid = values['broker-pid'] !== undefined ? Number(values['broker-pid']) : undefined;
   const file: RunFile = {
     kind: 'ledgerline-bench-run',

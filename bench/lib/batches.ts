@@ -13,6 +13,9 @@
  * The consumer reads the float64 when the batch is uncompressed and the header time otherwise, so
  * end-to-end latency has µs resolution without compression and 1 ms resolution with it.
  *
+ * A transactional workload's template has the isTransactional attribute (bit 4) and a producer id; each
+ * send also stamps the producer id, epoch and the partition's base sequence (`stampBatch`'s `producer`).
+ *
  * Times are `performance.timeOrigin + performance.now()`: producer and consumer share this process, so
  * the clock is the same on both sides.
  */
@@ -52,9 +55,11 @@ export async function buildTemplate(w: Workload): Promise<BatchTemplate> {
   const compression = compressionTypeByName(w.compression);
   const values = Array.from({ length: count }, () => payload(w.recordSize));
   const now = Math.floor(nowMs());
+  // Transactional: producer id 0 and sequence 0 hold the places each send stamps.
+  const producer = w.transactionRecords > 0 ? { producerId: 0, producerEpoch: 0, baseSequence: 0, isTransactional: true } : {};
   const bytes = await buildRecordBatch(
     values.map((value) => ({ value, timestamp: now })),
-    { compression, now },
+    { compression, now, ...producer },
   );
   let valueOffset = -1;
   if (compression === 0) {
@@ -72,8 +77,23 @@ export function copyTemplate(t: BatchTemplate): Buffer {
   return Buffer.from(t.bytes);
 }
 
-/** Stamps `sendTimeMs` into a batch copied from `t` and recomputes its CRC (CRC-32C over bytes 21..end). */
-export function stampBatch(batch: Buffer, t: BatchTemplate, sendTimeMs: number): void {
+/** The producer fields of an idempotent or transactional batch. */
+export interface ProducerStamp {
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+}
+
+/**
+ * Stamps `sendTimeMs` (and the producer fields, when given) into a batch copied from `t` and recomputes its
+ * CRC (CRC-32C over bytes 21..end).
+ */
+export function stampBatch(batch: Buffer, t: BatchTemplate, sendTimeMs: number, producer?: ProducerStamp): void {
+  if (producer) {
+    writeInt64(batch, BatchField.PRODUCER_ID, producer.producerId);
+    batch.writeInt16BE(producer.producerEpoch, BatchField.PRODUCER_EPOCH);
+    batch.writeInt32BE(producer.baseSequence, BatchField.BASE_SEQUENCE);
+  }
   const ms = Math.floor(sendTimeMs);
   writeInt64(batch, BatchField.BASE_TIMESTAMP, ms);
   writeInt64(batch, BatchField.MAX_TIMESTAMP, ms);

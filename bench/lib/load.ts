@@ -8,6 +8,12 @@
  *                             offsets ─► split batches
  *                             e2e latency = now − send time carried by each batch (see batches.ts)
  *
+ * Transactional workloads (transactionRecords > 0) run one transactional producer per producer lane
+ * instead of the slots (transactions.ts): each transaction adds its partitions, sends its batches with up
+ * to maxInFlight requests in flight and commits; the next begins once the commit is acknowledged.
+ * Records count as produced when their transaction commits; commit latency = EndTxn acknowledged − the
+ * transaction's intended begin. Consumers then read with isolation read_committed.
+ *
  * Partition i goes to producer i mod P and to consumer i mod C. Each producer and each consumer has its
  * own connection per leader (lanes of the cluster's connection pool), as separate client processes would.
  * A run is: optional warm-up (counted but not reported), the measured window, then a short drain in which
@@ -21,14 +27,16 @@ import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
 import type { ProduceRequest, ProduceResponse } from '../../protocol/messages/000-produce.gen.js';
 import { FetchApi } from '../../protocol/messages/001-fetch.gen.js';
 import type { FetchRequest, FetchResponse } from '../../protocol/messages/001-fetch.gen.js';
-import { MAGIC_V2, RecordBatch, frameEntryAt } from '../../protocol/records/index.js';
+import { ControlRecordType, MAGIC_V2, RecordBatch, frameEntryAt, parseControlRecordType } from '../../protocol/records/index.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import type { KafkaClient } from '../../src/client/index.js';
-import { FetchSession, OffsetSpec } from '../../src/client/index.js';
+import { FetchSession, IsolationLevel, OffsetSpec } from '../../src/client/index.js';
 import type { SessionPartition } from '../../src/client/index.js';
 import type { BatchTemplate } from './batches.js';
 import { copyTemplate, nowMs, sendTimeOf, stampBatch } from './batches.js';
 import type { LatencySummary } from './stats.js';
+import type { TransactionalProducer } from './transactions.js';
+import { AbortedTransactions, PRODUCE_TXN_V1_MAX_VERSION, TransactionError, addPartitionsToTxn, endTxn, findTransactionCoordinator, initTransactions } from './transactions.js';
 import { latencyHistogram, recordMs, summarize } from './stats.js';
 import type { Workload } from './workload.js';
 
@@ -52,6 +60,16 @@ export interface TimelinePoint {
   consumedMiBps: number;
 }
 
+export interface TransactionFigures {
+  /** Transactions committed in the window (begun in it). */
+  committed: number;
+  perSec: number;
+  /** From a transaction's intended begin to its EndTxn(commit) acknowledged. */
+  commitLatency: LatencySummary;
+  /** AddPartitionsToTxn retries on CONCURRENT_TRANSACTIONS (the previous commit still completing), whole run. */
+  concurrentRetries: number;
+}
+
 export interface LoadResult {
   /** Length of the measured window in seconds. */
   seconds: number;
@@ -71,6 +89,8 @@ export interface LoadResult {
   unconsumedRecords: number;
   /** Fixed-rate runs: the rate asked for. */
   targetRecordsPerSec: number | null;
+  /** Transactional workloads only. */
+  transactions?: TransactionFigures;
 }
 
 export interface LoadOptions {
@@ -106,6 +126,9 @@ class Meter {
   consumedBytesTotal = 0;
   readonly produceLatency: Histogram = latencyHistogram();
   readonly e2eLatency: Histogram = latencyHistogram();
+  readonly commitLatency: Histogram = latencyHistogram();
+  transactions = 0;
+  concurrentRetries = 0;
   readonly errors: Record<string, number> = {};
   measureStart = 0;
   /** False for catch-up reads, where a batch's age is not a latency. */
@@ -121,6 +144,8 @@ class Meter {
     this.consumed = zero();
     this.produceLatency.reset();
     this.e2eLatency.reset();
+    this.commitLatency.reset();
+    this.transactions = 0;
     this.measureStart = nowMs();
   }
 }
@@ -188,8 +213,16 @@ interface ProducerLane {
   cursor: number;
   /** Intended send time of the next request, for fixed-rate runs. */
   nextSendAt: number;
-  /** Milliseconds between requests at the lane's share of the rate. */
+  /** Milliseconds between requests (transactions) at the lane's share of the rate. */
   intervalMs: number;
+  /** Transactional workloads: the lane's producer, its coordinator and its next sequence per partition. */
+  txn?: LaneTransactions;
+}
+
+interface LaneTransactions {
+  producer: TransactionalProducer;
+  readonly coordinator: number;
+  readonly sequences: Map<string, number>;
 }
 
 async function producerSlot(o: LoadOptions, meter: Meter, lane: ProducerLane, stop: { produce: boolean }): Promise<void> {
@@ -263,6 +296,151 @@ function account(meter: Meter, o: LoadOptions, batchesOk: number, intended: numb
   }
 }
 
+/** The run's first unrecoverable error: it ends the window early and is thrown once the lanes have stopped. */
+interface Fatal {
+  error: Error | null;
+}
+
+/** The transactional id of a producer lane: unique per run (the topic names are), one per connection. */
+function transactionalIdOf(o: LoadOptions, lane: ProducerLane): string {
+  return `${o.partitions[0]!.topic}-txn-${lane.lane}-${lane.leader}`;
+}
+
+/** FindCoordinator and InitProducerId for every lane, before anything is produced; throws the first failure. */
+async function initTransactionalLanes(o: LoadOptions, lanes: ProducerLane[]): Promise<void> {
+  await Promise.all(
+    lanes.map(async (lane) => {
+      const id = transactionalIdOf(o, lane);
+      const conn = await o.client.cluster.connectionTo(lane.leader, lane.lane);
+      const coordinator = await findTransactionCoordinator(conn, id);
+      if (!o.client.cluster.brokers.has(coordinator)) await o.client.metadata([]);
+      const producer = await initTransactions(await o.client.cluster.connectionTo(coordinator, lane.lane), id);
+      lane.txn = { producer, coordinator, sequences: new Map() };
+    }),
+  );
+}
+
+/**
+ * One transactional producer (see the top of this file): transactions back to back (or on the lane's
+ * schedule at a fixed rate), each over the next batches of the lane's partitions in turn. A failed
+ * transaction is counted as an error, aborted, and the producer initialized again (a new epoch,
+ * sequences from 0), as Kafka's producer recovers; a failure to initialize again is fatal.
+ */
+async function transactionLoop(o: LoadOptions, meter: Meter, lane: ProducerLane, stop: { produce: boolean }, fatal: Fatal): Promise<void> {
+  const { client, workload, template } = o;
+  const txn = lane.txn!;
+  const perRequest = Math.min(workload.partitionsPerRequest, lane.partitions.length);
+  const batchesPerTxn = workload.transactionRecords / template.recordCount;
+  const requestsPerTxn = Math.ceil(batchesPerTxn / perRequest);
+  const slots = Math.min(workload.maxInFlight, requestsPerTxn);
+  const buffers = Array.from({ length: slots }, () => Array.from({ length: perRequest }, () => copyTemplate(template)));
+  while (stop.produce && fatal.error === null) {
+    let intended: number;
+    if (lane.intervalMs > 0) {
+      intended = lane.nextSendAt;
+      lane.nextSendAt += lane.intervalMs;
+      const wait = intended - nowMs();
+      if (wait > 1) await sleep(wait);
+      if (!stop.produce) return;
+    } else {
+      intended = nowMs();
+    }
+    const measured = (): boolean => meter.measuring && intended >= meter.measureStart;
+    // The transaction's batches go to the lane's partitions in turn; a request holds distinct partitions.
+    const requests: TopicPartition[][] = [];
+    for (let b = 0; b < batchesPerTxn; b++) {
+      if (b % perRequest === 0) requests.push([]);
+      requests.at(-1)!.push(lane.partitions[lane.cursor]!);
+      lane.cursor = (lane.cursor + 1) % lane.partitions.length;
+    }
+    const topics = new Map<string, Set<number>>();
+    for (const tp of requests.flat()) {
+      const set = topics.get(tp.topic);
+      if (set) set.add(tp.partition);
+      else topics.set(tp.topic, new Set([tp.partition]));
+    }
+    let coordinator;
+    try {
+      const conn = await client.cluster.connectionTo(lane.leader, lane.lane);
+      coordinator = await client.cluster.connectionTo(txn.coordinator, lane.lane);
+      meter.concurrentRetries += await addPartitionsToTxn(coordinator, txn.producer, [...topics].map(([topic, ps]) => ({ topic, partitions: [...ps] })));
+      const version = conn.versionFor(ProduceApi, { max: PRODUCE_TXN_V1_MAX_VERSION });
+      let next = 0;
+      let failed: Error | null = null;
+      await Promise.all(
+        buffers.map(async (batches) => {
+          while (next < requests.length && failed === null) {
+            const parts = requests[next++]!;
+            const sent = nowMs();
+            // Sequences are taken in send order, and stamping and sending happen in one turn: one connection keeps them in order.
+            const byTopic = new Map<string, Array<{ index: number; records: Buffer }>>();
+            parts.forEach((tp, i) => {
+              const key = tpKey(tp);
+              const baseSequence = txn.sequences.get(key) ?? 0;
+              txn.sequences.set(key, (baseSequence + template.recordCount) | 0);
+              const b = batches[i]!;
+              stampBatch(b, template, sent, { producerId: txn.producer.producerId, producerEpoch: txn.producer.producerEpoch, baseSequence });
+              const list = byTopic.get(tp.topic);
+              if (list) list.push({ index: tp.partition, records: b });
+              else byTopic.set(tp.topic, [{ index: tp.partition, records: b }]);
+            });
+            const request: ProduceRequest = {
+              transactionalId: txn.producer.transactionalId,
+              acks: -1,
+              timeoutMs: 30_000,
+              topicData: [...byTopic].map(([name, partitionData]) => ({ name, topicId: ZERO_UUID, partitionData })),
+            };
+            let response: ProduceResponse;
+            try {
+              response = await conn.request(ProduceApi, request, { version });
+            } catch (e) {
+              failed ??= e as Error;
+              return;
+            }
+            let ok = 0;
+            for (const t of response.responses) {
+              for (const p of t.partitionResponses) {
+                if (p.errorCode === 0) ok++;
+                else failed ??= new TransactionError('Produce', errorByCode(p.errorCode).name, `Produce ${t.name}-${p.index} in transactional id ${JSON.stringify(txn.producer.transactionalId)} answered ${errorByCode(p.errorCode).name}`);
+              }
+            }
+            if (ok > 0 && measured()) recordMs(meter.produceLatency, nowMs() - sent, ok);
+          }
+        }),
+      );
+      if (failed !== null) throw failed;
+      await endTxn(coordinator, txn.producer, true);
+      const done = nowMs();
+      const records = workload.transactionRecords;
+      meter.producedTotal += records;
+      meter.producedBytesTotal += records * workload.recordSize;
+      if (measured()) {
+        meter.produced.records += records;
+        meter.produced.bytes += records * workload.recordSize;
+        meter.produced.batches += batchesPerTxn;
+        meter.produced.requests += requests.length;
+        meter.transactions += 1;
+        recordMs(meter.commitLatency, done - intended);
+      }
+    } catch (e) {
+      meter.error(describeTxn(e));
+      try {
+        if (coordinator) await endTxn(coordinator, txn.producer, false, { timeoutMs: 5000 }).catch(() => undefined);
+        const again = await client.cluster.connectionTo(txn.coordinator, lane.lane);
+        txn.producer = await initTransactions(again, txn.producer.transactionalId, { timeoutMs: 30_000 });
+        txn.sequences.clear();
+      } catch (e2) {
+        fatal.error ??= e2 as Error;
+        return;
+      }
+    }
+  }
+}
+
+function describeTxn(e: unknown): string {
+  return e instanceof TransactionError ? `${e.request} ${e.errorName}` : describe(e);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Consumers
 
@@ -298,6 +476,8 @@ async function consumerLoop(o: LoadOptions, meter: Meter, lane: ConsumerLane, st
         maxBytes: FETCH_MAX_BYTES,
         sessionId: fields.sessionId,
         sessionEpoch: fields.sessionEpoch,
+        // Transactional workloads read as Kafka's consumers of transactional data do: committed records only.
+        isolationLevel: o.workload.transactionRecords > 0 ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
         topics: fields.topics,
         forgottenTopicsData: fields.forgottenTopicsData,
       });
@@ -324,7 +504,8 @@ async function consumerLoop(o: LoadOptions, meter: Meter, lane: ConsumerLane, st
           }
           // Decoders always produce one buffer (the list form of `Records` is for encoders).
           const records = p.records as Buffer | null;
-          if (records && records.length > 0) consumeRecords(o, meter, lane, { topic, partition: p.partitionIndex }, records, now);
+          const aborted = p.abortedTransactions && p.abortedTransactions.length > 0 ? new AbortedTransactions(p.abortedTransactions) : null;
+          if (records && records.length > 0) consumeRecords(o, meter, lane, { topic, partition: p.partitionIndex }, records, now, aborted);
         }
       }
     } catch (e) {
@@ -334,7 +515,7 @@ async function consumerLoop(o: LoadOptions, meter: Meter, lane: ConsumerLane, st
   }
 }
 
-function consumeRecords(o: LoadOptions, meter: Meter, lane: ConsumerLane, tp: TopicPartition, records: Buffer, now: number): void {
+function consumeRecords(o: LoadOptions, meter: Meter, lane: ConsumerLane, tp: TopicPartition, records: Buffer, now: number, aborted: AbortedTransactions | null): void {
   const key = tpKey(tp);
   let offset = lane.offsets.get(key) ?? 0n;
   let pos = 0;
@@ -347,6 +528,7 @@ function consumeRecords(o: LoadOptions, meter: Meter, lane: ConsumerLane, tp: To
     const next = batch.lastOffset + 1n;
     if (next <= offset) continue;
     offset = next;
+    if (aborted?.skip(batch, batch.isControl && isAbortMarker(batch))) continue;
     if (batch.isControl) continue;
     const count = batch.recordCount;
     const bytes = count * o.workload.recordSize;
@@ -363,11 +545,18 @@ function consumeRecords(o: LoadOptions, meter: Meter, lane: ConsumerLane, tp: To
   lane.offsets.set(key, offset);
 }
 
+function isAbortMarker(batch: RecordBatch): boolean {
+  const first = batch.records().next();
+  return !first.done && parseControlRecordType(first.value.key) === ControlRecordType.ABORT;
+}
+
 // ---------------------------------------------------------------------------------------------------
 
 function laneIntervals(lanes: ProducerLane[], o: LoadOptions, total: number): void {
   if (o.rate === null) return;
-  const perRequestRecords = (l: ProducerLane): number => Math.min(o.workload.partitionsPerRequest, l.partitions.length) * o.template.recordCount;
+  // A lane's unit of work: a request, or a whole transaction.
+  const perRequestRecords = (l: ProducerLane): number =>
+    o.workload.transactionRecords > 0 ? o.workload.transactionRecords : Math.min(o.workload.partitionsPerRequest, l.partitions.length) * o.template.recordCount;
   const start = nowMs() + 5;
   for (const l of lanes) {
     const share = (o.rate * l.partitions.length) / total; // records per second for this lane
@@ -440,6 +629,10 @@ function finish(meter: Meter, seconds: number, cpuPercent: number, timeline: Tim
     timeline,
     unconsumedRecords: o.produceOnly ? 0 : Math.max(0, meter.producedTotal - meter.consumedTotal),
     targetRecordsPerSec: o.rate,
+    transactions:
+      o.workload.transactionRecords > 0
+        ? { committed: meter.transactions, perSec: meter.transactions / seconds, commitLatency: summarize(meter.commitLatency), concurrentRetries: meter.concurrentRetries }
+        : undefined,
   };
 }
 
@@ -448,18 +641,26 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   const log = o.log ?? (() => undefined);
   const meter = new Meter();
   const stop = { produce: true, consume: false };
+  const fatal: Fatal = { error: null };
+  const lanes = producerLanes(o);
+  // Transactional producers are set up before any consumer starts, so a broker that refuses them fails the run at once.
+  const transactional = o.workload.transactionRecords > 0 && !o.produceOnly;
+  if (transactional) await initTransactionalLanes(o, lanes);
   let consumersDone = Promise.resolve();
   if (!o.produceOnly && o.workload.consumers > 0) {
     const start = await offsetsFor(o.client, o.partitions, OffsetSpec.LATEST);
     const lanes = consumerLanes(o, start);
     consumersDone = Promise.all(lanes.map((l) => consumerLoop(o, meter, l, { consume: () => stop.consume }))).then(() => undefined);
   }
-  const lanes = producerLanes(o);
   const slots: Array<Promise<void>> = [];
-  for (const lane of lanes) for (let s = 0; s < o.workload.maxInFlight; s++) slots.push(producerSlot(o, meter, lane, stop));
+  for (const lane of lanes) {
+    if (transactional) slots.push(transactionLoop(o, meter, lane, stop, fatal));
+    else for (let s = 0; s < o.workload.maxInFlight; s++) slots.push(producerSlot(o, meter, lane, stop));
+  }
   const sampler = timelineSampler(meter);
   if (o.warmupMs > 0) {
-    await sleep(o.warmupMs);
+    const warm = nowMs() + o.warmupMs;
+    while (nowMs() < warm && fatal.error === null) await sleep(Math.min(200, Math.max(1, warm - nowMs())));
     log(`warm-up done (${(meter.producedBytesTotal / 2 ** 20).toFixed(0)} MiB produced)`);
   }
   meter.startMeasuring();
@@ -467,7 +668,7 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   const window0 = nowMs();
   const end = window0 + o.durationMs;
   let lastLog = window0;
-  while (nowMs() < end) {
+  while (nowMs() < end && fatal.error === null) {
     if (o.stopAfterBytes !== undefined && meter.producedBytesTotal >= o.stopAfterBytes) break;
     await sleep(Math.min(200, Math.max(1, end - nowMs())));
     if (nowMs() - lastLog >= 5000) {
@@ -487,6 +688,7 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   stop.consume = true;
   await consumersDone;
   sampler.stop();
+  if (fatal.error) throw fatal.error;
   const seconds = (window1 - window0) / 1000;
   return finish(meter, seconds, ((cpu.user + cpu.system) / 1000 / (window1 - window0)) * 100, sampler.points, o);
 }

@@ -90,6 +90,19 @@ export interface BrokerMedians {
   e2eMax: number;
   peakRssMiB: number | null;
   clientCpuPercent: number;
+  /** Transactional workloads: transactions committed per second (median, min, max over the runs) and commit latency medians. */
+  transactions?: {
+    perSec: number;
+    perSecMin: number;
+    perSecMax: number;
+    commitSamples: number;
+    commitP50: number;
+    commitP99: number;
+    commitP999: number;
+    commitMax: number;
+    /** The commit latency curve of the middle run by produce p99, as the other curves. */
+    commitCurve: Array<[number, number]>;
+  };
   /** Latency curves of the middle run by produce p99 (the lower middle one for an even count). */
   produceCurve: Array<[number, number]>;
   e2eCurve: Array<[number, number]>;
@@ -102,6 +115,9 @@ export interface PairRatio {
   consumeThroughput: number;
   produceP99: number;
   e2eP99: number;
+  /** Transactional workloads: transactions/s (above 1 is better) and commit p99 (below 1 is better). */
+  transactionsPerSec?: number;
+  commitP99?: number;
 }
 
 export interface CompareFile {
@@ -141,6 +157,8 @@ export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
   const rss = runs.map((r) => r.target.peakRssMiB).filter((x): x is number => x !== null);
   const byP99 = [...runs].sort((a, b) => p(a).p99 - p(b).p99);
   const mid = byP99[(byP99.length - 1) >> 1];
+  const txns = runs.map((r) => r.result.transactions).filter((t) => t !== undefined);
+  const t = (f: (x: NonNullable<LoadResult['transactions']>) => number): number => median(txns.map(f));
   return {
     runs: runs.length,
     produceMiBps: m((r) => producePhase(r).produceRate.mibPerSec),
@@ -158,6 +176,20 @@ export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
     e2eMax: m((r) => e(r).max),
     peakRssMiB: rss.length > 0 ? median(rss) : null,
     clientCpuPercent: m((r) => r.result.clientCpuPercent),
+    transactions:
+      txns.length === 0
+        ? undefined
+        : {
+            perSec: t((x) => x.perSec),
+            perSecMin: Math.min(...txns.map((x) => x.perSec)),
+            perSecMax: Math.max(...txns.map((x) => x.perSec)),
+            commitSamples: t((x) => x.commitLatency.count),
+            commitP50: t((x) => x.commitLatency.p50),
+            commitP99: t((x) => x.commitLatency.p99),
+            commitP999: t((x) => x.commitLatency.p999),
+            commitMax: t((x) => x.commitLatency.max),
+            commitCurve: mid?.result.transactions?.commitLatency.curve ?? [],
+          },
     produceCurve: mid ? p(mid).curve : [],
     e2eCurve: mid ? e(mid).curve : [],
   };
@@ -176,6 +208,9 @@ export function pairRatios(runs: ReadonlyArray<RunRecord & { pair: number }>): P
       consumeThroughput: l.result.consumeRate.mibPerSec / k.result.consumeRate.mibPerSec,
       produceP99: producePhase(l).produceLatency.p99 / producePhase(k).produceLatency.p99,
       e2eP99: l.result.endToEndLatency.p99 / k.result.endToEndLatency.p99,
+      ...(l.result.transactions && k.result.transactions
+        ? { transactionsPerSec: l.result.transactions.perSec / k.result.transactions.perSec, commitP99: l.result.transactions.commitLatency.p99 / k.result.transactions.commitLatency.p99 }
+        : {}),
     });
   }
   return out;
@@ -193,6 +228,7 @@ function workloadLine(w: Workload): string {
     `acks=${w.acks}`,
     `compression ${w.compression}`,
     `${w.batchBytes} B batches, ${w.partitionsPerRequest} per request, ${w.maxInFlight} in flight`,
+    ...(w.transactionRecords > 0 ? [`${w.transactionRecords} records per transaction`] : []),
     w.backlogBytes > 0 ? `backlog ${(w.backlogBytes / 2 ** 30).toFixed(2)} GiB` : `${w.durationSeconds} s (+${w.warmupSeconds} s warm-up)`,
   ];
   return parts.join(' · ');
@@ -206,6 +242,23 @@ function row(label: string, m: BrokerMedians): string {
   const produce = m.produceSamples > 0 ? `${fmt(m.produceP50)} / ${fmt(m.produceP99)} / ${fmt(m.produceP999)} / ${fmt(m.produceMax)}` : '–';
   const e2e = m.e2eSamples > 0 ? `${fmt(m.e2eP50)} / ${fmt(m.e2eP99)} / ${fmt(m.e2eP999)} / ${fmt(m.e2eMax)}` : '–';
   return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${fmt(m.clientCpuPercent)}% |`;
+}
+
+const TXN_HEADER = '| broker | runs | transactions/s (min–max) | commit p50 / p99 / p99.9 / max (ms) |\n|---|---:|---:|---|';
+
+function txnRow(label: string, m: BrokerMedians): string | null {
+  const t = m.transactions;
+  if (!t) return null;
+  const commit = t.commitSamples > 0 ? `${fmt(t.commitP50)} / ${fmt(t.commitP99)} / ${fmt(t.commitP999)} / ${fmt(t.commitMax)}` : '–';
+  const spread = m.runs > 1 ? ` (${fmt(t.perSecMin)}–${fmt(t.perSecMax)})` : '';
+  return `| ${label} | ${m.runs} | ${fmt(t.perSec)}${spread} | ${commit} |`;
+}
+
+/** The transactions table, when any broker ran a transactional workload. */
+function txnMarkdown(rows: Array<[string, BrokerMedians]>): string[] {
+  const lines = rows.map(([label, m]) => txnRow(label, m)).filter((x): x is string => x !== null);
+  if (lines.length === 0) return [];
+  return ['', 'Transactions (commit latency: from a transaction\'s begin to its EndTxn acknowledged; records count as produced when committed):', '', TXN_HEADER, ...lines];
 }
 
 function limitsMarkdown(l: MachineLimits | null): string[] {
@@ -233,6 +286,7 @@ export function runMarkdown(f: RunFile): string {
     '',
     HEADER,
     row(r.target.label, mediansOf([r])),
+    ...txnMarkdown([[r.target.label, mediansOf([r])]]),
   ];
   if (r.backlogWrite) lines.push('', `Catch-up run: "produce" is writing the backlog (${(r.backlogWrite.produced.bytes / 2 ** 30).toFixed(2)} GiB), "consume" is reading it back from the earliest offset in ${fmt(r.result.seconds)} s.`);
   lines.push(...notes(r));
@@ -247,6 +301,9 @@ function notes(r: RunRecord): string[] {
   }
   const errors = Object.entries(r.result.errors);
   if (errors.length > 0) out.push('', `Errors: ${errors.map(([k, v]) => `${k} ×${v}`).join(', ')}`);
+  if (r.result.transactions && r.result.transactions.concurrentRetries > 0) {
+    out.push('', `AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS ${r.result.transactions.concurrentRetries} times (the previous commit still completing), retried after 20 ms as Kafka's producer does.`);
+  }
   if (r.result.unconsumedRecords > 0) out.push('', `**${r.result.unconsumedRecords} records produced were not consumed by the end of the drain.**`);
   return out;
 }
@@ -266,10 +323,20 @@ export function compareMarkdown(f: CompareFile): string {
   for (const [label, m] of Object.entries(f.medians)) lines.push(row(label, m));
   if (f.workload.backlogBytes > 0) lines.push('', 'Catch-up runs: "produce" is writing the backlog, "consume" is reading it back from the earliest offset.');
   for (const [label, why] of Object.entries(f.unavailable)) lines.push(`| ${label} | 0 | not run: ${why.replace(/\|/g, '\\|')} | | | | | |`);
+  lines.push(...txnMarkdown(Object.entries(f.medians)));
   for (const x of f.failures) lines.push('', `**Run ${x.order} (pair ${x.pair}, ${x.kind}) failed: ${x.error}**`);
   if (f.ratios.length > 0) {
-    lines.push('', 'Ledgerline ÷ Kafka, pair by pair (throughput: above 1 is better; latency: below 1 is better):', '', '| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 |', '|---:|---:|---:|---:|---:|');
-    for (const r of f.ratios) lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} |`);
+    const txn = f.ratios.some((r) => r.transactionsPerSec !== undefined);
+    lines.push(
+      '',
+      'Ledgerline ÷ Kafka, pair by pair (throughput: above 1 is better; latency: below 1 is better):',
+      '',
+      `| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 |${txn ? ' transactions/s | commit p99 |' : ''}`,
+      `|---:|---:|---:|---:|---:|${txn ? '---:|---:|' : ''}`,
+    );
+    for (const r of f.ratios) {
+      lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} |${txn ? ` ${fmt(r.transactionsPerSec)} | ${fmt(r.commitP99)} |` : ''}`);
+    }
   }
   if (f.calibration) {
     lines.push('', `Rate: ${describeRate(f.workload.rate)} = ${Math.round(f.calibration.rate)} msg/s (max measured: ${Object.entries(f.calibration.maxRecordsPerSec).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}; the lower one is the reference so both brokers see the same load).`);
@@ -297,6 +364,7 @@ export function chartFor(f: CompareFile | RunFile): string {
     bars.push({ label: `${label} consume`, value: m.consumeMiBps, color });
     if (m.produceCurve.length > 0) curves.push({ label: `${label} produce→ack`, points: m.produceCurve, color });
     if (m.e2eCurve.length > 0) curves.push({ label: `${label} end-to-end`, points: m.e2eCurve, color, dashed: true });
+    if (m.transactions && m.transactions.commitCurve.length > 0) curves.push({ label: `${label} begin→commit`, points: m.transactions.commitCurve, color, dotted: true });
   }
   const limits = f.kind === 'ledgerline-bench-compare' ? f.limits : null;
   if (limits) {

@@ -28,6 +28,8 @@ export interface Curve {
   points: ReadonlyArray<readonly [number, number]>;
   color: string;
   dashed?: boolean;
+  /** Dotted instead (a third curve per broker: transaction commits). */
+  dotted?: boolean;
 }
 
 export interface ChartInput {
@@ -88,6 +90,10 @@ export function niceCeil(max: number): number {
 export function ninesX(p: number, lastNines: number): number {
   if (p >= 100) return lastNines + 0.5;
   return Math.log10(100 / (100 - p));
+}
+
+function dash(k: Curve): string {
+  return k.dotted ? ' stroke-dasharray="2 3"' : k.dashed ? ' stroke-dasharray="6 4"' : '';
 }
 
 export function renderChart(c: ChartInput): string {
@@ -171,7 +177,7 @@ function curves(c: ChartInput): string[] {
     const p = k.points.filter(([, ms]) => ms > 0);
     if (p.length === 0) continue;
     const d = p.map(([pc, ms], i) => `${i === 0 ? 'M' : 'L'}${num(X(pc))},${num(Y(ms))}`).join(' ');
-    out.push(`<path d="${d}" fill="none" stroke="${k.color}" stroke-width="2"${k.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(`<path d="${d}" fill="none" stroke="${k.color}" stroke-width="2"${dash(k)}/>`);
     for (const [pc, ms] of p) out.push(`<circle cx="${num(X(pc))}" cy="${num(Y(ms))}" r="2.5" fill="${k.color}"/>`);
   }
   // Legend under the axis, wrapping onto a second row.
@@ -183,7 +189,7 @@ function curves(c: ChartInput): string[] {
       lx = x0;
       ly += 16;
     }
-    out.push(`<line x1="${lx}" y1="${ly - 4}" x2="${lx + 22}" y2="${ly - 4}" stroke="${k.color}" stroke-width="2"${k.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(`<line x1="${lx}" y1="${ly - 4}" x2="${lx + 22}" y2="${ly - 4}" stroke="${k.color}" stroke-width="2"${dash(k)}/>`);
     out.push(`<text x="${lx + 26}" y="${ly}">${esc(k.label)}</text>`);
     lx += w;
   }

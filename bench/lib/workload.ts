@@ -13,7 +13,8 @@
  *     "acks": -1, "compression": "none",
  *     "batchBytes": 65536,           // pre-built batch size: records per batch = batchBytes / recordSize
  *     "partitionsPerRequest": 16, "maxInFlight": 5,
- *     "backlogBytes": 0              // > 0: produce this backlog first, then time consumers reading it
+ *     "backlogBytes": 0,             // > 0: produce this backlog first, then time consumers reading it
+ *     "transactionRecords": 0        // > 0: transactional producers, this many records per transaction
  *   }
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -44,6 +45,8 @@ export interface Workload {
   partitionsPerRequest: number;
   maxInFlight: number;
   backlogBytes: number;
+  /** Records per transaction; 0 = not transactional (see transactions.ts). */
+  transactionRecords: number;
 }
 
 const FIELDS = new Set([
@@ -64,6 +67,7 @@ const FIELDS = new Set([
   'partitionsPerRequest',
   'maxInFlight',
   'backlogBytes',
+  'transactionRecords',
 ]);
 
 export class WorkloadError extends Error {
@@ -138,10 +142,28 @@ export function parseWorkload(raw: unknown, origin = 'workload'): Workload {
     partitionsPerRequest: int(r, 'partitionsPerRequest', 16, 1, 100_000),
     maxInFlight: int(r, 'maxInFlight', 5, 1, 1024),
     backlogBytes: r.backlogBytes === undefined ? 0 : parseBytes(r.backlogBytes),
+    transactionRecords: int(r, 'transactionRecords', 0, 0, 1_000_000),
   };
   if (w.producers === 0 && w.backlogBytes === 0) throw new WorkloadError(`${origin}: a workload without producers reads nothing`);
   if (w.batchBytes < w.recordSize) w.batchBytes = w.recordSize;
+  checkTransactional(w, origin);
   return w;
+}
+
+/**
+ * A transactional workload writes whole batches (transactionRecords a multiple of the records per batch),
+ * with acks=all and at most 5 requests in flight, as Kafka's producer requires of a transactional (hence
+ * idempotent) producer; it is not a catch-up workload.
+ */
+function checkTransactional(w: Workload, origin: string): void {
+  if (w.transactionRecords === 0) return;
+  const perBatch = recordsPerBatch(w);
+  if (w.transactionRecords % perBatch !== 0) {
+    throw new WorkloadError(`${origin}: transactionRecords (${w.transactionRecords}) must be a multiple of the records per batch (batchBytes / recordSize = ${perBatch})`);
+  }
+  if (w.acks !== -1) throw new WorkloadError(`${origin}: a transactional workload needs acks=-1 (all)`);
+  if (w.maxInFlight > 5) throw new WorkloadError(`${origin}: a transactional workload allows at most 5 requests in flight (Kafka's bound for idempotence)`);
+  if (w.backlogBytes > 0) throw new WorkloadError(`${origin}: a catch-up workload cannot be transactional`);
 }
 
 export function workloadNames(): string[] {

@@ -76,6 +76,40 @@ describe('benchmark statistics and reports', () => {
     expect(md).toContain('| 1 | 2.00 | 2.00 | 0.500 | 0.500 |');
   });
 
+  it('reports transactions/s with its spread, commit latency and their ratios for a transactional workload', () => {
+    const txn = (r: RunRecord & { pair: number; order: number }, perSec: number, commitMs: number): typeof r => {
+      const h = latencyHistogram();
+      for (let i = 1; i <= 100; i++) recordMs(h, (i / 100) * commitMs);
+      r.result.transactions = { committed: perSec, perSec, commitLatency: summarize(h), concurrentRetries: 0 };
+      return r;
+    };
+    const runs = [txn(run('ledgerline', 1, 10, 5), 40, 100), txn(run('kafka', 1, 20, 5), 80, 50), txn(run('ledgerline', 2, 10, 5), 60, 100), txn(run('kafka', 2, 20, 5), 80, 50)];
+    const medians = { ledgerline: mediansOf(runs.filter((r) => r.target.kind === 'ledgerline')), kafka: mediansOf(runs.filter((r) => r.target.kind === 'kafka')) };
+    expect(medians.ledgerline.transactions).toMatchObject({ perSec: 50, perSecMin: 40, perSecMax: 60 });
+    const ratios = pairRatios(runs);
+    expect(ratios[0]!.transactionsPerSec).toBeCloseTo(0.5);
+    expect(ratios[0]!.commitP99).toBeCloseTo(2, 1);
+    const md = compareMarkdown({
+      kind: 'ledgerline-bench-compare',
+      version: 1,
+      id: 'x',
+      date: new Date(0).toISOString(),
+      command: 'npm run bench -- compare t',
+      host: hostInfo(),
+      workload: parseWorkload({ name: 't', transactionRecords: 16 }),
+      runs,
+      unavailable: {},
+      failures: [],
+      medians,
+      ratios,
+      limits: null,
+    });
+    expect(md).toContain('16 records per transaction');
+    expect(md).toContain('| ledgerline | 2 | 50.0 (40.0–60.0) |');
+    expect(md).toContain('| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | transactions/s | commit p99 |');
+    expect(md).toMatch(/\| 1 \| 0\.500 \| 0\.500 \| 1\.00 \| 1\.00 \| 0\.500 \| 2\.0\d \|/);
+  });
+
   it('draws a well-formed SVG with one bar per figure and one path per curve', () => {
     const svg = renderChart({
       title: 'a <b> & c',
