@@ -17,7 +17,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * Reads a topic of (String word, Long count) records from its beginning to its end and prints, as one JSON
- * line, the last count of each word and the number of records read: {@code {"records":N,"counts":{...}}}.
+ * line, the number of records read, how many of them were not their word's previous count plus one
+ * (a count written twice, or one missing, in a word count without a record cache), the first such record,
+ * and the last count of each word:
+ * {@code {"records":N,"outOfSequence":M,"firstOutOfSequence":"word: 5 after 7","counts":{...}}}.
  * With {@code read_committed} (Kafka's isolation.level) the end is the last stable offset and records of
  * aborted transactions are skipped, as every Kafka consumer of a transactional output does.
  *
@@ -38,6 +41,8 @@ public final class ReadCommitted {
     long deadline = System.currentTimeMillis() + 60_000;
     Map<String, Long> counts = new TreeMap<>();
     long records = 0;
+    long outOfSequence = 0;
+    String firstOutOfSequence = "";
     try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new LongDeserializer())) {
       List<TopicPartition> partitions = new ArrayList<>();
       for (PartitionInfo p : consumer.partitionsFor(args[1], Duration.ofSeconds(30))) partitions.add(new TopicPartition(p.topic(), p.partition()));
@@ -51,12 +56,17 @@ public final class ReadCommitted {
           System.exit(1);
         }
         for (ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(500))) {
+          // A word is its record's key, so all its counts are in one partition, in the order written.
+          long previous = counts.getOrDefault(r.key(), 0L);
+          if (r.value() != previous + 1 && outOfSequence++ == 0) firstOutOfSequence = r.key() + ": " + r.value() + " after " + previous;
           counts.put(r.key(), r.value());
           records++;
         }
       }
     }
-    StringBuilder out = new StringBuilder("{\"records\":").append(records).append(",\"counts\":{");
+    StringBuilder out = new StringBuilder("{\"records\":").append(records);
+    out.append(",\"outOfSequence\":").append(outOfSequence).append(",\"firstOutOfSequence\":\"").append(firstOutOfSequence).append("\"");
+    out.append(",\"counts\":{");
     boolean first = true;
     for (Map.Entry<String, Long> e : counts.entrySet()) {
       if (!first) out.append(',');

@@ -56,6 +56,9 @@ public final class StreamsWordCount {
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
     props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+    // No record cache: every count update goes to the changelog and the output as it happens, not only at
+    // the commit's flush, so a crash leaves records of the open transaction in every topic, to be aborted.
+    props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
     // A killed instance's member is dropped by the group coordinator after its session timeout; Kafka's
     // smallest allowed one (group.min.session.timeout.ms) keeps each restart's rebalance short.
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6000);
