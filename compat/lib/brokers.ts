@@ -90,6 +90,8 @@ export class ReferenceKafka implements Broker {
   bootstrap = '';
   logFile = '';
   private dir = '';
+  private port = 0;
+  private launchArgs: string[] = [];
   private child: ChildProcess | null = null;
 
   constructor(private readonly opts: KafkaOptions) {}
@@ -162,20 +164,38 @@ export class ReferenceKafka implements Broker {
     }
     await mkdir(this.opts.logDir, { recursive: true });
     this.logFile = join(this.opts.logDir, 'stdout.log');
+    this.port = port;
+    this.launchArgs = [...jvm, `-Dkafka.logs.dir=${this.opts.logDir}`, `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath, 'kafka.Kafka', props];
+    return this.launch(t0);
+  }
+
+  private async launch(t0: number): Promise<StartReport> {
     const out = openSync(this.logFile, 'a');
-    this.child = startDetached(
-      this.java(),
-      [...jvm, `-Dkafka.logs.dir=${this.opts.logDir}`, `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath, 'kafka.Kafka', props],
-      { cwd: this.dir, stdio: ['ignore', out, out] },
-    );
+    this.child = startDetached(this.java(), this.launchArgs, { cwd: this.dir, stdio: ['ignore', out, out] });
     closeSync(out);
-    const err = await waitReady(port, this.child, 90_000, this.logFile);
+    const err = await waitReady(this.port, this.child, 90_000, this.logFile);
     if (err !== null) {
       const serverLog = join(this.opts.logDir, 'server.log');
       const hint = existsSync(serverLog) ? lastLine(readFileSync(serverLog, 'utf8').split('\n').filter((l) => /ERROR|FATAL/.test(l)).join('\n')) : '';
       return { ok: false, reason: `Kafka ${err}${hint ? ` (${hint})` : ''}`, startupMs: Date.now() - t0 };
     }
     return { ok: true, startupMs: Date.now() - t0 };
+  }
+
+  /**
+   * A crash of the node: SIGKILL, then the same broker started again on the same data directory and
+   * ports, recovering its logs as Kafka does after an unclean shutdown.
+   */
+  async restart(): Promise<StartReport> {
+    const t0 = Date.now();
+    const child = this.child;
+    if (child === null || this.launchArgs.length === 0) return { ok: false, reason: 'not started', startupMs: 0 };
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      process.kill(-child.pid, 'SIGKILL');
+      await exited;
+    }
+    return this.launch(t0);
   }
 
   exited(): string | null {

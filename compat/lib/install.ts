@@ -1,6 +1,6 @@
 /**
  * Installs everything the selected clients and brokers need, from the registries only, into
- * compat/.work/ (git-ignored): Maven artifacts and the two JVM classpaths, a Python venv, the Go
+ * compat/.work/ (git-ignored): Maven artifacts and the JVM classpaths, a Python venv, the Go
  * programs, and kcat from Debian. A step whose inputs did not change since it last succeeded is skipped
  * (a stamp holds the hash of its inputs), so a second run on the same machine starts at once.
  */
@@ -67,12 +67,13 @@ function failure(step: StepId, t0: number, what: string, r: { stdout: string; st
 
 async function maven(force: boolean): Promise<StepReport> {
   const t0 = Date.now();
-  const outputs = ['kafka-broker', 'java', 'kafka-tools'].map((m) => join(COMPAT_DIR, m, 'target', 'classpath.txt'));
+  const outputs = ['kafka-broker', 'java', 'kafka-tools', 'streams'].map((m) => join(COMPAT_DIR, m, 'target', 'classpath.txt'));
   const inputs = [
     join(COMPAT_DIR, 'pom.xml'),
     ...(await filesUnder(join(COMPAT_DIR, 'kafka-broker'), ['.xml'])),
     ...(await filesUnder(join(COMPAT_DIR, 'java'), ['.xml', '.java'])),
     ...(await filesUnder(join(COMPAT_DIR, 'kafka-tools'), ['.xml', '.java'])),
+    ...(await filesUnder(join(COMPAT_DIR, 'streams'), ['.xml', '.java'])),
   ];
   const hash = await hashFiles(inputs);
   if (!force && (await stampMatches('maven', hash, outputs))) return { step: 'maven', ok: true, skipped: true, ms: Date.now() - t0 };
