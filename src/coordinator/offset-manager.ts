@@ -178,10 +178,10 @@ export class OffsetManager {
     const group = shard.groups.get(groupId);
     if (!group) {
       if (generation >= 0) throw new GroupApiError(apiVersion >= 6 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION, undefined, { groupId });
+      // The simple group comes into being when the offsets' records are replayed, so a write refused before
+      // that (a fenced producer, a batch too large) leaves no group behind.
       this.ctx.log.info({ groupId }, 'creating a simple consumer group via transactional offset commit');
-      const created = newSimpleGroup(groupId, this.ctx.clock.now());
-      shard.groups.set(groupId, created);
-      return created;
+      return newSimpleGroup(groupId, this.ctx.clock.now());
     }
     if (group instanceof ClassicGroup) {
       if (group.is(ClassicGroupState.DEAD)) throw new GroupApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, undefined, { groupId });
@@ -215,6 +215,7 @@ export class OffsetManager {
    * batch of the producer, and stay pending until its transaction's marker (txn-offsets.ts).
    */
   txnCommit(shard: Shard, req: TxnOffsetCommitRequest, apiVersion: number): OpResult<TxnOffsetCommitResponseTopic[]> {
+    shard.checkProducerEpoch(req.producerId, req.producerEpoch);
     this.validateTxnCommit(shard, req, apiVersion);
     const now = this.ctx.clock.now();
     const maxMetadata = this.ctx.config.offsetMetadataMaxBytes;

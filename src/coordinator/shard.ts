@@ -76,6 +76,8 @@ export class Shard implements ReplayTarget {
   private retry: ClockTimer | null = null;
   /** The order of the last record replayed: its log offset when loading, then one more per record written. */
   private recordOrder = -1;
+  /** The epoch of each producer with a transaction open here, the one its writes and marker must not be below. */
+  private openEpochs = new Map<bigint, number>();
 
   constructor(private readonly options: ShardOptions) {
     this.partition = options.partition;
@@ -126,6 +128,7 @@ export class Shard implements ReplayTarget {
     this.offsets = new OffsetStore();
     this.txnOffsets = new TxnOffsets();
     this.recordOrder = -1;
+    this.openEpochs = new Map();
     try {
       const log = await this.options.openLog(this.partition);
       const storage = new CoordinatorStorage(log, {
@@ -141,8 +144,9 @@ export class Shard implements ReplayTarget {
       });
       const onUndecodable = (err: CoordinatorCorruptError): void => this.options.hooks.onUndecodable(this, err);
       const stats = await storage.replay(
-        (rec, offset, producerId) => {
+        (rec, offset, producerId, producerEpoch) => {
           this.recordOrder = offset;
+          if (producerId >= 0n) this.openEpochs.set(producerId, Math.max(producerEpoch, this.openEpochs.get(producerId) ?? -1));
           let record: CoordinatorRecord;
           try {
             record = decodeRecord(rec.key, rec.value, { partition: this.partition, offset });
@@ -156,7 +160,10 @@ export class Shard implements ReplayTarget {
         },
         onUndecodable,
         // Kafka's replayEndTransactionMarker.
-        (marker) => void this.txnOffsets.complete(marker.producerId, marker.commit, this.offsets),
+        (marker) => {
+          this.openEpochs.delete(marker.producerId);
+          this.txnOffsets.complete(marker.producerId, marker.commit, this.offsets);
+        },
       );
       if (this.status !== 'loading') return;
       this.recordOrder = Math.max(this.recordOrder, log.highWatermark);
@@ -222,6 +229,10 @@ export class Shard implements ReplayTarget {
         partition: this.partition,
       });
     }
+    if (txn) {
+      this.checkProducerEpoch(txn.producerId, txn.producerEpoch);
+      this.openEpochs.set(txn.producerId, txn.producerEpoch);
+    }
     if (result.replay !== false) {
       try {
         for (const r of result.records) replayRecord(this, r, txn ? txn.producerId : -1n, ++this.recordOrder);
@@ -250,6 +261,8 @@ export class Shard implements ReplayTarget {
   async writeMarker(marker: TxnMarkerWrite): Promise<void> {
     this.checkActive();
     const storage = this.storage!;
+    this.checkProducerEpoch(marker.producerId, marker.producerEpoch);
+    this.openEpochs.delete(marker.producerId);
     this.txnOffsets.complete(marker.producerId, marker.commit, this.offsets);
     ++this.recordOrder;
     try {
@@ -257,6 +270,23 @@ export class Shard implements ReplayTarget {
     } catch (e) {
       if (this.storage === storage) this.reload();
       throw e instanceof CoordinatorStorageError ? e : new CoordinatorStorageError(`__consumer_offsets-${this.partition} is not writable`, { partition: this.partition }, e);
+    }
+  }
+
+  /**
+   * Kafka's ProducerAppendInfo.checkProducerEpoch for the coordinator's own appends: a transactional write or a
+   * marker of an older epoch than the producer's open transaction here is refused with INVALID_PRODUCER_EPOCH
+   * (a zombie producer, fenced by a newer instance). Outside a transaction the transaction coordinator's
+   * verification fences it.
+   */
+  checkProducerEpoch(producerId: bigint, producerEpoch: number): void {
+    const open = this.openEpochs.get(producerId);
+    if (open !== undefined && producerEpoch < open) {
+      throw new GroupApiError(
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        `Epoch of producer ${producerId} is ${producerEpoch}, which is smaller than the last seen epoch ${open}`,
+        { partition: this.partition },
+      );
     }
   }
 

@@ -167,7 +167,7 @@ export class CoordinatorStorage {
    * in offset order. Fills the image used for compaction.
    */
   async replay(
-    onRecord: (record: EncodedRecord, offset: number, producerId: bigint) => void,
+    onRecord: (record: EncodedRecord, offset: number, producerId: bigint, producerEpoch: number) => void,
     onUndecodable: (err: CoordinatorCorruptError) => void = () => undefined,
     onMarker: (marker: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean }, offset: number) => void = () => undefined,
   ): Promise<ReplayStats> {
@@ -214,7 +214,7 @@ export class CoordinatorStorage {
             const rec: EncodedRecord = { key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) };
             if (producerId >= 0n) this.rememberTxn(producerId, rec, r.offset);
             else this.remember(rec, r.offset);
-            onRecord(rec, r.offset, producerId);
+            onRecord(rec, r.offset, producerId, batch.producerEpoch);
             records++;
           }
         } catch (e) {

@@ -446,3 +446,26 @@ describe('compaction with open transactions', () => {
     ]);
   });
 });
+
+describe('producer epochs', () => {
+  it('refuses a transactional commit or a marker of an older epoch than the open transaction’s with INVALID_PRODUCER_EPOCH, also after a reload', async () => {
+    const h = await harness();
+    h.topics.add('t', 2);
+    await txnCommit(h, { t: [[0, 10n]] }, { producerEpoch: 3 });
+    expect(codes(await txnCommit(h, { t: [[0, 99n]] }, { producerEpoch: 2 }))).toEqual({ t: [ErrorCode.INVALID_PRODUCER_EPOCH] });
+    await h.restart();
+    expect(codes(await txnCommit(h, { t: [[0, 99n]] }, { producerEpoch: 2 }))).toEqual({ t: [ErrorCode.INVALID_PRODUCER_EPOCH] });
+    expect(await h.coordinator.completeTransaction(h.coordinator.partitionFor(G), PID, 2, 0, true)).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect(await h.coordinator.completeTransaction(h.coordinator.partitionFor(G), PID, 3, 0, true)).toBe(ErrorCode.NONE);
+    expect(await fetched(h, 't', [0])).toEqual([[10n, ErrorCode.NONE]]);
+  });
+
+  it('leaves no group behind when a transactional commit to a group that does not exist is refused', async () => {
+    const h = await harness({}, { 'offsets.topic.num.partitions': '1' });
+    h.topics.add('t', 2);
+    await txnCommit(h, { t: [[0, 10n]] }, { producerEpoch: 3, groupId: 'other' });
+    expect(codes(await txnCommit(h, { t: [[0, 1n]] }, { producerEpoch: 0, groupId: 'fresh' }))).toEqual({ t: [ErrorCode.INVALID_PRODUCER_EPOCH] });
+    const { groups } = await h.coordinator.listGroups([], []);
+    expect(groups.map((g) => g.groupId)).toEqual(['other']);
+  });
+});
