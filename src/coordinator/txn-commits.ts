@@ -128,6 +128,7 @@ export class TxnCommits {
   async complete(offsetsPartition: number, producerId: bigint, producerEpoch: number, coordinatorEpoch: number, commit: boolean): Promise<number> {
     try {
       const { shards } = this.options;
+      if (!shards.isOpen) throw new GroupApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, undefined, { partition: offsetsPartition });
       if (!Number.isInteger(offsetsPartition) || offsetsPartition < 0 || offsetsPartition >= shards.partitionCount) {
         throw new GroupApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, undefined, { partition: offsetsPartition });
       }

@@ -269,7 +269,9 @@ describe('transaction completion', () => {
     await c.start();
     expect(await c.completeTransaction(1, PID, 0, 0, true)).toBe(ErrorCode.NOT_COORDINATOR);
     expect(await c.completeTransaction(0, PID, 0, 0, true)).toBe(ErrorCode.NONE);
+    expect(await c.completeTransaction(2, PID, 0, 0, true)).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     await c.stop();
+    expect(await c.completeTransaction(0, PID, 0, 0, true)).toBe(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   });
 
   it('answers COORDINATOR_LOAD_IN_PROGRESS while the partition loads past the lazy-load wait', async () => {
