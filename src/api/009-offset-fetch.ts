@@ -1,6 +1,7 @@
 // OffsetFetch v1-10 (v0 removed by Kafka 4: offsets in ZooKeeper) · v2: top-level error code, null topics =
 // every committed offset · v3: throttle time · v5: committed leader epoch · v6+: flexible · v7: require_stable
-// (KIP-447) · v8: several groups per request (KIP-709) · v9: member id and epoch of KIP-848 members · v10:
+// (KIP-447): a partition with a pending transactional offset answers UNSTABLE_OFFSET_COMMIT, per partition in
+// every version as Kafka's OffsetMetadataManager answers it · v8: several groups per request (KIP-709) · v9: member id and epoch of KIP-848 members · v10:
 // topics by id instead of name, both ways (KIP-848). As Kafka's fetchOffsetsForGroup, an id this node does
 // not know is UNKNOWN_TOPIC_ID for each partition asked; as its fetchAllOffsetsForGroup, offsets of a topic
 // that no longer exists (no id to name it by) are left out of "every committed offset".
@@ -24,13 +25,18 @@ import type { GroupCoordinator } from '../coordinator/coordinator.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
 import { defineHandler } from './handler.js';
 
-function fetchGroup(groups: GroupCoordinator | null, g: OffsetFetchRequestGroup): Promise<OffsetFetchResponseGroup> {
+function fetchGroup(groups: GroupCoordinator | null, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchResponseGroup> {
   if (!groups) return Promise.resolve(createOffsetFetchResponseGroup({ groupId: g.groupId, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }));
-  return groups.fetchOffsets(g);
+  return groups.fetchOffsets(g, requireStable);
 }
 
 /** v10: names the topics for the coordinator, which keeps offsets by name, and answers by id. */
-async function fetchGroupByTopicId(groups: GroupCoordinator | null, topics: Pick<TopicService, 'get' | 'getById'>, g: OffsetFetchRequestGroup): Promise<OffsetFetchResponseGroup> {
+async function fetchGroupByTopicId(
+  groups: GroupCoordinator | null,
+  topics: Pick<TopicService, 'get' | 'getById'>,
+  g: OffsetFetchRequestGroup,
+  requireStable: boolean,
+): Promise<OffsetFetchResponseGroup> {
   const unknown: OffsetFetchResponseTopics[] = [];
   let named: OffsetFetchRequestGroup['topics'] = null;
   if (g.topics !== null) {
@@ -49,7 +55,7 @@ async function fetchGroupByTopicId(groups: GroupCoordinator | null, topics: Pick
       );
     }
   }
-  const res = await fetchGroup(groups, { ...g, topics: named });
+  const res = await fetchGroup(groups, { ...g, topics: named }, requireStable);
   const byId: OffsetFetchResponseTopics[] = [];
   for (const t of res.topics) {
     const id = topics.get(t.name)?.topicId;
@@ -66,8 +72,10 @@ export const offsetFetch = defineHandler({
   async handle(req, ctx) {
     const groups = groupCoordinatorOf(ctx);
     const v = ctx.apiVersion;
-    if (v >= 10) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchGroupByTopicId(groups, ctx.services.topics, g))) });
-    if (v >= 8) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchGroup(groups, g))) });
+    // require_stable is false below v7 (the field's default).
+    const stable = req.requireStable;
+    if (v >= 10) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchGroupByTopicId(groups, ctx.services.topics, g, stable))) });
+    if (v >= 8) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchGroup(groups, g, stable))) });
 
     const result = await fetchGroup(
       groups,
@@ -77,6 +85,7 @@ export const offsetFetch = defineHandler({
         memberEpoch: -1,
         topics: req.topics === null ? null : req.topics.map((t) => createOffsetFetchRequestTopics({ name: t.name, partitionIndexes: t.partitionIndexes })),
       }),
+      stable,
     );
     // One group: its error goes to the top level (v2+) or, before v2, to every requested partition.
     const groupError = result.errorCode;

@@ -69,6 +69,12 @@ import {
   type OffsetForLeaderEpochRequest,
 } from '../../protocol/messages/023-offset-for-leader-epoch.gen.js';
 import {
+  createTxnOffsetCommitResponse,
+  createTxnOffsetCommitResponsePartition,
+  createTxnOffsetCommitResponseTopic,
+  type TxnOffsetCommitRequest,
+} from '../../protocol/messages/028-txn-offset-commit.gen.js';
+import {
   createDescribeConfigsResponse,
   createDescribeConfigsResponseDescribeConfigsResult,
   type DescribeConfigsRequest,
@@ -312,6 +318,17 @@ const BUILDERS: ReadonlyMap<number, Builder> = new Map<number, Builder>([
         createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult({
           topic: t.topic,
           partitions: t.partitions.map((p) => createOffsetForLeaderEpochResponseEpochEndOffset({ partition: p.partition, errorCode: e.code, leaderEpoch: -1, endOffset: -1n })),
+        }),
+      ),
+    })],
+  // TxnOffsetCommitRequest: each partition, under its name (v6: its id).
+  [28, (req: TxnOffsetCommitRequest, _v, e) =>
+    createTxnOffsetCommitResponse({
+      topics: req.topics.map((t) =>
+        createTxnOffsetCommitResponseTopic({
+          name: t.name,
+          topicId: t.topicId,
+          partitions: t.partitions.map((p) => createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: e.code })),
         }),
       ),
     })],

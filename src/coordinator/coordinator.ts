@@ -35,6 +35,7 @@ import {
 import { createOffsetDeleteResponse, createOffsetDeleteResponsePartition, createOffsetDeleteResponseTopic, type OffsetDeleteRequestTopic, type OffsetDeleteResponse } from '../../protocol/messages/047-offset-delete.gen.js';
 import { createOffsetFetchResponseGroup, type OffsetFetchRequestGroup, type OffsetFetchResponseGroup } from '../../protocol/messages/009-offset-fetch.gen.js';
 import { createSyncGroupResponse, type SyncGroupRequest, type SyncGroupResponse } from '../../protocol/messages/014-sync-group.gen.js';
+import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/messages/028-txn-offset-commit.gen.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { systemClock, type Clock } from '../metadata/clock.js';
 import { createAssignors } from './assignors.js';
@@ -53,6 +54,7 @@ import { ShardSet } from './shard-set.js';
 import { TopicDeletions } from './topic-deletions.js';
 import type { CoordinatorPartitionLog } from './storage.js';
 import { exceedsInt16String } from './string-bounds.js';
+import { TxnCommits, type TxnOffsetVerifier } from './txn-commits.js';
 
 export { LAZY_LOAD_WAIT_MS } from './shard-set.js';
 
@@ -82,6 +84,8 @@ export interface GroupCoordinatorOptions {
   readonly logger?: CoordinatorLogger;
   /** Whether this broker owns a __consumer_offsets partition (the cluster view). Default: it owns them all. */
   readonly ownership?: { owns(partition: number): boolean };
+  /** KIP-890 verification of a TxnOffsetCommit with the transaction coordinator; none: not verified. */
+  readonly txnVerification?: TxnOffsetVerifier;
 }
 
 /** A group as metrics and tools see it. */
@@ -106,6 +110,7 @@ export class GroupCoordinator {
   private readonly shards: ShardSet;
   private readonly rebalanceCounts = new Map<string, number>();
   private readonly deletions = new TopicDeletions();
+  private readonly txn: TxnCommits;
 
   constructor(private readonly options: GroupCoordinatorOptions) {
     this.config = options.config;
@@ -138,6 +143,13 @@ export class GroupCoordinator {
         onUndecodable: (s, err) => this.log.error({ partition: s.partition, err }, 'skipped a stored __consumer_offsets record that does not decode'),
         onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
       },
+    });
+    this.txn = new TxnCommits({
+      shards: this.shards,
+      offsets: this.offsets,
+      topics: options.topics,
+      log: this.log,
+      ...(options.txnVerification ? { verifier: options.txnVerification } : {}),
     });
   }
 
@@ -277,7 +289,19 @@ export class GroupCoordinator {
 
   /** At load, before the shard takes a request: offsets of topics deleted meanwhile go (topic-deletions.ts). */
   private dropDeletedTopics(shard: Shard): void {
-    const { topics, offsets, entries } = this.deletions.staleAtLoad(shard.partition, shard.offsets, this.options.topics);
+    const { topics, entries } = this.deletions.staleAtLoad(shard.partition, shard.offsets, this.options.topics);
+    // Pending transactional offsets of deleted topics are tombstoned too, so their transaction never commits them.
+    const listed = new Set(entries.map((e) => JSON.stringify([e.groupId, e.topic, e.partition])));
+    for (const { groupId, topic, partition, offset } of shard.txnOffsets.entries()) {
+      const current = this.options.topics.get(topic);
+      if (current && !topics.has(topic) && (offset.topicId === undefined || offset.topicId === current.topicId)) continue;
+      const id = JSON.stringify([groupId, topic, partition]);
+      if (listed.has(id)) continue;
+      listed.add(id);
+      entries.push({ groupId, topic, partition });
+      if (!current) topics.add(topic);
+    }
+    const offsets = entries.length;
     if (offsets === 0) return;
     this.log.info({ partition: shard.partition, topics: [...new Set(entries.map((e) => e.topic))].slice(0, 10), topicCount: topics.size, offsets }, 'removing committed offsets of deleted topics');
     shard.runScheduled(() => this.offsets.offsetsRemoved(entries));
@@ -430,15 +454,29 @@ export class GroupCoordinator {
   }
 
   /**
-   * OffsetFetch for one group. Reads wait for the writes accepted before them, which is what `requireStable`
-   * asks for (Ledgerline has no pending transactional offsets, so UNSTABLE_OFFSET_COMMIT never applies).
+   * OffsetFetch for one group. Reads wait for the writes accepted before them; with `requireStable` (v7+), a
+   * partition with a pending transactional offset answers UNSTABLE_OFFSET_COMMIT (offset-manager.ts).
    */
-  async fetchOffsets(group: OffsetFetchRequestGroup): Promise<OffsetFetchResponseGroup> {
+  async fetchOffsets(group: OffsetFetchRequestGroup, requireStable = false): Promise<OffsetFetchResponseGroup> {
     try {
-      return await this.readShard(group.groupId, (s) => this.offsets.fetch(s, group));
+      return await this.readShard(group.groupId, (s) => this.offsets.fetch(s, group, requireStable));
     } catch (e) {
       return createOffsetFetchResponseGroup({ groupId: group.groupId, errorCode: this.logged(e, 'OffsetFetch') });
     }
+  }
+
+  /** TxnOffsetCommit (KIP-98, KIP-447): the offsets stay pending until the transaction's marker (txn-commits.ts). */
+  txnOffsetCommit(req: TxnOffsetCommitRequest, apiVersion: number): Promise<TxnOffsetCommitResponse> {
+    return this.txn.commit(req, apiVersion);
+  }
+
+  /**
+   * A transaction marker for __consumer_offsets-<offsetsPartition> (Kafka's completeTransaction, the
+   * GroupTxnCompletion of src/cluster/txn-markers.ts): written after the partition's queued writes; the
+   * producer's pending offsets there are committed or dropped. An error code.
+   */
+  completeTransaction(offsetsPartition: number, producerId: bigint, producerEpoch: number, coordinatorEpoch: number, commit: boolean): Promise<number> {
+    return this.txn.complete(offsetsPartition, producerId, producerEpoch, coordinatorEpoch, commit);
   }
 
   /** OffsetDelete: unknown topics/partitions answered per partition; group errors at the top level. */

@@ -36,6 +36,7 @@ import {
 } from './consumer-group.js';
 import { offsetFromRecord, offsetToRecord, type OffsetAndMetadata, type OffsetStore } from './offsets.js';
 import type { CoordinatorRecord } from './records.js';
+import type { TxnOffsets } from './txn-offsets.js';
 
 export type Group = ClassicGroup | ConsumerGroup;
 
@@ -43,6 +44,8 @@ export type Group = ClassicGroup | ConsumerGroup;
 export interface ReplayTarget {
   readonly groups: Map<string, Group>;
   readonly offsets: OffsetStore;
+  /** Pending transactional offsets (TxnOffsetCommit), committed or dropped by transaction markers. */
+  readonly txnOffsets?: TxnOffsets;
   now(): number;
   /** Told when a group object is replaced or removed, so its timers and parked requests can be dropped. */
   onGroupRemoved?(group: Group): void;
@@ -245,16 +248,24 @@ function existingConsumerGroup(t: ReplayTarget, groupId: string): ConsumerGroup 
   return g instanceof ConsumerGroup ? g : undefined;
 }
 
-export function replayRecord(t: ReplayTarget, record: CoordinatorRecord): void {
+/**
+ * Replays one record. `producerId` is the producer of a transactional batch (-1 otherwise): its offsets are
+ * pending until the transaction's marker (Kafka's OffsetMetadataManager.replay); `recordOffset` orders them
+ * against plain commits (txn-offsets.ts).
+ */
+export function replayRecord(t: ReplayTarget, record: CoordinatorRecord, producerId = -1n, recordOffset?: number): void {
   switch (record.type) {
     case 'OffsetCommit': {
       const { group: groupId, topic, partition } = record.key;
       if (record.value === null) {
         t.offsets.remove(groupId, topic, partition);
+        t.txnOffsets?.remove(groupId, topic, partition);
         return;
       }
       if (!t.groups.has(groupId)) t.groups.set(groupId, newSimpleGroup(groupId, t.now()));
-      t.offsets.put(groupId, topic, partition, offsetFromRecord(record.value));
+      const offset = recordOffset === undefined ? offsetFromRecord(record.value) : { ...offsetFromRecord(record.value), recordOffset };
+      if (producerId >= 0n && t.txnOffsets) t.txnOffsets.put(producerId, groupId, topic, partition, offset);
+      else t.offsets.put(groupId, topic, partition, offset);
       return;
     }
     case 'GroupMetadata': {

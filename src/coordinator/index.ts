@@ -10,3 +10,4 @@ export type { CoordinatorPartitionLog } from './storage.js';
 export type { CoordinatorLogger, RequestInfo, TopicInfo, TopicView } from './context.js';
 export { CoordinatorError, GroupApiError, CoordinatorStorageError, CoordinatorCorruptError } from './errors.js';
 export { partitionForGroup } from './partitioner.js';
+export type { TxnOffsetVerifier } from './txn-commits.js';

@@ -28,6 +28,12 @@ import {
   type OffsetFetchResponseTopics,
 } from '../../protocol/messages/009-offset-fetch.gen.js';
 import {
+  createTxnOffsetCommitResponsePartition,
+  createTxnOffsetCommitResponseTopic,
+  type TxnOffsetCommitRequest,
+  type TxnOffsetCommitResponseTopic,
+} from '../../protocol/messages/028-txn-offset-commit.gen.js';
+import {
   createOffsetDeleteResponse,
   createOffsetDeleteResponsePartition,
   createOffsetDeleteResponseTopic,
@@ -156,6 +162,89 @@ export class OffsetManager {
     return { records, response: topics };
   }
 
+  // ------------------------------------------------------------------------------------------ transactional commit
+
+  /**
+   * Kafka's validateTransactionalOffsetCommit: a group that does not exist is created as a simple group when the
+   * request carries no generation (TxnOffsetCommit v0-2, or a producer outside group management), else
+   * ILLEGAL_GENERATION (v6+: GROUP_ID_NOT_FOUND, KIP-1319); then the group's validateOffsetCommit with
+   * isTransactional set: no REBALANCE_IN_PROGRESS, and no UNKNOWN_MEMBER_ID for a request without member and
+   * generation to a non-empty classic group. A stale member epoch is ILLEGAL_GENERATION (STALE_MEMBER_EPOCH
+   * from v6).
+   */
+  private validateTxnCommit(shard: Shard, req: TxnOffsetCommitRequest, apiVersion: number): Group {
+    const groupId = req.groupId;
+    const generation = req.generationIdOrMemberEpoch;
+    const group = shard.groups.get(groupId);
+    if (!group) {
+      if (generation >= 0) throw new GroupApiError(apiVersion >= 6 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION, undefined, { groupId });
+      // The simple group comes into being when the offsets' records are replayed, so a write refused before
+      // that (a fenced producer, a batch too large) leaves no group behind.
+      this.ctx.log.info({ groupId }, 'creating a simple consumer group via transactional offset commit');
+      return newSimpleGroup(groupId, this.ctx.clock.now());
+    }
+    if (group instanceof ClassicGroup) {
+      if (group.is(ClassicGroupState.DEAD)) throw new GroupApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, undefined, { groupId });
+      if (generation < 0 && group.isEmpty) return group;
+      if (generation >= 0 || req.memberId !== '' || req.groupInstanceId !== null) {
+        if (req.groupInstanceId !== null) {
+          const existing = group.staticMemberId(req.groupInstanceId);
+          if (existing === undefined) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, undefined, { groupId });
+          if (existing !== req.memberId) throw new GroupApiError(ErrorCode.FENCED_INSTANCE_ID, undefined, { groupId, memberId: req.memberId });
+        }
+        if (!group.hasMember(req.memberId)) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, undefined, { groupId, memberId: req.memberId });
+        if (generation !== group.generationId) throw new GroupApiError(ErrorCode.ILLEGAL_GENERATION, undefined, { groupId, memberId: req.memberId });
+      }
+      return group;
+    }
+    if (generation < 0 && group.isEmpty) return group;
+    const member = group.members.get(req.memberId);
+    if (!member) throw new GroupApiError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${groupId}.`, { groupId, memberId: req.memberId });
+    if (generation !== member.memberEpoch) {
+      const stale = apiVersion >= 6 && !usesClassicProtocol(member);
+      throw new GroupApiError(stale ? ErrorCode.STALE_MEMBER_EPOCH : ErrorCode.ILLEGAL_GENERATION, `The received member epoch ${generation} does not match the expected member epoch ${member.memberEpoch}.`, {
+        groupId,
+        memberId: req.memberId,
+      });
+    }
+    return group;
+  }
+
+  /**
+   * Kafka's commitTransactionalOffset, over topics already checked to exist: the records form one transactional
+   * batch of the producer, and stay pending until its transaction's marker (txn-offsets.ts).
+   */
+  txnCommit(shard: Shard, req: TxnOffsetCommitRequest, apiVersion: number): OpResult<TxnOffsetCommitResponseTopic[]> {
+    shard.checkProducerEpoch(req.producerId, req.producerEpoch);
+    this.validateTxnCommit(shard, req, apiVersion);
+    const now = this.ctx.clock.now();
+    const maxMetadata = this.ctx.config.offsetMetadataMaxBytes;
+    const records: CoordinatorRecord[] = [];
+    const topics: TxnOffsetCommitResponseTopic[] = [];
+    for (const t of req.topics) {
+      const rt = createTxnOffsetCommitResponseTopic({ name: t.name, topicId: t.topicId });
+      topics.push(rt);
+      const topicId = this.ctx.topics.get(t.name)?.topicId;
+      for (const p of t.partitions) {
+        if (p.committedMetadata !== null && p.committedMetadata.length > maxMetadata) {
+          rt.partitions.push(createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE }));
+          continue;
+        }
+        rt.partitions.push(createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE }));
+        const offset: OffsetAndMetadata = {
+          committedOffset: p.committedOffset,
+          leaderEpoch: p.committedLeaderEpoch,
+          metadata: p.committedMetadata ?? '',
+          commitTimestampMs: now,
+          expireTimestampMs: null,
+          ...(topicId === undefined ? {} : { topicId }),
+        };
+        records.push(offsetCommitRecord(req.groupId, t.name, p.partitionIndex, offset));
+      }
+    }
+    return { records, response: topics, transactional: { producerId: req.producerId, producerEpoch: req.producerEpoch } };
+  }
+
   // ------------------------------------------------------------------------------------------ fetch
 
   /** Kafka's validateOffsetFetch: false when the group does not exist (every partition then has no offset). */
@@ -172,8 +261,12 @@ export class OffsetManager {
     return true;
   }
 
-  /** Kafka's fetchOffsets / fetchAllOffsets (topics null: every committed offset of the group). */
-  fetch(shard: Shard, req: OffsetFetchRequestGroup): OffsetFetchResponseGroup {
+  /**
+   * Kafka's fetchOffsets / fetchAllOffsets (topics null: every committed offset of the group). With
+   * `requireStable` (OffsetFetch v7+, KIP-447), a partition with a pending transactional offset answers
+   * UNSTABLE_OFFSET_COMMIT and no offset; the consumer retries until the transaction completes.
+   */
+  fetch(shard: Shard, req: OffsetFetchRequestGroup, requireStable = false): OffsetFetchResponseGroup {
     let exists: boolean;
     try {
       exists = this.validateFetch(shard, req);
@@ -183,24 +276,28 @@ export class OffsetManager {
     }
     const offsets = exists ? shard.offsets.forGroup(req.groupId) : undefined;
     const topics: OffsetFetchResponseTopics[] = [];
-    const partition = (index: number, o: OffsetAndMetadata | undefined) =>
-      createOffsetFetchResponsePartitions({
+    const unstable = (topic: string, index: number): boolean => requireStable && exists && shard.txnOffsets.hasPending(req.groupId, topic, index);
+    const partition = (topic: string, index: number, found: OffsetAndMetadata | undefined) => {
+      const pending = unstable(topic, index);
+      const o = pending ? undefined : found;
+      return createOffsetFetchResponsePartitions({
         partitionIndex: index,
         committedOffset: o ? o.committedOffset : INVALID_OFFSET,
         committedLeaderEpoch: o ? o.leaderEpoch : -1,
         metadata: o ? o.metadata : '',
-        errorCode: ErrorCode.NONE,
+        errorCode: pending ? ErrorCode.UNSTABLE_OFFSET_COMMIT : ErrorCode.NONE,
       });
+    };
     if (req.topics === null) {
       if (offsets) {
         for (const [topic, byPartition] of offsets) {
-          topics.push(createOffsetFetchResponseTopics({ name: topic, partitions: [...byPartition].sort((a, b) => a[0] - b[0]).map(([p, o]) => partition(p, o)) }));
+          topics.push(createOffsetFetchResponseTopics({ name: topic, partitions: [...byPartition].sort((a, b) => a[0] - b[0]).map(([p, o]) => partition(topic, p, o)) }));
         }
       }
     } else {
       for (const t of req.topics) {
         const byPartition = offsets?.get(t.name);
-        topics.push(createOffsetFetchResponseTopics({ name: t.name, partitions: t.partitionIndexes.map((p) => partition(p, byPartition?.get(p))) }));
+        topics.push(createOffsetFetchResponseTopics({ name: t.name, partitions: t.partitionIndexes.map((p) => partition(t.name, p, byPartition?.get(p))) }));
       }
     }
     return createOffsetFetchResponseGroup({ groupId: req.groupId, topics });
@@ -224,7 +321,10 @@ export class OffsetManager {
       response.topics.push(rt);
       for (const p of t.partitions) {
         rt.partitions.push(createOffsetDeleteResponsePartition({ partitionIndex: p.partitionIndex, errorCode: subscribed ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE }));
-        if (!subscribed && shard.offsets.has(groupId, t.name, p.partitionIndex)) records.push(offsetCommitTombstone(groupId, t.name, p.partitionIndex));
+        // A pending transactional offset is tombstoned too (Kafka's deleteOffsets).
+        if (!subscribed && (shard.offsets.has(groupId, t.name, p.partitionIndex) || shard.txnOffsets.hasPending(groupId, t.name, p.partitionIndex))) {
+          records.push(offsetCommitTombstone(groupId, t.name, p.partitionIndex));
+        }
       }
     }
     return { records, response };
@@ -247,6 +347,10 @@ export class OffsetManager {
     const records: CoordinatorRecord[] = [];
     const offsets = shard.offsets.forGroup(groupId);
     if (offsets) for (const [topic, byPartition] of offsets) for (const p of byPartition.keys()) records.push(offsetCommitTombstone(groupId, topic, p));
+    // Kafka's deleteAllOffsets: pending transactional offsets too, one tombstone per partition.
+    for (const { topic, partition } of shard.txnOffsets.pendingPartitions(groupId)) {
+      if (!shard.offsets.has(groupId, topic, partition)) records.push(offsetCommitTombstone(groupId, topic, partition));
+    }
     if (group instanceof ClassicGroup) records.push(groupMetadataTombstone(groupId));
     else records.push(...consumerGroupTombstones(group));
     return records;
@@ -284,7 +388,8 @@ export class OffsetManager {
             continue;
           }
           for (const [p, o] of byPartition) {
-            if (isOffsetExpired(o, base(o), now, retention)) {
+            // Kafka keeps an offset a pending transactional offset of its partition may replace.
+            if (isOffsetExpired(o, base(o), now, retention) && !shard.txnOffsets.hasPending(groupId, topic, p)) {
               records.push(offsetCommitTombstone(groupId, topic, p));
               expired++;
             } else {
@@ -293,7 +398,8 @@ export class OffsetManager {
           }
         }
       }
-      if (allExpired && group.isEmpty) {
+      // A group with an open transaction is never removed (Kafka's cleanupExpiredOffsets).
+      if (allExpired && group.isEmpty && !shard.txnOffsets.hasOpenTransactions(groupId)) {
         if (group instanceof ClassicGroup) records.push(groupMetadataTombstone(groupId));
         else records.push(...consumerGroupTombstones(group));
       }
@@ -310,7 +416,15 @@ export class OffsetManager {
 
   topicsDeleted(shard: Shard, topics: ReadonlySet<string>): OpResult<void> {
     const records: CoordinatorRecord[] = [];
-    for (const { groupId, topic, partition } of shard.offsets.forTopics(topics)) records.push(offsetCommitTombstone(groupId, topic, partition));
+    const seen = new Set<string>();
+    for (const { groupId, topic, partition } of shard.offsets.forTopics(topics)) {
+      seen.add(JSON.stringify([groupId, topic, partition]));
+      records.push(offsetCommitTombstone(groupId, topic, partition));
+    }
+    // Kafka's onPartitionsDeleted tombstones pending transactional offsets too: they are dropped, never committed.
+    for (const { groupId, topic, partition } of shard.txnOffsets.forTopics(topics)) {
+      if (!seen.has(JSON.stringify([groupId, topic, partition]))) records.push(offsetCommitTombstone(groupId, topic, partition));
+    }
     return { records, response: undefined };
   }
 }

@@ -21,6 +21,12 @@ export interface OffsetAndMetadata {
    * same name.
    */
   readonly topicId?: string;
+  /**
+   * Where its record stands in the partition's log order (the log offset when loaded, a counter that follows the
+   * log's order for live writes): which of a transactional and a plain commit of a partition is the later one
+   * (txn-offsets.ts). Kafka's OffsetAndMetadata.recordOffset.
+   */
+  readonly recordOffset?: number;
 }
 
 export function offsetFromRecord(v: OffsetCommitValue): OffsetAndMetadata {

@@ -21,14 +21,17 @@ import { CoordinatorCorruptError, CoordinatorStorageError, GroupApiError } from 
 import { replayRecord, type Group, type ReplayTarget } from './group-records.js';
 import { OffsetStore } from './offsets.js';
 import { decodeRecord, encodeRecord, type CoordinatorRecord } from './records.js';
-import { CoordinatorStorage, type CoordinatorPartitionLog, type ReplayStats } from './storage.js';
+import { CoordinatorStorage, type CoordinatorPartitionLog, type ReplayStats, type TxnMarkerWrite, type TxnProducer } from './storage.js';
 import { KeyedTimer } from './timer.js';
+import { TxnOffsets } from './txn-offsets.js';
 
 export interface OpResult<T> {
   readonly records: readonly CoordinatorRecord[];
   readonly response: T;
   /** Replay the records into memory before appending them (default true). */
   readonly replay?: boolean;
+  /** The records are a TxnOffsetCommit's: one transactional batch of this producer, pending until its marker. */
+  readonly transactional?: TxnProducer;
   /** Called once the records are durable (null) or could not be written. */
   readonly onAppend?: (err: Error | null) => void;
 }
@@ -64,12 +67,17 @@ export class Shard implements ReplayTarget {
   status: ShardStatus = 'loading';
   groups = new Map<string, Group>();
   offsets = new OffsetStore();
+  txnOffsets = new TxnOffsets();
   readonly timer: KeyedTimer;
   lastLoad: (ReplayStats & { durationMs: number }) | null = null;
   private storage: CoordinatorStorage | null = null;
   private loading: Promise<void> | null = null;
   private loadAttempts = 0;
   private retry: ClockTimer | null = null;
+  /** The order of the last record replayed: its log offset when loading, then one more per record written. */
+  private recordOrder = -1;
+  /** The epoch of each producer with a transaction open here, the one its writes and marker must not be below. */
+  private openEpochs = new Map<bigint, number>();
 
   constructor(private readonly options: ShardOptions) {
     this.partition = options.partition;
@@ -118,6 +126,9 @@ export class Shard implements ReplayTarget {
     const started = this.options.clock.now();
     this.groups = new Map();
     this.offsets = new OffsetStore();
+    this.txnOffsets = new TxnOffsets();
+    this.recordOrder = -1;
+    this.openEpochs = new Map();
     try {
       const log = await this.options.openLog(this.partition);
       const storage = new CoordinatorStorage(log, {
@@ -132,19 +143,30 @@ export class Shard implements ReplayTarget {
         },
       });
       const onUndecodable = (err: CoordinatorCorruptError): void => this.options.hooks.onUndecodable(this, err);
-      const stats = await storage.replay((rec, offset) => {
-        let record: CoordinatorRecord;
-        try {
-          record = decodeRecord(rec.key, rec.value, { partition: this.partition, offset });
-        } catch (e) {
-          // A stored record this version cannot read is reported and skipped, never a partition that cannot load.
-          if (!(e instanceof CoordinatorCorruptError)) throw e;
-          onUndecodable(e);
-          return;
-        }
-        replayRecord(this, record);
-      }, onUndecodable);
+      const stats = await storage.replay(
+        (rec, offset, producerId, producerEpoch) => {
+          this.recordOrder = offset;
+          if (producerId >= 0n) this.openEpochs.set(producerId, Math.max(producerEpoch, this.openEpochs.get(producerId) ?? -1));
+          let record: CoordinatorRecord;
+          try {
+            record = decodeRecord(rec.key, rec.value, { partition: this.partition, offset });
+          } catch (e) {
+            // A stored record this version cannot read is reported and skipped, never a partition that cannot load.
+            if (!(e instanceof CoordinatorCorruptError)) throw e;
+            onUndecodable(e);
+            return;
+          }
+          replayRecord(this, record, producerId, offset);
+        },
+        onUndecodable,
+        // Kafka's replayEndTransactionMarker.
+        (marker) => {
+          this.openEpochs.delete(marker.producerId);
+          this.txnOffsets.complete(marker.producerId, marker.commit, this.offsets);
+        },
+      );
       if (this.status !== 'loading') return;
+      this.recordOrder = Math.max(this.recordOrder, log.highWatermark);
       this.storage = storage;
       this.status = 'active';
       this.loadAttempts = 0;
@@ -155,6 +177,7 @@ export class Shard implements ReplayTarget {
       this.status = 'failed';
       this.groups = new Map();
       this.offsets = new OffsetStore();
+      this.txnOffsets = new TxnOffsets();
       this.options.hooks.onLoadFailed(this, e as Error);
       const delay = RELOAD_BACKOFF_MS[Math.min(this.loadAttempts++, RELOAD_BACKOFF_MS.length - 1)]!;
       this.retry = this.options.clock.setTimer(delay, () => {
@@ -197,18 +220,30 @@ export class Shard implements ReplayTarget {
     this.checkActive();
     const storage = this.storage!;
     const result = op();
+    const encoded = result.records.map(encodeRecord);
+    const txn = result.transactional;
+    if (txn && CoordinatorStorage.batchBytes(encoded) > storage.batchBytesLimit) {
+      // Kafka's runtime writes a transactional write as one batch and refuses one that does not fit
+      // (RecordTooLargeException, answered UNKNOWN_SERVER_ERROR by handleOperationException).
+      throw new GroupApiError(ErrorCode.UNKNOWN_SERVER_ERROR, `The transactional offset commit does not fit in one batch of ${storage.batchBytesLimit} bytes.`, {
+        partition: this.partition,
+      });
+    }
+    if (txn) {
+      this.checkProducerEpoch(txn.producerId, txn.producerEpoch);
+      this.openEpochs.set(txn.producerId, txn.producerEpoch);
+    }
     if (result.replay !== false) {
       try {
-        for (const r of result.records) replayRecord(this, r);
+        for (const r of result.records) replayRecord(this, r, txn ? txn.producerId : -1n, ++this.recordOrder);
       } catch (e) {
         // Memory no longer matches any sequence of records: rebuild it from the log.
         this.reload();
         throw e;
       }
     }
-    const encoded = result.records.map(encodeRecord);
     try {
-      await storage.append(encoded);
+      await (txn ? storage.appendTransactional(txn, encoded) : storage.append(encoded));
     } catch (e) {
       const err = e instanceof CoordinatorStorageError ? e : new CoordinatorStorageError(`__consumer_offsets-${this.partition} is not writable`, { partition: this.partition }, e);
       result.onAppend?.(err);
@@ -217,6 +252,42 @@ export class Shard implements ReplayTarget {
     }
     result.onAppend?.(null);
     return result.response;
+  }
+
+  /**
+   * Writes a transaction marker after everything queued before (Kafka's scheduleTransactionCompletion): the
+   * producer's pending offsets are committed or dropped in memory at once, and the marker is appended.
+   */
+  async writeMarker(marker: TxnMarkerWrite): Promise<void> {
+    this.checkActive();
+    const storage = this.storage!;
+    this.checkProducerEpoch(marker.producerId, marker.producerEpoch);
+    this.openEpochs.delete(marker.producerId);
+    this.txnOffsets.complete(marker.producerId, marker.commit, this.offsets);
+    ++this.recordOrder;
+    try {
+      await storage.appendMarker(marker);
+    } catch (e) {
+      if (this.storage === storage) this.reload();
+      throw e instanceof CoordinatorStorageError ? e : new CoordinatorStorageError(`__consumer_offsets-${this.partition} is not writable`, { partition: this.partition }, e);
+    }
+  }
+
+  /**
+   * Kafka's ProducerAppendInfo.checkProducerEpoch for the coordinator's own appends: a transactional write or a
+   * marker of an older epoch than the producer's open transaction here is refused with INVALID_PRODUCER_EPOCH
+   * (a zombie producer, fenced by a newer instance). Outside a transaction the transaction coordinator's
+   * verification fences it.
+   */
+  checkProducerEpoch(producerId: bigint, producerEpoch: number): void {
+    const open = this.openEpochs.get(producerId);
+    if (open !== undefined && producerEpoch < open) {
+      throw new GroupApiError(
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        `Epoch of producer ${producerId} is ${producerEpoch}, which is smaller than the last seen epoch ${open}`,
+        { partition: this.partition },
+      );
+    }
   }
 
   /** Runs a write from a timer: its failure is logged, not answered. */

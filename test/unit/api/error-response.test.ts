@@ -57,6 +57,21 @@ const CASES: Record<number, Case> = {
     request: (v) => ({ groupId: 'g', generationIdOrMemberEpoch: 1, memberId: 'm', retentionTimeMs: -1n, topics: twoTopics((name) => ({ name, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: '' }, { partitionIndex: 1, committedOffset: 1n, committedMetadata: '' }] })), ...(v >= 7 ? { groupInstanceId: null } : {}) }),
     places: () => 4,
   },
+  28: {
+    request: (v) => ({
+      transactionalId: 'tx',
+      groupId: 'g',
+      producerId: 7n,
+      producerEpoch: 0,
+      topics: twoTopics((name) => ({
+        name: v >= 6 ? '' : name,
+        topicId: ZERO_UUID,
+        partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: '' }, { partitionIndex: 1, committedOffset: 1n, committedMetadata: '' }],
+      })),
+      ...(v >= 3 ? { generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null } : {}),
+    }),
+    places: () => 4,
+  },
   9: {
     request: (v) =>
       v >= 8
