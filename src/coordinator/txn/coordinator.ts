@@ -532,7 +532,8 @@ export class TransactionCoordinator {
   async describeTransactions(transactionalIds: readonly string[]): Promise<DescribedTransaction[]> {
     const out: DescribedTransaction[] = [];
     for (const transactionalId of transactionalIds) {
-      const base = { transactionalId, state: '', timeoutMs: 0, startTimeMs: -1, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH, partitions: [] };
+      // An error leaves the other fields at the schema's defaults, as Kafka's handleDescribeTransactions does.
+      const base = { transactionalId, state: '', timeoutMs: 0, startTimeMs: 0, producerId: 0n, producerEpoch: 0, partitions: [] };
       const shard = await this.shardFor(transactionalId);
       if (typeof shard === 'number') {
         out.push({ ...base, errorCode: shard });
