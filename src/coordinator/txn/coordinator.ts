@@ -16,13 +16,14 @@
  * then answers COORDINATOR_LOAD_IN_PROGRESS), and closes when the view releases the partition.
  */
 import { ErrorCode } from '../../../protocol/error-codes.js';
+import { coordinatorPartition } from '../../cluster/cluster-view.js';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../../cluster/topic-names.js';
 import { systemClock, type Clock } from '../../metadata/clock.js';
 import { SILENT_LOGGER, type CoordinatorLogger, type TopicView } from '../context.js';
 import type { TopicCreator } from '../coordinator.js';
 import { errorCodeOf } from '../errors.js';
-import { partitionForGroup } from '../partitioner.js';
 import { LAZY_LOAD_WAIT_MS } from '../shard-set.js';
+import { exceedsInt16String } from '../string-bounds.js';
 import type { CoordinatorPartitionLog } from '../storage.js';
 import type { TransactionCoordinatorConfig } from './config.js';
 import { TxnCompletion } from './markers.js';
@@ -167,9 +168,9 @@ export class TransactionCoordinator {
     await s.close();
   }
 
-  /** Kafka's TransactionStateManager.partitionFor: abs(hashCode) % partitions. */
+  /** Kafka's TransactionStateManager.partitionFor: abs(hashCode) % partitions, as the cluster view hashes it. */
   partitionFor(transactionalId: string): number {
-    return partitionForGroup(transactionalId, this.count || this.config.numPartitions);
+    return coordinatorPartition(transactionalId, this.count || this.config.numPartitions);
   }
 
   /** Loads every owned partition; resolves with the shards once their loads are over. */
@@ -289,6 +290,9 @@ export class TransactionCoordinator {
   async initProducerId(transactionalId: string, timeoutMs: number, expected: { producerId: bigint; producerEpoch: number } | null): Promise<InitProducerIdResult> {
     const fail = (errorCode: number): InitProducerIdResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
     if (transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
+    // TransactionLogKey holds the id as an int16-length string: a longer one (flexible versions can carry it)
+    // could never be written. Kafka fails when it serializes the record; it is refused here before any state.
+    if (exceedsInt16String(transactionalId)) return fail(ErrorCode.INVALID_REQUEST);
     if (timeoutMs <= 0 || timeoutMs > this.config.maxTimeoutMs) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
     const shard = await this.shardFor(transactionalId);
     if (typeof shard === 'number') return fail(shard);

@@ -40,8 +40,12 @@ describe('transaction coordinator state machine', () => {
       expect((await h.coordinator.initProducerId('tx-a', 900_000, null)).errorCode).toBe(ErrorCode.NONE);
     });
 
-    it('refuses an empty transactional id with INVALID_REQUEST', async () => {
+    it('refuses an empty transactional id, or one longer than a record key holds (32,767 bytes), with INVALID_REQUEST', async () => {
       expect((await h.coordinator.initProducerId('', 60_000, null)).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+      const long = 'x'.repeat(32_768);
+      expect((await h.coordinator.initProducerId(long, 60_000, null)).errorCode).toBe(ErrorCode.INVALID_REQUEST);
+      expect(h.coordinator.peek(long)).toBeUndefined();
+      expect((await h.coordinator.initProducerId('x'.repeat(32_767), 60_000, null)).errorCode).toBe(ErrorCode.NONE);
     });
 
     it('KIP-360: bumps the epoch when the expected producer id and epoch are current', async () => {
