@@ -9,8 +9,9 @@
  *   null value:    tombstone, the transactional id expired (transactional.id.expiration.ms)
  * ```
  *
- * The partitions of a transaction are written grouped by topic; Empty and Complete* states carry none (Kafka
- * refuses to write an Empty state with partitions).
+ * The fields written are those Kafka's TransactionLog.valueToBytes sets: the partitions grouped by topic (null
+ * for Empty, which may have none; Complete* have none), and not the previous or next producer id, which Kafka
+ * keeps in memory only (so the tagged section is empty with transaction version 1's client version 0).
  */
 import {
   createTransactionLogValue,
@@ -45,13 +46,13 @@ export function encodeTxnRecord(transactionalId: string, v: TxnValue | null): En
     w,
     createTransactionLogValue({
       producerId: v.producerId,
-      previousProducerId: v.previousProducerId,
+      previousProducerId: -1n,
       nextProducerId: -1n,
       producerEpoch: v.producerEpoch,
       nextProducerEpoch: -1,
       transactionTimeoutMs: v.timeoutMs,
       transactionStatus: v.state,
-      transactionPartitions: [...v.partitions].map(([topic, ps]) => ({ topic, partitionIds: [...ps].sort((a, b) => a - b) })),
+      transactionPartitions: v.state === TxnState.Empty ? null : [...v.partitions].map(([topic, ps]) => ({ topic, partitionIds: [...ps].sort((a, b) => a - b) })),
       transactionLastUpdateTimestampMs: BigInt(v.lastUpdateTimestamp),
       transactionStartTimestampMs: BigInt(v.startTimestamp),
       clientTransactionVersion: 0,
@@ -88,7 +89,8 @@ export function decodeTxnRecord(key: Buffer, value: Buffer | null, context: { pa
       throw new CoordinatorCorruptError(`TransactionLogValue of ${transactionalId} has an unknown state ${v.transactionStatus}`, context);
     }
     const partitions = new Map<string, Set<number>>();
-    for (const p of v.transactionPartitions ?? []) {
+    // Kafka reads no partitions for Empty.
+    for (const p of v.transactionStatus === TxnState.Empty ? [] : (v.transactionPartitions ?? [])) {
       let s = partitions.get(p.topic);
       if (!s) partitions.set(p.topic, (s = new Set()));
       for (const id of p.partitionIds) s.add(id);

@@ -57,7 +57,7 @@ export function isEpochExhausted(epoch: number): boolean {
 /** A transactional id's durable fields (one TransactionLogValue), immutable. */
 export interface TxnValue {
   readonly producerId: bigint;
-  /** The producer id before the last rotation (Kafka's lastProducerId; previousProducerId in the log). */
+  /** The producer id before the last rotation (Kafka's previousProducerId): in memory only, as Kafka writes it with TV1. */
   readonly previousProducerId: bigint;
   readonly producerEpoch: number;
   /** In memory only, as Kafka: the epoch before the last bump, so that a retried InitProducerId gets the same answer. */

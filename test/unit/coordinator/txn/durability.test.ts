@@ -38,10 +38,15 @@ describe('transaction state durability', () => {
     const v = decodeTransactionLogValue(new Reader(ongoing!.value!, 2), 1);
     expect(v).toMatchObject({ producerId: a.producerId, producerEpoch: 0, transactionTimeoutMs: 45_000, transactionStatus: TxnState.Ongoing, transactionPartitions: [{ topic: 'orders', partitionIds: [0, 2] }], transactionStartTimestampMs: BigInt(h.clock.now()) });
     expect(decodeTxnRecord(ongoing!.key, null)).toEqual({ transactionalId: 'tx-a', value: null });
+    // As Kafka's valueToBytes: no partitions (null) for Empty, no previous/next producer id, no tagged fields.
+    const [empty] = storedValues(h, h.coordinator.partitionFor('tx-a'));
+    const e = decodeTransactionLogValue(new Reader(empty!.value!, 2), 1);
+    expect(e).toMatchObject({ transactionStatus: TxnState.Empty, transactionPartitions: null, previousProducerId: -1n, nextProducerId: -1n, transactionStartTimestampMs: -1n });
+    expect(empty!.value!.at(-1)).toBe(0);
   });
 
   it('reads back what it encodes, tombstones included', () => {
-    const value = { producerId: 5n, previousProducerId: 4n, producerEpoch: 3, lastProducerEpoch: -1, timeoutMs: 1000, state: TxnState.PrepareAbort, partitions: new Map([['t', new Set([1, 2])]]), startTimestamp: 10, lastUpdateTimestamp: 20 };
+    const value = { producerId: 5n, previousProducerId: -1n, producerEpoch: 3, lastProducerEpoch: -1, timeoutMs: 1000, state: TxnState.PrepareAbort, partitions: new Map([['t', new Set([1, 2])]]), startTimestamp: 10, lastUpdateTimestamp: 20 };
     const rec = encodeTxnRecord('id', value);
     expect(decodeTxnRecord(rec.key, rec.value)).toEqual({ transactionalId: 'id', value });
     const tomb = encodeTxnRecord('id', null);
