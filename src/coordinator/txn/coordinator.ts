@@ -128,7 +128,7 @@ export class TransactionCoordinator {
         const info = options.topics.get(t);
         return info !== undefined && p >= 0 && p < info.partitions;
       },
-      commit: (shard, gen, txn, next) => this.commit(shard, gen, txn, next),
+      commit: (shard, gen, txn, next, completing) => this.commit(shard, gen, txn, next, completing),
       abort: (shard, txn) => this.abortTimedOut(shard, txn),
       config: this.config,
     });
@@ -260,15 +260,18 @@ export class TransactionCoordinator {
   /**
    * Makes `next` durable and then applies it (Kafka's appendTransactionToLog then completeTransitionTo); `null`
    * writes a tombstone and removes the id. Answers CONCURRENT_TRANSACTIONS while another change of the id is
-   * being written.
+   * being written. `completing`: the write of Complete* whose pending state the markers set (they hold it while
+   * they are written, as Kafka's prepareComplete does before it sends them); it stays pending if the write fails.
    */
-  private async commit(shard: TxnShard, generation: number, txn: TransactionMetadata, next: TxnValue | null): Promise<number> {
-    if (txn.pending !== null) return ErrorCode.CONCURRENT_TRANSACTIONS;
-    txn.pending = next === null ? TxnState.Dead : next.state;
+  private async commit(shard: TxnShard, generation: number, txn: TransactionMetadata, next: TxnValue | null, completing = false): Promise<number> {
+    if (!completing) {
+      if (txn.pending !== null) return ErrorCode.CONCURRENT_TRANSACTIONS;
+      txn.pending = next === null ? TxnState.Dead : next.state;
+    }
     try {
       await shard.append([encodeTxnRecord(txn.transactionalId, next)], generation);
     } catch (e) {
-      if (shard.generation === generation) txn.pending = null;
+      if (shard.generation === generation && !completing) txn.pending = null;
       return errorCodeOf(e);
     }
     txn.pending = null;
@@ -475,10 +478,11 @@ export class TransactionCoordinator {
   // ------------------------------------------------------------------------------------------ EndTxn
 
   /**
-   * EndTxn with transaction version 1 semantics (Kafka's handleEndTransaction, isFromClient): PrepareCommit or
+   * EndTxn with transaction version 1 semantics (Kafka's endTransactionWithTV1, isFromClient): PrepareCommit or
    * PrepareAbort is made durable and answered NONE; the markers are then written for every partition, retried
-   * until they all are, and the Complete* state follows. A repeated end of a completed transaction answers NONE,
-   * of a completing one CONCURRENT_TRANSACTIONS, the opposite end INVALID_TXN_STATE.
+   * until they all are, and the Complete* state follows. Any end while a transaction completes answers
+   * CONCURRENT_TRANSACTIONS (Complete* is pending meanwhile); a repeated end of a completed transaction NONE,
+   * the opposite end INVALID_TXN_STATE.
    */
   async endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<number> {
     if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
@@ -536,6 +540,10 @@ export class TransactionCoordinator {
   async describeTransactions(transactionalIds: readonly string[]): Promise<DescribedTransaction[]> {
     const out: DescribedTransaction[] = [];
     for (const transactionalId of transactionalIds) {
+      if (transactionalId === '' || !this.accepting) {
+        out.push({ transactionalId, errorCode: transactionalId === '' && this.accepting ? ErrorCode.INVALID_REQUEST : ErrorCode.COORDINATOR_NOT_AVAILABLE, state: '', timeoutMs: 0, startTimeMs: 0, producerId: 0n, producerEpoch: 0, partitions: [] });
+        continue;
+      }
       // An error leaves the other fields at the schema's defaults, as Kafka's handleDescribeTransactions does.
       const base = { transactionalId, state: '', timeoutMs: 0, startTimeMs: 0, producerId: 0n, producerEpoch: 0, partitions: [] };
       const shard = await this.shardFor(transactionalId);

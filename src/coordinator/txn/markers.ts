@@ -34,7 +34,7 @@ export interface TxnCompletionOptions {
   readonly markers: TxnMarkerSink;
   readonly partitionExists: (topic: string, partition: number) => boolean;
   /** Writes a transit (null: a tombstone) and applies it once durable; an error code. */
-  readonly commit: (shard: TxnShard, generation: number, txn: TransactionMetadata, next: TxnValue | null) => Promise<number>;
+  readonly commit: (shard: TxnShard, generation: number, txn: TransactionMetadata, next: TxnValue | null, completing?: boolean) => Promise<number>;
   /** Aborts an ongoing transaction with an epoch bump; an error code. */
   readonly abort: (shard: TxnShard, txn: TransactionMetadata) => Promise<number>;
 }
@@ -60,6 +60,9 @@ export class TxnCompletion {
     const commit = v.state === TxnState.PrepareCommit;
     let remaining = partitionList(v.partitions);
     let attempt = 0;
+    // Kafka's prepareComplete: Complete* is pending while the markers are written, so every request for the id
+    // answers CONCURRENT_TRANSACTIONS until the transaction completed.
+    txn.pending = commit ? TxnState.CompleteCommit : TxnState.CompleteAbort;
     const current = (): boolean => shard.generation === generation && shard.status === 'active' && shard.txns.get(txn.transactionalId) === txn && txn.value === v;
     const step = async (): Promise<void> => {
       if (!current()) return;
@@ -89,7 +92,7 @@ export class TxnCompletion {
       }
       if (remaining.length === 0) {
         const next = txn.transit(commit ? TxnState.CompleteCommit : TxnState.CompleteAbort, { partitions: new Map(), lastUpdateTimestamp: this.o.clock.now() });
-        const code = await this.o.commit(shard, generation, txn, next);
+        const code = await this.o.commit(shard, generation, txn, next, true);
         if (code === ErrorCode.NONE || !current()) return;
       }
       const delay = MARKER_BACKOFF_MS[Math.min(attempt++, MARKER_BACKOFF_MS.length - 1)]!;
