@@ -12,7 +12,8 @@
  * ```
  *
  * A partition whose topic no longer exists is dropped from the markers, as Kafka drops partitions its metadata
- * cache does not know. INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED from a partition means this
+ * cache does not know, and so is one answering UNSUPPORTED_FOR_MESSAGE_FORMAT or UNSUPPORTED_VERSION; every other
+ * error is retried. INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED from a partition means this
  * coordinator's epoch is stale: sending stops, as Kafka's does, and the state is left to the partition's next
  * load. Work started under one load of the shard stops when it reloads or closes; the next load resumes it.
  */
@@ -79,6 +80,9 @@ export class TxnCompletion {
         for (const r of results) {
           for (const p of r.partitions) {
             if (p.errorCode === ErrorCode.NONE) written.add(key(p.topic, p.partition));
+            // Kafka's TransactionMarkerRequestCompletionHandler: the producer could not have written to such a
+            // partition, which is dropped from the markers.
+            else if (p.errorCode === ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT || p.errorCode === ErrorCode.UNSUPPORTED_VERSION) written.add(key(p.topic, p.partition));
             else if (p.errorCode === ErrorCode.INVALID_PRODUCER_EPOCH || p.errorCode === ErrorCode.TRANSACTION_COORDINATOR_FENCED) {
               this.o.log.error(
                 { transactionalId: txn.transactionalId, topic: p.topic, partition: p.partition, errorCode: p.errorCode, coordinatorEpoch: shard.coordinatorEpoch },

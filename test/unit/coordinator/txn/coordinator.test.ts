@@ -206,6 +206,16 @@ describe('transaction coordinator state machine', () => {
       expect(h.coordinator.peek('tx-a')!.state).toBe(TxnState.CompleteCommit);
     });
 
+    it('drops a partition answering UNSUPPORTED_FOR_MESSAGE_FORMAT from the markers, as Kafka does', async () => {
+      const a = await h.init('tx-a');
+      await h.coordinator.addPartitionsToTxn('tx-a', a.producerId, 0, [P('orders', 0), P('orders', 1)]);
+      h.sink.answer = (_t, p) => (p === 1 ? ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT : ErrorCode.NONE);
+      await h.coordinator.endTxn('tx-a', a.producerId, 0, false);
+      await h.settle();
+      expect(h.sink.calls).toHaveLength(1);
+      expect(h.coordinator.peek('tx-a')!.state).toBe(TxnState.CompleteAbort);
+    });
+
     it('answers NONE to a repeated end, CONCURRENT_TRANSACTIONS to any end while completing, INVALID_TXN_STATE to the opposite end', async () => {
       const a = await h.init('tx-a');
       expect(await h.coordinator.endTxn('tx-a', a.producerId, 0, true)).toBe(ErrorCode.INVALID_TXN_STATE); // Empty
