@@ -26,6 +26,12 @@ describe('transaction coordinator state machine', () => {
       expect(h.log(h.coordinator.partitionFor('tx-a')).highWatermark).toBe(1);
     });
 
+    it('answers one of two concurrent first InitProducerIds and CONCURRENT_TRANSACTIONS to the other', async () => {
+      const [x, y] = await Promise.all([h.coordinator.initProducerId('tx-a', 60_000, null), h.coordinator.initProducerId('tx-a', 60_000, null)]);
+      expect([x.errorCode, y.errorCode].sort((a, b) => a - b)).toEqual([ErrorCode.NONE, ErrorCode.CONCURRENT_TRANSACTIONS]);
+      expect(h.coordinator.peek('tx-a')).toMatchObject({ producerEpoch: 0, pending: null });
+    });
+
     it('bumps the epoch of a known id, keeping its producer id', async () => {
       await h.init('tx-a');
       const r = await h.coordinator.initProducerId('tx-a', 30_000, null);

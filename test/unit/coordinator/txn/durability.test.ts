@@ -96,6 +96,8 @@ describe('transaction state durability', () => {
     await other.start();
     expect((await other.coordinator.initProducerId('tx-a', 60_000, null)).errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     expect(await other.coordinator.endTxn('tx-a', 1n, 0, true)).toBe(ErrorCode.NOT_COORDINATOR);
+    expect(await other.coordinator.verify('tx-a', 1n, 0, 'orders', 0)).toBe(ErrorCode.NOT_COORDINATOR);
+    expect((await other.coordinator.listTransactions({ states: [], producerIds: [], durationMs: -1, transactionalIdPattern: null })).transactions).toEqual([]);
     expect(other.logs.size).toBe(0);
     await other.coordinator.stop();
   });
