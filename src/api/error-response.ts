@@ -63,6 +63,16 @@ import {
 } from '../../protocol/messages/021-delete-records.gen.js';
 import { createInitProducerIdResponse } from '../../protocol/messages/022-init-producer-id.gen.js';
 import {
+  createAddPartitionsToTxnResponse,
+  createAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult,
+  createAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult,
+  type AddPartitionsToTxnRequest,
+} from '../../protocol/messages/024-add-partitions-to-txn.gen.js';
+import { createAddOffsetsToTxnResponse } from '../../protocol/messages/025-add-offsets-to-txn.gen.js';
+import { createEndTxnResponse } from '../../protocol/messages/026-end-txn.gen.js';
+import { createDescribeTransactionsResponse, createDescribeTransactionsResponseTransactionState, type DescribeTransactionsRequest } from '../../protocol/messages/065-describe-transactions.gen.js';
+import { createListTransactionsResponse } from '../../protocol/messages/066-list-transactions.gen.js';
+import {
   createOffsetForLeaderEpochResponse,
   createOffsetForLeaderEpochResponseEpochEndOffset,
   createOffsetForLeaderEpochResponseOffsetForLeaderTopicResult,
@@ -311,6 +321,24 @@ const BUILDERS: ReadonlyMap<number, Builder> = new Map<number, Builder>([
       ),
     })],
   [22, (_req, _v, e) => createInitProducerIdResponse({ errorCode: e.code, producerId: -1n, producerEpoch: -1 })],
+  // AddPartitionsToTxnRequest: each partition before v4, the top level from v4 (the batched, broker-to-broker form).
+  [24, (req: AddPartitionsToTxnRequest, v, e) =>
+    v >= 4
+      ? createAddPartitionsToTxnResponse({ errorCode: e.code })
+      : createAddPartitionsToTxnResponse({
+          resultsByTopicV3AndBelow: req.v3AndBelowTopics.map((t) =>
+            createAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult({
+              name: t.name,
+              resultsByPartition: t.partitions.map((partitionIndex) => createAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult({ partitionIndex, partitionErrorCode: e.code })),
+            }),
+          ),
+        })],
+  [25, (_req, _v, e) => createAddOffsetsToTxnResponse({ errorCode: e.code })],
+  [26, (_req, _v, e) => createEndTxnResponse({ errorCode: e.code })],
+  // DescribeTransactionsRequest: each transactional id.
+  [65, (req: DescribeTransactionsRequest, _v, e) =>
+    createDescribeTransactionsResponse({ transactionStates: req.transactionalIds.map((transactionalId) => createDescribeTransactionsResponseTransactionState({ transactionalId, errorCode: e.code })) })],
+  [66, (_req, _v, e) => createListTransactionsResponse({ errorCode: e.code })],
   // OffsetsForLeaderEpochRequest: each partition, epoch and end offset undefined (-1).
   [23, (req: OffsetForLeaderEpochRequest, _v, e) =>
     createOffsetForLeaderEpochResponse({

@@ -21,6 +21,9 @@ import { deleteTopics } from './020-delete-topics.js';
 import { deleteRecords } from './021-delete-records.js';
 import { initProducerId } from './022-init-producer-id.js';
 import { offsetForLeaderEpoch } from './023-offset-for-leader-epoch.js';
+import { addPartitionsToTxn } from './024-add-partitions-to-txn.js';
+import { addOffsetsToTxn } from './025-add-offsets-to-txn.js';
+import { endTxn } from './026-end-txn.js';
 import { txnOffsetCommit } from './028-txn-offset-commit.js';
 import { describeConfigs } from './032-describe-configs.js';
 import { alterConfigs } from './033-alter-configs.js';
@@ -35,6 +38,8 @@ import { deleteGroups } from './042-delete-groups.js';
 import { offsetDelete } from './047-offset-delete.js';
 import { describeCluster } from './060-describe-cluster.js';
 import { describeProducers } from './061-describe-producers.js';
+import { describeTransactions } from './065-describe-transactions.js';
+import { listTransactions } from './066-list-transactions.js';
 import { consumerGroupHeartbeat } from './068-consumer-group-heartbeat.js';
 import { consumerGroupDescribe } from './069-consumer-group-describe.js';
 import { listConfigResourcesHandler } from './074-list-config-resources.js';
@@ -60,6 +65,9 @@ export const handlers: readonly Handler[] = [
   deleteRecords,
   initProducerId,
   offsetForLeaderEpoch,
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  endTxn,
   txnOffsetCommit,
   describeConfigs,
   alterConfigs,
@@ -74,6 +82,8 @@ export const handlers: readonly Handler[] = [
   describeQuorumHandler,
   describeCluster,
   describeProducers,
+  describeTransactions,
+  listTransactions,
   consumerGroupHeartbeat,
   consumerGroupDescribe,
   listConfigResourcesHandler,

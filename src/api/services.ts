@@ -6,7 +6,7 @@
  *
  *   connection ─► dispatch ─► handler(request, { services: Pick<Services, uses>, principal, ... })
  *                                                  │
- *      topics · cluster · partitions · groups · node · config · clusterConfigs · producerIds · fetchSessions · metrics · log
+ *      topics · cluster · partitions · groups · transactions · node · config · clusterConfigs · producerIds · fetchSessions · metrics · log
  */
 import type { ApiVersionsResponse } from '../../protocol/messages/018-api-versions.gen.js';
 import type { ClusterConfigs } from '../cluster/cluster-configs.js';
@@ -16,6 +16,7 @@ import type { PartitionManager } from '../cluster/partitions.js';
 import type { ProducerIdAllocator } from '../cluster/producer-state.js';
 import type { TopicManager, TopicRecord } from '../cluster/topics.js';
 import type { GroupCoordinator } from '../coordinator/coordinator.js';
+import type { TransactionCoordinator } from '../coordinator/txn/coordinator.js';
 import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -53,6 +54,12 @@ export type ClusterService = ClusterView;
 /** The group coordinator (src/coordinator/). */
 export type GroupService = GroupCoordinator;
 
+/** The transaction coordinator (src/coordinator/txn/): the handler-facing operations of InitProducerId, 024-026, 065, 066. */
+export type TransactionService = Pick<
+  TransactionCoordinator,
+  'initProducerId' | 'addPartitionsToTxn' | 'verifyPartitions' | 'addOffsetsToTxn' | 'endTxn' | 'describeTransactions' | 'listTransactions'
+>;
+
 /** Producer ids for InitProducerId. */
 export type ProducerIdService = Pick<ProducerIdAllocator, 'allocate'>;
 
@@ -82,6 +89,7 @@ export interface Services {
   readonly cluster: ClusterService;
   readonly partitions: PartitionService;
   readonly groups: GroupService;
+  readonly transactions: TransactionService;
   readonly producerIds: ProducerIdService;
   readonly fetchSessions: FetchSessionService;
   readonly metrics: MetricsSink;

@@ -8,6 +8,7 @@
  * `LogConfig.configDef`.
  */
 import { GROUP_COORDINATOR_CONFIG_DEFS } from '../coordinator/config-defs.js';
+import { TRANSACTION_COORDINATOR_CONFIG_DEFS } from '../coordinator/txn/config-defs.js';
 import { quoted } from './topic-names.js';
 
 /** Kafka's `ConfigDef.Type`, numbered as DescribeConfigs v3+ reports it (`DescribeConfigsResponse.ConfigType`). */
@@ -146,6 +147,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'ledgerline.metadata.store', type: 'STRING', default: 'sqlite', oneOf: ['sqlite', 'memory'], doc: 'Ledgerline: the metadata store (topics, their configs, each partition\'s chain of ledgers): sqlite (embedded, in log.dirs) or memory (nothing on disk, lost when the broker stops; for tests).', readOnly: true },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
   ...GROUP_COORDINATOR_CONFIG_DEFS,
+  ...TRANSACTION_COORDINATOR_CONFIG_DEFS,
 ];
 
 /** Topic configs (Kafka's TopicConfig), in Kafka's DescribeConfigs order (alphabetical). */

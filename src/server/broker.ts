@@ -26,8 +26,9 @@ import { SingleNodeView, type ClusterView } from '../cluster/cluster-view.js';
 import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
-import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
+import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
+import { TransactionCoordinator, transactionCoordinatorConfig, type TxnMarkerSink } from '../coordinator/txn/index.js';
 import type { LedgerFs } from '../ledger/fs.js';
 import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
 import type { LedgerStore } from '../ledger/types.js';
@@ -61,6 +62,7 @@ interface Parts {
   view: ClusterView;
   partitions: PartitionManager;
   groups: GroupCoordinator;
+  transactions: TransactionCoordinator;
   metrics: BrokerMetrics;
   dispatcher: Dispatcher;
 }
@@ -189,6 +191,30 @@ export class Broker implements ConnectionHost {
     }));
     view.subscribe({ released: (t, index) => void (t === GROUP_METADATA_TOPIC_NAME && groups.released(index)) });
     await groups.start();
+    const producerIds = new ProducerIdAllocator(metadata);
+    // Until the log side's marker writer is wired, every marker answers NOT_LEADER_OR_FOLLOWER: the coordinator
+    // keeps retrying, and transactions stay in PrepareCommit/PrepareAbort.
+    const markers: TxnMarkerSink = {
+      write: async (entries) => entries.map((e) => ({ producerId: e.producerId, partitions: e.partitions.map((tp) => ({ ...tp, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER })) })),
+    };
+    const transactions = (p.transactions = new TransactionCoordinator({
+      config: transactionCoordinatorConfig(config.values),
+      topics,
+      openLog: async (index) => {
+        const part = partitions.get(TRANSACTION_STATE_TOPIC_NAME, index) ?? (await partitions.open(TRANSACTION_STATE_TOPIC_NAME, index));
+        if (!part) throw new Error(`${TRANSACTION_STATE_TOPIC_NAME}-${index} cannot be opened here`);
+        return part.log;
+      },
+      producerIds,
+      markers,
+      groupPartitionFor: (groupId) => groups.partitionFor(groupId),
+      ownership: { owns: (index) => view.owns(TRANSACTION_STATE_TOPIC_NAME, index) },
+      coordinatorEpoch: (index) => partitions.leaderEpoch(TRANSACTION_STATE_TOPIC_NAME, index),
+      liveBrokers: () => view.liveBrokers().length,
+      logger: log.child({ component: 'transaction-coordinator' }),
+    }));
+    view.subscribe({ released: (t, index) => void (t === TRANSACTION_STATE_TOPIC_NAME && transactions.released(index)) });
+    await transactions.start();
     const metrics = (p.metrics = createBrokerMetrics({
       connections: () => this.connections.size,
       requestMemory: this.requestMemory,
@@ -215,7 +241,8 @@ export class Broker implements ConnectionHost {
       cluster: view,
       partitions,
       groups,
-      producerIds: new ProducerIdAllocator(metadata),
+      transactions,
+      producerIds,
       fetchSessions: new FetchSessionCache(config.maxFetchSessions),
       metrics: topicMetrics,
       apis: apiCatalog(this.handlers, controllerListeners),
@@ -278,6 +305,7 @@ export class Broker implements ConnectionHost {
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     // Waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR.
     await p.groups?.stop();
+    await p.transactions?.stop();
     // Stop reading, let requests already read finish (their appends become durable and are answered).
     await Promise.all([...this.connections].map((c) => c.drain(SHUTDOWN_DRAIN_MS)));
     for (const c of this.connections) c.close();

@@ -38,7 +38,7 @@ describe('admin HTTP endpoint', () => {
     const bytesOut = /^kafka_server_brokertopicmetrics_bytesout_total\{topic="metered"\} (\d+)$/m.exec(text);
     expect(Number(bytesOut?.[1])).toBeGreaterThan(0);
     const health = (await (await fetch(`${adminUrl}/health`)).json()) as { status: string; topics: number };
-    // metered and the internal __consumer_offsets.
-    expect(health).toMatchObject({ status: 'ok', topics: 2 });
+    // metered and the internal __consumer_offsets and __transaction_state.
+    expect(health).toMatchObject({ status: 'ok', topics: 3 });
   });
 });

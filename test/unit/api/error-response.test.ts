@@ -101,6 +101,17 @@ const CASES: Record<number, Case> = {
   },
   21: { request: () => ({ topics: twoTopics((name) => ({ name, partitions: [{ partitionIndex: 0, offset: 1n }, { partitionIndex: 1, offset: 1n }] })), timeoutMs: 1000 }), places: () => 4 },
   22: { request: () => ({ transactionalId: null, transactionTimeoutMs: 1000 }), places: () => 1 },
+  24: {
+    request: (v) =>
+      v >= 4
+        ? { transactions: [{ transactionalId: 't', producerId: 1n, producerEpoch: 0, verifyOnly: false, topics: [{ name: 'a', partitions: [0, 1] }] }] }
+        : { v3AndBelowTransactionalId: 't', v3AndBelowTopics: twoTopics((name) => ({ name, partitions: [0, 1] })) },
+    places: (v) => (v >= 4 ? 1 : 4),
+  },
+  25: { request: () => ({ transactionalId: 't', groupId: 'g' }), places: () => 1 },
+  26: { request: () => ({ transactionalId: 't', committed: true }), places: () => 1 },
+  65: { request: () => ({ transactionalIds: ['t1', 't2'] }), places: () => 2 },
+  66: { request: () => ({ stateFilters: [], producerIdFilters: [] }), places: () => 1 },
   23: { request: () => ({ topics: twoTopics((topic) => ({ topic, partitions: [{ partition: 0, leaderEpoch: 0 }, { partition: 1, leaderEpoch: 0 }] })) }), places: () => 4 },
   32: { request: () => ({ resources: [{ resourceType: 2, resourceName: 'a', configurationKeys: null }, { resourceType: 4, resourceName: '1', configurationKeys: null }] }), places: () => 2 },
   33: { request: () => ({ resources: [{ resourceType: 2, resourceName: 'a', configs: [] }, { resourceType: 2, resourceName: 'b', configs: [] }] }), places: () => 2 },
@@ -120,7 +131,7 @@ function errorCodes(value: unknown, out: number[] = []): number[] {
   if (Array.isArray(value)) for (const v of value) errorCodes(v, out);
   else if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
     for (const [k, v] of Object.entries(value)) {
-      if (k === 'errorCode' && typeof v === 'number') out.push(v);
+      if ((k === 'errorCode' || k === 'partitionErrorCode') && typeof v === 'number') out.push(v);
       else errorCodes(v, out);
     }
   }

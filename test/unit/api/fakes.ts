@@ -3,7 +3,8 @@
  * a handler is tested in-process against exactly the services it names in `uses`.
  */
 import { NO_RESPONSE, type HandlerResult, type RequestContext } from '../../../src/api/handler.js';
-import { ANONYMOUS, type MetricsSink, type NodeService, type PartitionService, type ServiceName, type Services, type TopicService } from '../../../src/api/services.js';
+import { ANONYMOUS, type MetricsSink, type NodeService, type PartitionService, type ServiceName, type Services, type TopicService, type TransactionService } from '../../../src/api/services.js';
+import type { DescribedTransaction, ListTransactionsFilters, ListTransactionsResult, PartitionError, TopicPartitionRef } from '../../../src/coordinator/txn/coordinator.js';
 import { coordinatorPartition, type ClusterView, type LiveBroker } from '../../../src/cluster/cluster-view.js';
 import { Partition, type ProduceConfig } from '../../../src/cluster/partitions.js';
 import type { TopicRecord } from '../../../src/cluster/topics.js';
@@ -157,4 +158,45 @@ export async function answer<Res>(r: HandlerResult<Res> | Promise<HandlerResult<
   const v = await r;
   if (v === NO_RESPONSE) throw new Error('the handler did not answer');
   return v;
+}
+
+/**
+ * A transaction service that records each call and answers with `code` (NONE unless set) for every partition
+ * or request: for the handlers' own work (request shapes, version mappings); the coordinator has its own tests.
+ */
+export class FakeTransactions implements TransactionService {
+  readonly calls: Array<{ op: string; args: unknown[] }> = [];
+  code = 0;
+  init = { producerId: 42n, producerEpoch: 3 };
+  described: DescribedTransaction[] = [];
+  listed: ListTransactionsResult = { errorCode: 0, unknownStateFilters: [], transactions: [] };
+
+  async initProducerId(transactionalId: string, timeoutMs: number, expected: { producerId: bigint; producerEpoch: number } | null) {
+    this.calls.push({ op: 'initProducerId', args: [transactionalId, timeoutMs, expected] });
+    return this.code === 0 ? { errorCode: 0, ...this.init } : { errorCode: this.code, producerId: -1n, producerEpoch: -1 };
+  }
+  async addPartitionsToTxn(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<PartitionError[]> {
+    this.calls.push({ op: 'addPartitionsToTxn', args: [transactionalId, producerId, producerEpoch, partitions] });
+    return partitions.map((p) => ({ ...p, errorCode: this.code }));
+  }
+  async verifyPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<PartitionError[]> {
+    this.calls.push({ op: 'verifyPartitions', args: [transactionalId, producerId, producerEpoch, partitions] });
+    return partitions.map((p) => ({ ...p, errorCode: this.code }));
+  }
+  async addOffsetsToTxn(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): Promise<number> {
+    this.calls.push({ op: 'addOffsetsToTxn', args: [transactionalId, producerId, producerEpoch, groupId] });
+    return this.code;
+  }
+  async endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<number> {
+    this.calls.push({ op: 'endTxn', args: [transactionalId, producerId, producerEpoch, commit] });
+    return this.code;
+  }
+  async describeTransactions(ids: readonly string[]): Promise<DescribedTransaction[]> {
+    this.calls.push({ op: 'describeTransactions', args: [ids] });
+    return this.described;
+  }
+  async listTransactions(filters: ListTransactionsFilters): Promise<ListTransactionsResult> {
+    this.calls.push({ op: 'listTransactions', args: [filters] });
+    return this.listed;
+  }
 }
