@@ -11,6 +11,35 @@ import { decodeIndexSnapshot } from './index-snapshot.js';
 import { isLedgerError, ledgerIdsOf, openRecord, sealedRecord, type LogCore } from './log-core.js';
 import { collectTailBatch, loadProducerState, type FencedTail } from './producer-recovery.js';
 import { IndexedLedger } from './offset-index.js';
+import { readTxnMarker } from './producer-state.js';
+import { decodeTxnIndex, isTxnIndexChunk, type AbortedTxnEntry } from './txn-index.js';
+
+/**
+ * The ABORT markers of a sealed ledger indexed from its batches (its txn index could not be read). The
+ * producer replay at open gives exact entries for the ledgers it covers, replacing these; for a ledger before
+ * the newest producer snapshot this is what is known: the first transactional batch of the producer after
+ * its previous marker in the ledger, or the ledger's start when the transaction began before it.
+ */
+class LedgerAbortScan {
+  readonly found: AbortedTxnEntry[] = [];
+  private readonly open = new Map<bigint, number>();
+  constructor(private readonly startOffset: number) {}
+
+  batch(b: RecordBatch): void {
+    if (!b.hasProducerId || !b.isTransactional) return;
+    const pid = b.producerId;
+    if (!b.isControl) {
+      if (!this.open.has(pid)) this.open.set(pid, b.baseOffsetNumber);
+      return;
+    }
+    const marker = readTxnMarker(b);
+    if (!marker) return;
+    const first = this.open.get(pid) ?? this.startOffset;
+    this.open.delete(pid);
+    const at = b.baseOffsetNumber;
+    if (!marker.commit) this.found.push({ producerId: pid, firstOffset: first, lastOffset: at, lastStableOffset: at + 1 });
+  }
+}
 
 const OPEN_ATTEMPTS = 5;
 
@@ -181,18 +210,23 @@ export class Takeover {
       let reason: string;
       try {
         const chunks = await this.core.ledgers.read(l.indexLedgerId, 0, Number.MAX_SAFE_INTEGER);
-        const decoded = decodeIndexSnapshot(
-          chunks.map((c) => c.data),
-          l,
-        );
-        if (typeof decoded !== 'string') {
+        const indexChunks: Buffer[] = [];
+        const txnChunks: Buffer[] = [];
+        for (const c of chunks) (isTxnIndexChunk(c.data) ? txnChunks : indexChunks).push(c.data);
+        const decoded = decodeIndexSnapshot(indexChunks, l);
+        const aborted = decodeTxnIndex(txnChunks, l);
+        if (typeof decoded === 'string') {
+          reason = decoded;
+        } else if (typeof aborted === 'string') {
+          reason = aborted;
+        } else {
+          for (const e of aborted) this.core.txnIndex.add(e);
           decoded.indexLedgerId = l.indexLedgerId;
           decoded.producerSnapshotLedgerId = l.producerSnapshotLedgerId ?? null;
           this.loadedFromSnapshot.add(decoded);
           this.core.fromSnapshots++;
           return decoded;
         }
-        reason = decoded;
       } catch (err) {
         reason = err instanceof Error ? err.message : String(err);
       }
@@ -201,7 +235,7 @@ export class Takeover {
         'index snapshot unusable; indexing the ledger from its batches',
       );
     }
-    const built = await this.indexFromData(l, l.entries);
+    const built = await this.indexFromData(l, l.entries, null, true);
     if (built.endOffset > l.endOffset) {
       throw new LogCorruptError(
         `ledger ${l.ledgerId} holds offsets up to ${built.endOffset - 1}, the chain says ${l.endOffset - 1}`,
@@ -215,8 +249,9 @@ export class Takeover {
   }
 
   /** Indexes entries 0..entries-1 of a ledger from its batches' headers (reads the batches). */
-  async indexFromData(l: ChainLedger, entries: number, tail: FencedTail | null = null): Promise<IndexedLedger> {
+  async indexFromData(l: ChainLedger, entries: number, tail: FencedTail | null = null, scanAborts = false): Promise<IndexedLedger> {
     const ledger = new IndexedLedger(l.ledgerId, l.startOffset, l.epoch, l.createdAtMs, Math.max(1, entries));
+    const aborts = scanAborts ? new LedgerAbortScan(l.startOffset) : null;
     if (entries > 0) {
       const read = await this.core.readBatches(ledger, 0, entries - 1).catch((err: unknown) => {
         throw this.openError(err, l);
@@ -241,6 +276,7 @@ export class Takeover {
         }
         ledger.push(lastOffset, view.maxTimestamp, e.data.length);
         if (tail) collectTailBatch(tail, view, e.data.length);
+        aborts?.batch(view);
         prev = lastOffset;
       }
     }
@@ -251,6 +287,7 @@ export class Takeover {
       });
     }
     if (entries > 0) this.core.fromData++;
+    if (aborts) for (const a of aborts.found) this.core.txnIndex.add(a);
     return ledger;
   }
 }
