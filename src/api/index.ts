@@ -21,6 +21,7 @@ import { deleteTopics } from './020-delete-topics.js';
 import { deleteRecords } from './021-delete-records.js';
 import { initProducerId } from './022-init-producer-id.js';
 import { offsetForLeaderEpoch } from './023-offset-for-leader-epoch.js';
+import { writeTxnMarkers } from './027-write-txn-markers.js';
 import { describeConfigs } from './032-describe-configs.js';
 import { alterConfigs } from './033-alter-configs.js';
 import { describeLogDirs } from './035-describe-log-dirs.js';
@@ -59,6 +60,7 @@ export const handlers: readonly Handler[] = [
   deleteRecords,
   initProducerId,
   offsetForLeaderEpoch,
+  writeTxnMarkers,
   describeConfigs,
   alterConfigs,
   describeLogDirs,

@@ -27,6 +27,7 @@ import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
+import { LocalTxnMarkerWriter, type GroupTxnCompletion } from '../cluster/txn-markers.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
 import type { LedgerFs } from '../ledger/fs.js';
 import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
@@ -218,6 +219,14 @@ export class Broker implements ConnectionHost {
       producerIds: new ProducerIdAllocator(metadata),
       fetchSessions: new FetchSessionCache(config.maxFetchSessions),
       metrics: topicMetrics,
+      txnMarkers: new LocalTxnMarkerWriter({
+        topics,
+        cluster: view,
+        partitions,
+        groups: groups as unknown as GroupTxnCompletion, // wired when the group coordinator completes transactions
+      }),
+      // KIP-890 part 1 verification answers NONE until the transaction coordinator serves it.
+      txnVerification: { verify: () => Promise.resolve(ErrorCode.NONE) },
       apis: apiCatalog(this.handlers, controllerListeners),
       log,
     };
