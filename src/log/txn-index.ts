@@ -21,9 +21,10 @@
  *
  * An index ledger without such a chunk (written before transactions existed, when no transactional batch
  * could be appended) holds no aborted transaction. A chunk that does not decode makes the index snapshot
- * unusable: the ledger is indexed from its batches, where `scanLedgerAborts` finds its ABORT markers; their
- * exact first offsets come back with the producer replay when it covers the ledger, else the first offset
- * is the first transactional batch of the producer in that ledger (or the ledger's start).
+ * unusable: the ledger is indexed from its batches, where the takeover finds its markers and the first
+ * transactional batch of each transaction, carried from one such ledger to the next (takeover.ts
+ * LedgerAbortScan); the producer replay gives exact entries for the ledgers it covers. A transaction begun in
+ * an earlier ledger that was not read gets the marker ledger's start as its first offset.
  * Migrating: bump TXN_INDEX_VERSION and keep decoding the old one.
  */
 import { crc32c } from '../../protocol/crc32c.js';
