@@ -198,7 +198,7 @@ export class PartitionProducerState {
       return {
         kind: 'error',
         errorCode: ErrorCode.INVALID_TXN_STATE,
-        message: `Expected transactional write from producer ${b.producerId} at offset ${d.currentTxnFirstOffset}`,
+        message: `Expected transactional write from producer ${b.producerId}: its transaction begun at offset ${d.currentTxnFirstOffset} is ongoing`,
       };
     }
     if (epoch !== undefined) {
