@@ -6,6 +6,14 @@
 // · v13: topics by id instead of name, both ways (KIP-516): an id this node does not know is UNKNOWN_TOPIC_ID
 // for each of its partitions, as Kafka's handleProduceRequest answers it.
 //
+// Transactional batches (KIP-98) need the request's transactionalId (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+// as Kafka answers a transactional produce it cannot authorize; here per partition) and pass the idempotent
+// sequence checks. Before a producer's first transactional batch in a partition (no ongoing transaction of
+// it there) the transaction coordinator verifies the partition is in the transaction (KIP-890 part 1,
+// services.txnVerification); its error is answered as Kafka's ReplicaManager and AddPartitionsToTxnManager
+// translate it (verificationError below). Later produces to the partition wait for the verified one to be
+// issued, so appends keep request order; non-transactional batches never wait for it.
+//
 // The batch is validated from its header (magic, lengths, CRC-32C, offsets, sequence), then record by record
 // as Kafka's LogValidator does (protocol/records/validate.ts: decompressed once within a bound, every record
 // scanned), and appended as the client sent it; only baseOffset, partitionLeaderEpoch and (as Kafka's
@@ -13,7 +21,7 @@
 // Appends are issued synchronously in request order, so pipelined requests keep their order per
 // partition; a zstd batch, whose codec is asynchronous, holds back the later batches of its partition until
 // it has been issued. The response waits for every append to be durable.
-import { ErrorCode } from '../../protocol/error-codes.js';
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import {
   ProduceApi,
@@ -29,6 +37,7 @@ import { TimestampType, type RecordBatch } from '../../protocol/records/batch.js
 import { RecordValidationError, validateProducedRecords, type RecordValidationResult } from '../../protocol/records/validate.js';
 import type { Partition } from '../cluster/partitions.js';
 import { LogError } from '../log/errors.js';
+import { kafkaErrorOf } from '../../protocol/errors.js';
 import { logErrorCode } from './partition-errors.js';
 import { servedPartition } from './served-partition.js';
 import { defineHandler, NO_RESPONSE, type RequestContext } from './handler.js';
@@ -62,25 +71,53 @@ interface Issued {
  * Per partition, the produce whose record validation is still asynchronous (zstd): later produces to the
  * partition wait for it to be issued, not for it to be durable, so appends keep request order.
  */
-type ProduceContext = RequestContext<'topics' | 'cluster' | 'partitions' | 'metrics' | 'log'>;
+type ProduceContext = RequestContext<'topics' | 'cluster' | 'partitions' | 'metrics' | 'log' | 'txnVerification'>;
+
+/** Produce v11+ may carry TRANSACTION_ABORTABLE (KIP-890); v12+ is the addPartition operation (epoch bumps, TV2). */
+const FIRST_GENERIC_ERROR_VERSION = 11;
+const FIRST_ADD_PARTITION_VERSION = 12;
+
+/**
+ * A failed KIP-890 verification as the partition's response: AddPartitionsToTxnManager turns PRODUCER_FENCED
+ * into INVALID_PRODUCER_EPOCH and, before Produce v11, TRANSACTION_ABORTABLE into INVALID_TXN_STATE; then
+ * ReplicaManager answers the coordinator's retriable errors (and CONCURRENT_TRANSACTIONS before v12) with
+ * NOT_ENOUGH_REPLICAS, which older clients retry without a metadata refresh.
+ */
+export function verificationError(index: number, code: number, apiVersion: number): PartitionResult {
+  let c = code;
+  if (c === ErrorCode.PRODUCER_FENCED) c = ErrorCode.INVALID_PRODUCER_EPOCH;
+  else if (c === ErrorCode.CLUSTER_AUTHORIZATION_FAILED) c = ErrorCode.INVALID_TXN_STATE;
+  else if (c === ErrorCode.TRANSACTION_ABORTABLE && apiVersion < FIRST_GENERIC_ERROR_VERSION) c = ErrorCode.INVALID_TXN_STATE;
+  if (
+    c === ErrorCode.NETWORK_EXCEPTION ||
+    c === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS ||
+    c === ErrorCode.COORDINATOR_NOT_AVAILABLE ||
+    c === ErrorCode.NOT_COORDINATOR ||
+    (c === ErrorCode.CONCURRENT_TRANSACTIONS && apiVersion < FIRST_ADD_PARTITION_VERSION)
+  ) {
+    return failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, `Unable to verify the partition has been added to the transaction. Underlying error: ${errorByCode(c).name}`);
+  }
+  if (c === ErrorCode.INVALID_TXN_STATE) return failed(index, c, 'Partition was not added to the transaction');
+  return failed(index, c);
+}
 
 const validating = new WeakMap<Partition, Promise<Issued>>();
 
 /** Validates and appends one partition's batch; every step before the append runs synchronously but zstd decompression. */
-function producePartition(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number): PartitionResult | Promise<PartitionResult> {
+function producePartition(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): PartitionResult | Promise<PartitionResult> {
   const topic = ctx.services.topics.get(topicName);
   if (!topic) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (topic.internal) return failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topicName}`);
   const served = servedPartition(ctx.services, topicName, index);
   // A partition opened by this produce: its append is issued once it is open (concurrent first uses share the
   // open, and continue in the order they asked, so appends keep request order).
-  if (served instanceof Promise) return served.then((p) => (typeof p === 'number' ? failed(index, p) : produceToPartition(ctx, p, topicName, index, records, acks, nowMs)));
+  if (served instanceof Promise) return served.then((p) => (typeof p === 'number' ? failed(index, p) : produceToPartition(ctx, p, topicName, index, records, acks, nowMs, txnId)));
   if (typeof served === 'number') return failed(index, served);
-  return produceToPartition(ctx, served, topicName, index, records, acks, nowMs);
+  return produceToPartition(ctx, served, topicName, index, records, acks, nowMs, txnId);
 }
 
 /** Validates and appends one partition's batch to its open partition. */
-function produceToPartition(ctx: ProduceContext, part: Partition, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number): PartitionResult | Promise<PartitionResult> {
+function produceToPartition(ctx: ProduceContext, part: Partition, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): PartitionResult | Promise<PartitionResult> {
   const config = part.produceConfig;
   if (acks === -1 && config.minInsyncReplicas > 1) {
     // One replica in sync: Kafka's NotEnoughReplicasException for acks=all.
@@ -109,10 +146,11 @@ function produceToPartition(ctx: ProduceContext, part: Partition, topicName: str
     }
     if (validated instanceof Promise) {
       return validated.then(
-        (v) => ({ result: appendValidated(ctx, topicName, index, part, batch, v, nowMs) }),
+        (v) => (batch.isTransactional ? verifyThenAppend(ctx, topicName, index, part, batch, v, nowMs, txnId) : { result: appendValidated(ctx, topicName, index, part, batch, v, nowMs) }),
         (e: unknown) => ({ result: recordsFailure(index, e) }),
       );
     }
+    if (batch.isTransactional) return verifyThenAppend(ctx, topicName, index, part, batch, validated, nowMs, txnId);
     return { result: appendValidated(ctx, topicName, index, part, batch, validated, nowMs) };
   };
   const ahead = validating.get(part);
@@ -126,17 +164,36 @@ function produceToPartition(ctx: ProduceContext, part: Partition, topicName: str
   return issued.then((i) => i.result);
 }
 
+/**
+ * A transactional batch: the request must name its transactional id; the first batch of the producer's
+ * transaction in this partition is verified with the transaction coordinator first (KIP-890 part 1).
+ */
+function verifyThenAppend(ctx: ProduceContext, topicName: string, index: number, part: Partition, batch: RecordBatch, validated: RecordValidationResult, nowMs: number, txnId: string | null): Issued | Promise<Issued> {
+  if (txnId === null) {
+    return { result: failed(index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'A transactional produce request must name its transactional id') };
+  }
+  if (!batch.hasProducerId || part.producers.ongoingTxnFirstOffset(batch.producerId) >= 0) {
+    return { result: appendValidated(ctx, topicName, index, part, batch, validated, nowMs) };
+  }
+  return ctx.services.txnVerification.verify(txnId, batch.producerId, batch.producerEpoch, topicName, index).then(
+    (code) => ({ result: code === ErrorCode.NONE ? appendValidated(ctx, topicName, index, part, batch, validated, nowMs) : verificationError(index, code, ctx.apiVersion) }),
+    (err: unknown) => ({ result: verificationError(index, kafkaErrorOf(err), ctx.apiVersion) }),
+  );
+}
+
 /** After the records passed: producer rules, then the append (issued synchronously). */
 function appendValidated(ctx: ProduceContext, topicName: string, index: number, part: Partition, batch: RecordBatch, validated: RecordValidationResult, nowMs: number): PartitionResult | Promise<PartitionResult> {
   const { metrics, log } = ctx.services;
   // LogValidator: a CreateTime batch's maxTimestamp is its records' largest (a no-op when the client's is right).
   if (part.produceConfig.createTime) batch.setMaxTimestamp(TimestampType.CREATE_TIME, validated.maxTimestamp);
-  if (batch.isTransactional) {
-    return failed(index, ErrorCode.INVALID_TXN_STATE, 'Transactional produce is not supported by this broker yet');
-  }
-
   const seq = part.producers.check(
-    { producerId: batch.producerId, producerEpoch: batch.producerEpoch, baseSequence: batch.baseSequence, lastOffsetDelta: batch.lastOffsetDelta },
+    {
+      producerId: batch.producerId,
+      producerEpoch: batch.producerEpoch,
+      baseSequence: batch.baseSequence,
+      lastOffsetDelta: batch.lastOffsetDelta,
+      isTransactional: batch.isTransactional,
+    },
     nowMs,
   );
   if (seq.kind === 'error') return failed(index, seq.errorCode, seq.message);
@@ -172,7 +229,7 @@ function appendValidated(ctx: ProduceContext, topicName: string, index: number, 
 
 export const produce = defineHandler({
   api: ProduceApi,
-  uses: ['topics', 'cluster', 'partitions', 'metrics', 'log'],
+  uses: ['topics', 'cluster', 'partitions', 'metrics', 'log', 'txnVerification'],
   versions: { min: 3, max: 13 },
   advertisedMin: 0,
   handle(req, ctx) {
@@ -189,7 +246,7 @@ export const produce = defineHandler({
             ? failed(p.index, ErrorCode.INVALID_REQUIRED_ACKS)
             : name === undefined
               ? failed(p.index, ErrorCode.UNKNOWN_TOPIC_ID)
-              : producePartition(ctx, name, p.index, p.records as Buffer | null, req.acks, nowMs),
+              : producePartition(ctx, name, p.index, p.records as Buffer | null, req.acks, nowMs, req.transactionalId),
         ),
       };
     });

@@ -14,6 +14,7 @@ import {
   createFetchResponse,
   createFetchResponseFetchableTopicResponse,
   createFetchResponseNodeEndpoint,
+  createFetchResponseAbortedTransaction,
   createFetchResponsePartitionData,
   type FetchRequest,
   type FetchResponseFetchableTopicResponse,
@@ -112,7 +113,7 @@ async function readAll(services: FetchContext['services'], parts: FetchPartition
 }
 
 function emptyRead(log: { highWatermark: number; lastStableOffset: number; logStartOffset: number }): ReadResult {
-  return { records: [], sizeInBytes: 0, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: log.logStartOffset, nextOffset: 0 };
+  return { records: [], sizeInBytes: 0, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: log.logStartOffset, nextOffset: 0, abortedTransactions: [] };
 }
 
 function totalBytes(reads: PartitionRead[]): number {
@@ -127,12 +128,14 @@ function totalBytes(reads: PartitionRead[]): number {
  * waiting cannot give this fetch more of it (Kafka's DelayedFetch counts bytes up to the same limits), and
  * waiting on data that is already there would wake at once, over and over.
  */
-function waitPositions(reads: PartitionRead[]): { fetch: FetchPartition; offset: number }[] {
+function waitPositions(reads: PartitionRead[], isolation: IsolationLevel): { fetch: FetchPartition; offset: number }[] {
   const out: { fetch: FetchPartition; offset: number }[] = [];
   for (const r of reads) {
     if (r.errorCode !== ErrorCode.NONE || !r.result) continue;
     const offset = r.result.records.length > 0 ? r.result.nextOffset : Number(r.fetch.fetchOffset);
-    if (offset >= r.result.highWatermark) out.push({ fetch: r.fetch, offset });
+    // read_committed reads stop at the last stable offset: caught up there, it waits for a marker to move it.
+    const bound = isolation === 'read_committed' ? r.result.lastStableOffset : r.result.highWatermark;
+    if (offset >= bound) out.push({ fetch: r.fetch, offset });
   }
   return out;
 }
@@ -143,7 +146,13 @@ function waitPositions(reads: PartitionRead[]): { fetch: FetchPartition; offset:
  * gets a plain callback (PartitionLog.onData), not a listener on a shared AbortSignal, so a long-poll of
  * hundreds of partitions stays under Node's MaxListeners limit of 10 per signal.
  */
-function waitForAny(partitions: PartitionService, positions: { fetch: FetchPartition; offset: number }[], deadline: number, signal: AbortSignal): Promise<void> {
+function waitForAny(
+  partitions: PartitionService,
+  positions: { fetch: FetchPartition; offset: number }[],
+  isolation: IsolationLevel,
+  deadline: number,
+  signal: AbortSignal,
+): Promise<void> {
   const remaining = deadline - Date.now();
   if (remaining <= 0 || signal.aborted) return Promise.resolve();
   return new Promise<void>((resolve) => {
@@ -162,7 +171,7 @@ function waitForAny(partitions: PartitionService, positions: { fetch: FetchParti
     for (const { fetch: f, offset } of positions) {
       if (done) break;
       const part = partitions.get(f.topic, f.partition);
-      if (part) cancels.push(part.log.onData(offset, finish));
+      if (part) cancels.push(part.log.onData(offset, finish, isolation));
     }
   });
 }
@@ -187,7 +196,7 @@ export const fetch = defineHandler({
     if (opening) await opening;
     let reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation);
     while (totalBytes(reads) < req.minBytes && !reads.some((r) => r.errorCode !== ErrorCode.NONE) && Date.now() < deadline && !ctx.signal.aborted) {
-      await waitForAny(partitions, waitPositions(reads), deadline, ctx.signal);
+      await waitForAny(partitions, waitPositions(reads, isolation), isolation, deadline, ctx.signal);
       reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation);
     }
 
@@ -222,7 +231,11 @@ export const fetch = defineHandler({
         highWatermark: BigInt(res?.highWatermark ?? -1),
         lastStableOffset: BigInt(res?.lastStableOffset ?? -1),
         logStartOffset: BigInt(res?.logStartOffset ?? -1),
-        abortedTransactions: isolation === 'read_committed' ? [] : null,
+        // KIP-98: the aborted transactions overlapping the records returned, so the consumer drops them.
+        abortedTransactions:
+          isolation === 'read_committed'
+            ? (res?.abortedTransactions ?? []).map((a) => createFetchResponseAbortedTransaction({ producerId: a.producerId, firstOffset: BigInt(a.firstOffset) }))
+            : null,
         preferredReadReplica: -1,
         // Kafka always sends a record set, empty when there is nothing: librdkafka refuses a null one
         // ("invalid MessageSetSize -1").

@@ -1,6 +1,6 @@
-// DescribeProducers v0 (KIP-664) · flexible. The idempotent producers with state on each partition: id,
-// epoch, last sequence and timestamp; no transactions yet, so coordinatorEpoch and currentTxnStartOffset
-// are -1.
+// DescribeProducers v0 (KIP-664) · flexible. The producers with state on each partition: id, epoch, last
+// sequence and timestamp, the coordinator epoch of their last transaction marker and the first offset of
+// their ongoing transaction (-1 when none), as Kafka's ProducerStateEntry gives them.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   DescribeProducersApi,
@@ -29,7 +29,9 @@ export const describeProducers = defineHandler({
             return out;
           }
           for (const s of part.producers.activeProducers()) {
-            out.activeProducers.push(createDescribeProducersResponseProducerState({ ...s, coordinatorEpoch: -1, currentTxnStartOffset: -1n }));
+            out.activeProducers.push(
+              createDescribeProducersResponseProducerState({ ...s, currentTxnStartOffset: BigInt(s.currentTxnStartOffset) }),
+            );
           }
           return out;
         })),

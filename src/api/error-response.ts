@@ -107,6 +107,13 @@ import {
 } from '../../protocol/messages/033-alter-configs.gen.js';
 import { createDescribeLogDirsResponse } from '../../protocol/messages/035-describe-log-dirs.gen.js';
 import {
+  createWriteTxnMarkersResponse,
+  createWriteTxnMarkersResponseWritableTxnMarkerPartitionResult,
+  createWriteTxnMarkersResponseWritableTxnMarkerResult,
+  createWriteTxnMarkersResponseWritableTxnMarkerTopicResult,
+  type WriteTxnMarkersRequest,
+} from '../../protocol/messages/027-write-txn-markers.gen.js';
+import {
   createCreatePartitionsResponse,
   createCreatePartitionsResponseCreatePartitionsTopicResult,
   type CreatePartitionsRequest,
@@ -389,6 +396,21 @@ const BUILDERS: ReadonlyMap<number, Builder> = new Map<number, Builder>([
     })],
   // OffsetDeleteRequest: the top level alone.
   [47, (_req, _v, e) => createOffsetDeleteResponse({ errorCode: e.code, topics: [] })],
+  // WriteTxnMarkersRequest: each partition of each marker.
+  [27, (req: WriteTxnMarkersRequest, _v, e) =>
+    createWriteTxnMarkersResponse({
+      markers: req.markers.map((m) =>
+        createWriteTxnMarkersResponseWritableTxnMarkerResult({
+          producerId: m.producerId,
+          topics: m.topics.map((t) =>
+            createWriteTxnMarkersResponseWritableTxnMarkerTopicResult({
+              name: t.name,
+              partitions: t.partitionIndexes.map((i) => createWriteTxnMarkersResponseWritableTxnMarkerPartitionResult({ partitionIndex: i, errorCode: e.code })),
+            }),
+          ),
+        }),
+      ),
+    })],
   [60, (_req, _v, e) => createDescribeClusterResponse({ errorCode: e.code, errorMessage: e.message })],
   // DescribeProducersRequest: each partition.
   [61, (req: DescribeProducersRequest, _v, e) =>

@@ -24,6 +24,7 @@ import { offsetForLeaderEpoch } from './023-offset-for-leader-epoch.js';
 import { addPartitionsToTxn } from './024-add-partitions-to-txn.js';
 import { addOffsetsToTxn } from './025-add-offsets-to-txn.js';
 import { endTxn } from './026-end-txn.js';
+import { writeTxnMarkers } from './027-write-txn-markers.js';
 import { txnOffsetCommit } from './028-txn-offset-commit.js';
 import { describeConfigs } from './032-describe-configs.js';
 import { alterConfigs } from './033-alter-configs.js';
@@ -68,6 +69,7 @@ export const handlers: readonly Handler[] = [
   addPartitionsToTxn,
   addOffsetsToTxn,
   endTxn,
+  writeTxnMarkers,
   txnOffsetCommit,
   describeConfigs,
   alterConfigs,

@@ -7,6 +7,7 @@
  *   connection ─► dispatch ─► handler(request, { services: Pick<Services, uses>, principal, ... })
  *                                                  │
  *      topics · cluster · partitions · groups · transactions · node · config · clusterConfigs · producerIds · fetchSessions · metrics · log
+ *      txnMarkers · txnVerification
  */
 import type { ApiVersionsResponse } from '../../protocol/messages/018-api-versions.gen.js';
 import type { ClusterConfigs } from '../cluster/cluster-configs.js';
@@ -15,6 +16,7 @@ import type { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import type { PartitionManager } from '../cluster/partitions.js';
 import type { ProducerIdAllocator } from '../cluster/producer-state.js';
 import type { TopicManager, TopicRecord } from '../cluster/topics.js';
+import type { LocalTxnMarkerWriter } from '../cluster/txn-markers.js';
 import type { GroupCoordinator } from '../coordinator/coordinator.js';
 import type { TransactionCoordinator } from '../coordinator/txn/coordinator.js';
 import type { BrokerConfig } from '../config.js';
@@ -72,6 +74,19 @@ export interface MetricsSink {
   countFetch(topic: string, bytes: number): void;
 }
 
+/** Writes transaction markers to local partitions (src/cluster/txn-markers.ts): WriteTxnMarkers, the transaction coordinator. */
+export type TxnMarkerService = Pick<LocalTxnMarkerWriter, 'write'>;
+
+/**
+ * KIP-890 part 1: before a producer's first transactional batch in a partition is appended, Produce asks the
+ * transaction coordinator whether that partition is part of the producer's ongoing transaction (Kafka's
+ * AddPartitionsToTxnManager, `transaction.partition.verification.enable`). Resolves with an error code:
+ * NONE when verified.
+ */
+export interface TxnVerificationService {
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number>;
+}
+
 /** The dynamic broker configs at the cluster level (Kafka's default broker resource), read and altered. */
 export type ClusterConfigService = Pick<ClusterConfigs, 'get' | 'entries' | 'alter'>;
 
@@ -93,6 +108,8 @@ export interface Services {
   readonly producerIds: ProducerIdService;
   readonly fetchSessions: FetchSessionService;
   readonly metrics: MetricsSink;
+  readonly txnMarkers: TxnMarkerService;
+  readonly txnVerification: TxnVerificationService;
   readonly apis: ApiCatalog;
   /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
   readonly log: Logger;

@@ -14,6 +14,8 @@
  * | LL_ERR_LOG_INVALID_ARGUMENT     | INVALID_REQUEST (42)              | a malformed argument                   |
  * | LL_ERR_LOG_STORAGE              | KAFKA_STORAGE_ERROR (56)          | the ledger or metadata store failed    |
  * | LL_ERR_LOG_CORRUPT              | KAFKA_STORAGE_ERROR (56)          | stored chain metadata cannot be decoded|
+ * | LL_ERR_LOG_TXN_MARKER           | INVALID_PRODUCER_EPOCH (47),      | a transaction marker of an older       |
+ * |                                 | TRANSACTION_COORDINATOR_FENCED (52) | producer or coordinator epoch        |
  *
  * A batch that is not a record batch v2 is reported with protocol/records' CorruptRecordError (CORRUPT_MESSAGE)
  * and an entry over the store's limit with the ledger store's EntryTooLargeError (MESSAGE_TOO_LARGE), as is.
@@ -29,7 +31,8 @@ export type LogErrorCode =
   | 'LL_ERR_LOG_INVALID_OFFSET'
   | 'LL_ERR_LOG_INVALID_ARGUMENT'
   | 'LL_ERR_LOG_STORAGE'
-  | 'LL_ERR_LOG_CORRUPT';
+  | 'LL_ERR_LOG_CORRUPT'
+  | 'LL_ERR_LOG_TXN_MARKER';
 
 export interface LogErrorContext {
   /** `topic-partition`, as Kafka names a partition in its logs. */
@@ -130,5 +133,13 @@ export class LogStorageError extends LogError {
 export class LogCorruptError extends LogError {
   constructor(message: string, context: LogErrorContext = {}) {
     super('LL_ERR_LOG_CORRUPT', ErrorCode.KAFKA_STORAGE_ERROR, message, context);
+  }
+}
+
+/** A transaction marker refused before it was appended (Kafka's appendEndTxnMarker epoch checks). */
+export class TxnMarkerRefusedError extends LogError {
+  constructor(partition: string, kafkaErrorCode: number, message: string) {
+    super('LL_ERR_LOG_TXN_MARKER', kafkaErrorCode, `${message} in ${partition}`, { partition });
+    this.name = 'TxnMarkerRefusedError';
   }
 }

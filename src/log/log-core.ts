@@ -36,6 +36,7 @@ import {
 import { PartitionIndex, type IndexedLedger } from './offset-index.js';
 import { encodeProducerSnapshot } from './producer-snapshot.js';
 import { PartitionProducerState } from './producer-state.js';
+import { TxnIndex } from './txn-index.js';
 import type {
   AppendResult,
   IsolationLevel,
@@ -89,6 +90,8 @@ export interface PendingAppend {
 
 export interface Waiter {
   readonly offset: number;
+  /** Waits for the last stable offset (read_committed) to pass `offset`, not the high watermark. */
+  readonly committed?: boolean;
   readonly resolve: (ready: boolean) => void;
   readonly cleanup: () => void;
 }
@@ -218,8 +221,6 @@ export class LogCore {
   /** Offset after the last durable batch recorded in the chain. */
   highWatermark = 0;
   logStartOffset = 0;
-  /** First offset of the oldest open transaction (set by the transaction layer); null when none. */
-  firstUnstableOffset: number | null = null;
 
   chainTail: Promise<unknown> = Promise.resolve();
   backgroundTasks = new Set<Promise<unknown>>();
@@ -235,6 +236,8 @@ export class LogCore {
 
   /** Idempotent-producer state of the partition: the durable batches, applied as they become durable. */
   readonly producers = new PartitionProducerState();
+  /** Aborted transactions by marker offset (txn-index.ts), filled as the producer state applies markers. */
+  readonly txnIndex = new TxnIndex();
   readonly producerSnapshots: boolean;
   readonly producerIdExpirationMs: number;
 
@@ -275,6 +278,8 @@ export class LogCore {
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.logger = options.logger;
     this.config = resolveLogConfig(options.config);
+    this.producers.onAbortedTxn = (txn, lastStableOffset) =>
+      this.txnIndex.add({ producerId: txn.producerId, firstOffset: txn.firstOffset, lastOffset: txn.lastOffset, lastStableOffset });
   }
 
   /** Runs chain changes one at a time, in call order. */
@@ -324,8 +329,9 @@ export class LogCore {
   notifyWaiters(): void {
     if (this.waiters.size === 0) return;
     const hw = this.highWatermark;
+    const lso = this.lastStableOffset;
     for (const w of this.waiters) {
-      if (w.offset < hw) {
+      if (w.offset < (w.committed ? lso : hw)) {
         this.waiters.delete(w);
         w.cleanup();
         w.resolve(true);
@@ -553,11 +559,11 @@ export class LogCore {
   }
 
   /**
-   * Kafka's last stable offset: the high watermark, or the first offset of the oldest open transaction if
-   * that is lower (set through `setFirstUnstableOffset` by the transaction layer).
+   * Kafka's last stable offset: the high watermark, or the first offset of the oldest ongoing transaction
+   * if that is lower (UnifiedLog.firstUnstableOffset, from the producer state).
    */
   get lastStableOffset(): number {
-    const fuo = this.firstUnstableOffset;
+    const fuo = this.producers.firstUnstableOffset();
     return fuo === null ? this.highWatermark : Math.max(this.logStartOffset, Math.min(fuo, this.highWatermark));
   }
 }

@@ -20,7 +20,8 @@ import { Roller } from './roll.js';
 import { SnapshotWriter } from './snapshot-writer.js';
 import { Takeover } from './takeover.js';
 import { resolveLogConfig, type PartitionLogConfig } from './config.js';
-import { LogInvalidArgumentError } from './errors.js';
+import { buildEndTxnMarkerBatch } from '../../protocol/records/control.js';
+import { LogInvalidArgumentError, TxnMarkerRefusedError } from './errors.js';
 import type { PartitionProducerState } from './producer-state.js';
 import { Retention, deletePartition } from './retention.js';
 import type {
@@ -35,6 +36,7 @@ import type {
   ReadResult,
   RetentionResult,
   TimestampAndOffset,
+  TxnMarker,
 } from './types.js';
 
 export * from './types.js';
@@ -118,19 +120,11 @@ export class PartitionLog {
   }
 
   /**
-   * Kafka's last stable offset: the high watermark, or the first offset of the oldest open transaction if
-   * that is lower (set through `setFirstUnstableOffset` by the transaction layer).
+   * Kafka's last stable offset: the high watermark, or the first offset of the oldest ongoing transaction
+   * if that is lower (from the producer state: transactional batches start one, markers end it).
    */
   get lastStableOffset(): number {
     return this.#core.lastStableOffset;
-  }
-
-  /** Where the transaction layer reports the first offset of the oldest ongoing transaction (null: none). */
-  setFirstUnstableOffset(offset: number | null): void {
-    if (offset !== null && (!Number.isSafeInteger(offset) || offset < 0)) {
-      throw new LogInvalidArgumentError(`first unstable offset must be a non-negative integer, got ${offset}`);
-    }
-    this.#core.firstUnstableOffset = offset;
   }
 
   get stats(): PartitionLogStats {
@@ -201,6 +195,27 @@ export class PartitionLog {
     return this.#appender.append(batch, options);
   }
 
+  /**
+   * Appends a COMMIT or ABORT marker for a producer's transaction (WriteTxnMarkers, KIP-98): a control
+   * batch (protocol/records/control.ts) that, once durable, ends the producer's ongoing transaction here
+   * (the last stable offset moves; an aborted one enters the aborted-transaction index). Refused with
+   * TxnMarkerRefusedError (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) for an older producer or
+   * coordinator epoch, as Kafka's appendEndTxnMarker; a producer with no state here gets its marker
+   * written. Otherwise fails as `append` does.
+   */
+  writeTxnMarker(m: TxnMarker): Promise<AppendResult> {
+    if (m.producerId < 0n || !Number.isInteger(m.producerEpoch) || m.producerEpoch < 0 || m.producerEpoch > 0x7fff) {
+      return Promise.reject(new LogInvalidArgumentError(`invalid producer ${m.producerId} epoch ${m.producerEpoch} for a transaction marker`));
+    }
+    if (!Number.isInteger(m.coordinatorEpoch) || m.coordinatorEpoch < -0x80000000 || m.coordinatorEpoch > 0x7fffffff) {
+      return Promise.reject(new LogInvalidArgumentError(`coordinator epoch must be an int32, got ${m.coordinatorEpoch}`));
+    }
+    const refused = this.#core.producers.checkMarker(m.producerId, m.producerEpoch, m.coordinatorEpoch, this.#core.nextOffset);
+    if (refused) return Promise.reject(new TxnMarkerRefusedError(this.name, refused.errorCode, refused.message));
+    const now = this.#core.clock.now();
+    return this.#appender.append(buildEndTxnMarkerBatch({ ...m, timestamp: now }));
+  }
+
   /** Seals the open ledger and opens a new one now, if the open ledger holds any batch. */
   async roll(): Promise<void> {
     return this.#roller.roll();
@@ -222,18 +237,19 @@ export class PartitionLog {
    * already is or the log can no longer serve (the caller's next read reports why); false when `signal`
    * aborts first (Fetch's max_wait_ms). No polling: the append that moves the high watermark wakes it.
    */
-  waitForData(offset: number, signal?: AbortSignal): Promise<boolean> {
-    return this.#reader.waitForData(offset, signal);
+  waitForData(offset: number, signal?: AbortSignal, isolation?: IsolationLevel): Promise<boolean> {
+    return this.#reader.waitForData(offset, signal, isolation);
   }
 
   /**
    * Calls `wake` once a batch at or after `offset` is readable (or the log can no longer serve) — at once,
    * synchronously, if that is already so. Returns a function that cancels the wait. Takes no AbortSignal,
    * so a caller waiting on many partitions (a Fetch long-poll) adds one abort listener for its whole wait,
-   * not one per partition.
+   * not one per partition. With `read_committed` it waits for the last stable offset to pass `offset` (a
+   * marker ending a transaction moves it), not the high watermark.
    */
-  onData(offset: number, wake: () => void): () => void {
-    return this.#reader.onData(offset, wake);
+  onData(offset: number, wake: () => void, isolation?: IsolationLevel): () => void {
+    return this.#reader.onData(offset, wake, isolation);
   }
 
   /**

@@ -20,7 +20,8 @@
 import { RECORD_BATCH_OVERHEAD, RecordBatch } from '../../protocol/records/batch.js';
 import type { LogCore } from './log-core.js';
 import { decodeProducerSnapshot } from './producer-snapshot.js';
-import { applyStoredBatch, type BatchIdentity } from './producer-state.js';
+import type { EndTxnMarker } from '../../protocol/records/control.js';
+import { applyStoredBatch, readTxnMarker, type BatchIdentity } from './producer-state.js';
 import type { ReadResult } from './types.js';
 
 const REPLAY_READ_BYTES = 8 * 1024 * 1024;
@@ -29,8 +30,8 @@ const REPLAY_READ_BYTES = 8 * 1024 * 1024;
 export interface FencedTail {
   readonly startOffset: number;
   endOffset: number;
-  /** Idempotent data batches only, in offset order. */
-  readonly batches: Array<{ id: BatchIdentity; baseOffset: number; lastOffset: number; timestamp: number }>;
+  /** Idempotent data batches and transaction markers, in offset order. */
+  readonly batches: Array<{ id: BatchIdentity; baseOffset: number; lastOffset: number; timestamp: number; marker?: EndTxnMarker }>;
   /** Every batch and byte of the ledger. */
   count: number;
   bytes: number;
@@ -39,13 +40,22 @@ export interface FencedTail {
 export function collectTailBatch(tail: FencedTail, b: RecordBatch, bytes: number): void {
   tail.count++;
   tail.bytes += bytes;
-  if (!b.hasProducerId || b.isControl) return;
+  if (!b.hasProducerId) return;
+  const marker = b.isControl ? readTxnMarker(b) : null;
+  if (b.isControl && !marker) return;
   const baseOffset = b.baseOffsetNumber;
   tail.batches.push({
-    id: { producerId: b.producerId, producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.lastOffsetDelta },
+    id: {
+      producerId: b.producerId,
+      producerEpoch: b.producerEpoch,
+      baseSequence: b.baseSequence,
+      lastOffsetDelta: b.lastOffsetDelta,
+      isTransactional: b.isTransactional,
+    },
     baseOffset,
     lastOffset: baseOffset + b.lastOffsetDelta,
     timestamp: b.maxTimestamp,
+    ...(marker ? { marker } : {}),
   });
 }
 
@@ -119,7 +129,10 @@ export async function loadProducerState(core: LogCore, fenced: FencedTail | null
     offset = res.nextOffset;
   }
   if (tail) {
-    for (const t of tail.batches) core.producers.apply(t.id, t.baseOffset, t.lastOffset, t.timestamp);
+    for (const t of tail.batches) {
+      if (t.marker) core.producers.applyMarker(t.id.producerId, t.id.producerEpoch, t.marker, t.baseOffset, t.timestamp);
+      else core.producers.apply(t.id, t.baseOffset, t.lastOffset, t.timestamp);
+    }
     replayedBatches += tail.count;
     replayedBytes += tail.bytes;
   }

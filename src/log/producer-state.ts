@@ -12,6 +12,16 @@
  *    as Kafka's ProducerAppendInfo.checkSequence does;
  *  - anything else → OUT_OF_ORDER_SEQUENCE_NUMBER.
  *
+ * Transactions (KIP-98; Kafka's ProducerAppendInfo.appendDataBatch / appendEndTxnMarker): a transactional
+ * data batch starts the producer's transaction in this partition unless one is ongoing
+ * (currentTxnFirstOffset = its base offset); a non-transactional batch while one is ongoing is refused with
+ * INVALID_TXN_STATE. A COMMIT/ABORT marker (control batch) ends it and records its coordinator epoch; before
+ * one is appended, `checkMarker` refuses an older producer epoch (INVALID_PRODUCER_EPOCH) and an older
+ * coordinator epoch (TRANSACTION_COORDINATOR_FENCED). Applying never refuses: the durable state follows
+ * the log whatever it holds (Kafka's AppendOrigin.REPLICATION). The first offsets of ongoing transactions
+ * give the log's first unstable offset (the LSO); an aborted non-empty transaction is reported to
+ * `onAbortedTxn` (the log's aborted-transaction index, txn-index.ts).
+ *
  * Two layers:
  *
  * ```
@@ -31,6 +41,7 @@
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
 import type { RecordBatch } from '../../protocol/records/batch.js';
+import { ControlRecordType, parseControlRecordType, parseEndTxnMarker, type EndTxnMarker } from '../../protocol/records/control.js';
 
 /** How many batches per producer are remembered for duplicate detection (Kafka's NUM_BATCHES_TO_RETAIN). */
 export const BATCHES_TO_RETAIN = 5;
@@ -41,6 +52,17 @@ export interface BatchIdentity {
   baseSequence: number;
   /** recordCount - 1 for a batch with dense offset deltas; Kafka uses lastOffsetDelta. */
   lastOffsetDelta: number;
+  /** A batch of a transaction (attribute bit 4); absent: false. */
+  isTransactional?: boolean;
+}
+
+/** A transaction a marker completed in this partition (Kafka's CompletedTxn). */
+export interface CompletedTxn {
+  readonly producerId: bigint;
+  readonly firstOffset: number;
+  /** The marker's offset. */
+  readonly lastOffset: number;
+  readonly aborted: boolean;
 }
 
 /** One remembered batch of a producer (Kafka's BatchMetadata). */
@@ -61,9 +83,9 @@ export interface ProducerStateEntry {
   batches: ProducerBatch[];
   /** Max timestamp of its last batch: expiration counts from it. -1 when unknown. */
   lastTimestamp: number;
-  /** Transactions (not yet served): the coordinator epoch of its last marker, -1. */
+  /** The coordinator epoch of its last transaction marker, -1 before any. */
   coordinatorEpoch: number;
-  /** Transactions (not yet served): first offset of its ongoing transaction, -1 when none. */
+  /** First offset of its ongoing transaction in this partition, -1 when none. */
   currentTxnFirstOffset: number;
 }
 
@@ -103,11 +125,40 @@ function appended(b: ProducerBatch): AppendedBatch {
   return { baseOffset: BigInt(b.baseOffset), lastOffset: BigInt(b.lastOffset), timestamp: BigInt(b.timestamp) };
 }
 
-/** A stored batch's header into the state (control batches carry no sequence; transactions do not exist yet). */
+/**
+ * The transaction marker a stored control batch holds, or null (not a COMMIT/ABORT marker, or a record that
+ * does not decode: Kafka skips control records of other types the same way).
+ */
+export function readTxnMarker(b: RecordBatch): EndTxnMarker | null {
+  if (!b.isControl || b.isCompressed) return null;
+  try {
+    const it = b.records();
+    const first = it.next();
+    if (first.done) return null;
+    const type = parseControlRecordType(first.value.key);
+    if (type !== ControlRecordType.ABORT && type !== ControlRecordType.COMMIT) return null;
+    return parseEndTxnMarker(first.value.key, first.value.value);
+  } catch {
+    return null;
+  }
+}
+
+/** A stored batch's header into the state: an idempotent data batch, or a transaction marker. */
 export function applyStoredBatch(state: PartitionProducerState, b: RecordBatch, baseOffset: number, lastOffset: number): void {
-  if (!b.hasProducerId || b.isControl) return;
+  if (!b.hasProducerId) return;
+  if (b.isControl) {
+    const marker = readTxnMarker(b);
+    if (marker) state.applyMarker(b.producerId, b.producerEpoch, marker, baseOffset, b.maxTimestamp);
+    return;
+  }
   state.apply(
-    { producerId: b.producerId, producerEpoch: b.producerEpoch, baseSequence: b.baseSequence, lastOffsetDelta: b.lastOffsetDelta },
+    {
+      producerId: b.producerId,
+      producerEpoch: b.producerEpoch,
+      baseSequence: b.baseSequence,
+      lastOffsetDelta: b.lastOffsetDelta,
+      isTransactional: b.isTransactional,
+    },
     baseOffset,
     lastOffset,
     b.maxTimestamp,
@@ -119,6 +170,12 @@ const APPEND_NOTHING: SequenceCheck = { kind: 'append', commit() {}, abort() {} 
 export class PartitionProducerState {
   private readonly durable = new Map<bigint, ProducerStateEntry>();
   private readonly pending = new Map<bigint, PendingBatch[]>();
+  /** Ongoing transactions: producer id → first offset (the durable entries' currentTxnFirstOffset ≥ 0). */
+  private readonly ongoing = new Map<bigint, number>();
+  /** The smallest value of `ongoing`, or null when it is empty or must be recomputed. */
+  private minOngoing: number | null = null;
+  /** Told of every aborted non-empty transaction as its marker is applied (the log's txn index). */
+  onAbortedTxn: ((txn: CompletedTxn, lastStableOffset: number) => void) | null = null;
 
   /** Producers known, durable or with a batch being written. */
   get size(): number {
@@ -136,6 +193,14 @@ export class PartitionProducerState {
     const pend = this.pending.get(b.producerId);
     const lastPending = pend?.[pend.length - 1];
     const epoch = lastPending?.epoch ?? d?.epoch;
+    if (!b.isTransactional && d && d.currentTxnFirstOffset >= 0 && b.producerEpoch >= d.epoch) {
+      // Kafka's ProducerAppendInfo.appendDataBatch: a non-transactional batch while a transaction is active.
+      return {
+        kind: 'error',
+        errorCode: ErrorCode.INVALID_TXN_STATE,
+        message: `Expected transactional write from producer ${b.producerId}: its transaction begun at offset ${d.currentTxnFirstOffset} is ongoing`,
+      };
+    }
     if (epoch !== undefined) {
       if (b.producerEpoch < epoch) {
         return {
@@ -198,15 +263,25 @@ export class PartitionProducerState {
     const firstSeq = b.baseSequence;
     const lastSeq = lastSequence(firstSeq, b.lastOffsetDelta);
     let d = this.durable.get(b.producerId);
-    if (!d || b.producerEpoch > d.epoch) {
+    if (!d) {
       d = { producerId: b.producerId, epoch: b.producerEpoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 };
       this.durable.set(b.producerId, d);
+    } else if (b.producerEpoch > d.epoch) {
+      // Kafka's maybeUpdateProducerEpoch: a new epoch forgets the batches; the coordinator epoch and an
+      // ongoing transaction stay (its marker, not a data batch, ends it).
+      d.epoch = b.producerEpoch;
+      d.batches = [];
     }
     const batch: ProducerBatch = { firstSeq, lastSeq, baseOffset, lastOffset, timestamp };
     if (b.producerEpoch === d.epoch) {
       d.batches.push(batch);
       if (d.batches.length > BATCHES_TO_RETAIN) d.batches.shift();
       d.lastTimestamp = timestamp;
+      if (b.isTransactional && d.currentTxnFirstOffset < 0) {
+        // Began a transaction (Kafka: currentTxnFirstOffset = the batch's first offset).
+        d.currentTxnFirstOffset = baseOffset;
+        this.startOngoing(b.producerId, baseOffset);
+      }
     }
     const pend = this.pending.get(b.producerId);
     const meta = pend?.find((x) => !x.done && x.epoch === b.producerEpoch && x.firstSeq === firstSeq && x.lastSeq === lastSeq);
@@ -215,6 +290,85 @@ export class PartitionProducerState {
       this.removePending(b.producerId, meta);
       meta.settle(appended(batch));
     }
+  }
+
+  /**
+   * Checks a transaction marker about to be appended (Kafka's appendEndTxnMarker: checkProducerEpoch, then
+   * checkCoordinatorEpoch). Null: it may be written. A producer with no state passes (Kafka writes it too).
+   */
+  checkMarker(producerId: bigint, producerEpoch: number, coordinatorEpoch: number, offset: number): { errorCode: number; message: string } | null {
+    const epoch = this.epochOf(producerId);
+    if (epoch >= 0 && producerEpoch < epoch) {
+      return {
+        errorCode: ErrorCode.INVALID_PRODUCER_EPOCH,
+        message: `Epoch of producer ${producerId} at offset ${offset} is ${producerEpoch}, which is smaller than the last seen epoch ${epoch}`,
+      };
+    }
+    const d = this.durable.get(producerId);
+    if (d && d.coordinatorEpoch > coordinatorEpoch) {
+      return {
+        errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+        message: `Invalid coordinator epoch for producerId ${producerId} at offset ${offset}: ${coordinatorEpoch} (zombie), ${d.coordinatorEpoch} (current)`,
+      };
+    }
+    return null;
+  }
+
+  /**
+   * A transaction marker now in the log below the high watermark (Kafka's appendEndTxnMarker, as a
+   * replica applies it: never refused). Ends the producer's ongoing transaction, records the marker's
+   * coordinator epoch, and returns the transaction it completed (null for a marker of no data here).
+   */
+  applyMarker(producerId: bigint, producerEpoch: number, marker: EndTxnMarker, offset: number, timestamp: number): CompletedTxn | null {
+    if (producerId < 0n) return null;
+    let d = this.durable.get(producerId);
+    if (!d) {
+      d = { producerId, epoch: producerEpoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 };
+      this.durable.set(producerId, d);
+    } else if (producerEpoch > d.epoch) {
+      d.epoch = producerEpoch;
+      d.batches = [];
+    }
+    d.coordinatorEpoch = marker.coordinatorEpoch;
+    d.lastTimestamp = timestamp;
+    const first = d.currentTxnFirstOffset;
+    if (first < 0) return null;
+    d.currentTxnFirstOffset = -1;
+    this.endOngoing(producerId);
+    const txn: CompletedTxn = { producerId, firstOffset: first, lastOffset: offset, aborted: !marker.commit };
+    // Kafka's ProducerStateManager.lastStableOffset(completedTxn): the next incomplete transaction's first
+    // offset, else the offset after the marker.
+    if (txn.aborted) this.onAbortedTxn?.(txn, this.firstUnstableOffset() ?? offset + 1);
+    return txn;
+  }
+
+  /** First offset of the producer's ongoing transaction in this partition (durable), -1 when none. */
+  ongoingTxnFirstOffset(producerId: bigint): number {
+    return this.durable.get(producerId)?.currentTxnFirstOffset ?? -1;
+  }
+
+  /** Kafka's firstUnstableOffset: the first offset of the oldest ongoing transaction, null when none. */
+  firstUnstableOffset(): number | null {
+    if (this.ongoing.size === 0) return null;
+    if (this.minOngoing === null) {
+      let min = Infinity;
+      for (const o of this.ongoing.values()) if (o < min) min = o;
+      this.minOngoing = min;
+    }
+    return this.minOngoing;
+  }
+
+  private startOngoing(producerId: bigint, firstOffset: number): void {
+    this.ongoing.set(producerId, firstOffset);
+    if (this.minOngoing !== null && firstOffset < this.minOngoing) this.minOngoing = firstOffset;
+    else if (this.ongoing.size === 1) this.minOngoing = firstOffset;
+  }
+
+  private endOngoing(producerId: bigint): void {
+    const o = this.ongoing.get(producerId);
+    if (o === undefined) return;
+    this.ongoing.delete(producerId);
+    if (o === this.minOngoing) this.minOngoing = null;
   }
 
   /** Rebuild from a batch read back from the log (offsets as the codec's int64s). */
@@ -241,10 +395,26 @@ export class PartitionProducerState {
    * Producers with a batch in the log, for DescribeProducers: id, epoch, the last batch's last sequence and
    * max timestamp (Kafka's ProducerStateEntry view).
    */
-  *activeProducers(): Iterable<{ producerId: bigint; producerEpoch: number; lastSequence: number; lastTimestamp: bigint }> {
+  *activeProducers(): Iterable<{
+    producerId: bigint;
+    producerEpoch: number;
+    lastSequence: number;
+    lastTimestamp: bigint;
+    coordinatorEpoch: number;
+    currentTxnStartOffset: number;
+  }> {
     for (const [producerId, e] of this.durable) {
       const last = e.batches[e.batches.length - 1];
-      if (last) yield { producerId, producerEpoch: e.epoch, lastSequence: last.lastSeq, lastTimestamp: BigInt(last.timestamp) };
+      if (last || e.currentTxnFirstOffset >= 0 || e.coordinatorEpoch >= 0) {
+        yield {
+          producerId,
+          producerEpoch: e.epoch,
+          lastSequence: last?.lastSeq ?? -1,
+          lastTimestamp: BigInt(last?.timestamp ?? e.lastTimestamp),
+          coordinatorEpoch: e.coordinatorEpoch,
+          currentTxnStartOffset: e.currentTxnFirstOffset,
+        };
+      }
     }
   }
 
@@ -264,7 +434,12 @@ export class PartitionProducerState {
   /** Replaces the durable state with a snapshot's (on open, before any check). */
   load(entries: readonly ProducerStateEntry[]): void {
     this.durable.clear();
-    for (const e of entries) this.durable.set(e.producerId, { ...e, batches: e.batches.map((x) => ({ ...x })) });
+    this.ongoing.clear();
+    this.minOngoing = null;
+    for (const e of entries) {
+      this.durable.set(e.producerId, { ...e, batches: e.batches.map((x) => ({ ...x })) });
+      if (e.currentTxnFirstOffset >= 0) this.startOngoing(e.producerId, e.currentTxnFirstOffset);
+    }
   }
 
   private removePending(pid: bigint, meta: PendingBatch): void {

@@ -6,7 +6,7 @@ import type { LedgerEntry } from '../ledger/types.js';
 import { LogInvalidArgumentError, LogStorageError } from './errors.js';
 import { isLedgerError, type LogCore, type Waiter } from './log-core.js';
 import type { BatchPosition } from './offset-index.js';
-import type { ReadOptions, ReadResult } from './types.js';
+import type { IsolationLevel, ReadOptions, ReadResult } from './types.js';
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
 
@@ -15,6 +15,11 @@ const NO_WAIT = (): void => undefined;
 
 export class Reader {
   constructor(private readonly core: LogCore) {}
+
+  /** Data at or after `offset` is readable: below the high watermark, or the last stable offset (read_committed). */
+  private readable(offset: number, committed: boolean): boolean {
+    return (committed ? this.core.lastStableOffset : this.core.highWatermark) > offset;
+  }
 
   /**
    * Reads whole stored batches from `fromOffset` (Fetch): from the batch holding that offset (or the first
@@ -74,7 +79,10 @@ export class Reader {
       if (taken < entries.length || entryId + taken - 1 < lastEntry || lastEntry < ledger.count - 1) break;
       pos = nextOffset < upper ? this.core.index.lookup(nextOffset) : null;
     }
-    return { records, sizeInBytes: size, highWatermark, lastStableOffset, logStartOffset, nextOffset };
+    // Kafka's collectAbortedTransactions: the aborted transactions overlapping [fromOffset, what was read).
+    const abortedTransactions =
+      options.isolation === 'read_committed' && records.length > 0 ? this.core.txnIndex.collect(fromOffset, nextOffset) : [];
+    return { records, sizeInBytes: size, highWatermark, lastStableOffset, logStartOffset, nextOffset, abortedTransactions };
   }
 
   /**
@@ -82,18 +90,22 @@ export class Reader {
    * already is or the log can no longer serve (the caller's next read reports why); false when `signal`
    * aborts first (Fetch's max_wait_ms). No polling: the append that moves the high watermark wakes it.
    */
-  waitForData(offset: number, signal?: AbortSignal): Promise<boolean> {
-    if (this.core.highWatermark > offset || this.core.readError()) return Promise.resolve(true);
+  waitForData(offset: number, signal?: AbortSignal, isolation?: IsolationLevel): Promise<boolean> {
+    if (this.readable(offset, isolation === 'read_committed') || this.core.readError()) return Promise.resolve(true);
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const onAbort = (): void => {
         cancel();
         resolve(false);
       };
-      const cancel = this.onData(offset, () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(true);
-      });
+      const cancel = this.onData(
+        offset,
+        () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(true);
+        },
+        isolation,
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -104,12 +116,13 @@ export class Reader {
    * so a caller waiting on many partitions (a Fetch long-poll) adds one abort listener for its whole wait,
    * not one per partition.
    */
-  onData(offset: number, wake: () => void): () => void {
-    if (this.core.highWatermark > offset || this.core.readError()) {
+  onData(offset: number, wake: () => void, isolation?: IsolationLevel): () => void {
+    const committed = isolation === 'read_committed';
+    if (this.readable(offset, committed) || this.core.readError()) {
       wake();
       return NO_WAIT;
     }
-    const w: Waiter = { offset, resolve: wake, cleanup: () => undefined };
+    const w: Waiter = { offset, committed, resolve: wake, cleanup: () => undefined };
     this.core.waiters.add(w);
     return () => {
       this.core.waiters.delete(w);

@@ -95,6 +95,9 @@ export class Retention {
       const start = done + k === n ? newStart : Math.max(this.core.logStartOffset, ls[k]!.startOffset);
       await this.core.commit({ delete: batch.map((l) => l.startOffset) }, start);
       this.core.index.removeFirst(k);
+      // The aborted transactions of the deleted ledgers go with them (Kafka deletes a segment's .txnindex).
+      const first = this.core.index.ledgers[0];
+      if (first) this.core.txnIndex.dropBefore(first.startOffset);
       this.core.logStartOffset = Math.max(this.core.logStartOffset, start);
       const ids: number[] = [];
       for (const l of batch) {

@@ -2,11 +2,12 @@
  * Writes the side-state of a sealed ledger into ledgers of their own and records them in the ledger's chain
  * record, one ledger at a time, behind the log's other work: its persisted index (index-snapshot.ts,
  * `indexLedgerId`) and the producer state as of its end offset (producer-snapshot.ts,
- * `producerSnapshotLedgerId`). Both are written before the one chain txn that names them; a crash in
+ * `producerSnapshotLedgerId`); the index ledger also holds the ledger's aborted transactions (txn-index.ts). Both are written before the one chain txn that names them; a crash in
  * between leaves unreferenced ledgers (orphans.ts), never a chain record naming a missing one.
  */
 import type { LedgerWriter } from '../ledger/types.js';
 import { encodeIndexSnapshot } from './index-snapshot.js';
+import { encodeTxnIndex } from './txn-index.js';
 import type { SealedChainLedger } from './chain.js';
 import { sealedRecord, type LogCore, type SnapshotWork, type WrittenSnapshots } from './log-core.js';
 import type { IndexedLedger } from './offset-index.js';
@@ -56,7 +57,8 @@ export class SnapshotWriter {
   async writeLedgers(ledger: IndexedLedger, index: boolean, producers: Buffer[] | null): Promise<WrittenSnapshots> {
     const written: LedgerWriter[] = [];
     const [indexWriter, producerWriter] = await Promise.allSettled([
-      index ? this.writeLedger(encodeIndexSnapshot(ledger), written) : null,
+      // The ledger's aborted transactions follow its index chunks (txn-index.ts).
+      index ? this.writeLedger([...encodeIndexSnapshot(ledger), ...encodeTxnIndex(ledger.ledgerId, ledger.startOffset, this.core.txnIndex.inRange(ledger.startOffset, ledger.endOffset))], written) : null,
       producers ? this.writeLedger(producers, written) : null,
     ]);
     if (indexWriter.status === 'rejected' || producerWriter.status === 'rejected') {

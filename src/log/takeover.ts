@@ -11,6 +11,51 @@ import { decodeIndexSnapshot } from './index-snapshot.js';
 import { isLedgerError, ledgerIdsOf, openRecord, sealedRecord, type LogCore } from './log-core.js';
 import { collectTailBatch, loadProducerState, type FencedTail } from './producer-recovery.js';
 import { IndexedLedger } from './offset-index.js';
+import { readTxnMarker } from './producer-state.js';
+import { decodeTxnIndex, isTxnIndexChunk, type AbortedTxnEntry } from './txn-index.js';
+
+/**
+ * The transaction events of a sealed ledger indexed from its batches (its txn index could not be read): the
+ * first transactional batch of each producer after its previous marker, and the markers. Resolved in ledger
+ * order once every ledger is indexed (`resolveAbortScans`), carrying transactions from one scanned ledger
+ * into the next, so an aborted transaction gets the first offset Kafka's index holds; one that began in a
+ * ledger that was not scanned gets the marker ledger's start (the earliest offset known to be its). The
+ * producer replay at open gives exact entries for the ledgers it covers, replacing these.
+ */
+class LedgerAbortScan {
+  private readonly events: Array<{ producerId: bigint; offset: number; marker: 'none' | 'commit' | 'abort' }> = [];
+  private readonly open = new Set<bigint>();
+
+  batch(b: RecordBatch): void {
+    if (!b.hasProducerId || !b.isTransactional) return;
+    const producerId = b.producerId;
+    if (!b.isControl) {
+      if (this.open.has(producerId)) return;
+      this.open.add(producerId);
+      this.events.push({ producerId, offset: b.baseOffsetNumber, marker: 'none' });
+      return;
+    }
+    const m = readTxnMarker(b);
+    if (!m) return;
+    this.open.delete(producerId);
+    this.events.push({ producerId, offset: b.baseOffsetNumber, marker: m.commit ? 'commit' : 'abort' });
+  }
+
+  /** The aborted transactions, `carry` holding the transactions ongoing at the ledger's start (updated). */
+  resolve(carry: Map<bigint, number>, startOffset: number): AbortedTxnEntry[] {
+    const out: AbortedTxnEntry[] = [];
+    for (const e of this.events) {
+      if (e.marker === 'none') {
+        if (!carry.has(e.producerId)) carry.set(e.producerId, e.offset);
+        continue;
+      }
+      const first = carry.get(e.producerId) ?? startOffset;
+      carry.delete(e.producerId);
+      if (e.marker === 'abort') out.push({ producerId: e.producerId, firstOffset: first, lastOffset: e.offset, lastStableOffset: e.offset + 1 });
+    }
+    return out;
+  }
+}
 
 const OPEN_ATTEMPTS = 5;
 
@@ -30,6 +75,8 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 export class Takeover {
   /** Ledgers whose index came from a valid snapshot during open (their index ledger is kept). */
   readonly loadedFromSnapshot = new Set<IndexedLedger>();
+  /** Sealed ledgers indexed from their batches during open, by ledger id: their transaction events. */
+  readonly abortScans = new Map<number, LedgerAbortScan>();
 
   constructor(private readonly core: LogCore) {}
 
@@ -75,6 +122,7 @@ export class Takeover {
         cache.set(l.ledgerId, built);
         return built;
       });
+      this.resolveAbortScans(ledgers);
       let writer: LedgerWriter;
       try {
         writer = await this.core.ledgers.create();
@@ -160,6 +208,22 @@ export class Takeover {
     }
   }
 
+  /** The aborted transactions of the ledgers indexed from their batches, in ledger order (LedgerAbortScan). */
+  resolveAbortScans(ledgers: readonly ChainLedger[]): void {
+    if (this.abortScans.size === 0) return;
+    const carry = new Map<bigint, number>();
+    for (const l of ledgers) {
+      const scan = this.abortScans.get(l.ledgerId);
+      if (!scan) {
+        // Not scanned: what began before it is not known from here.
+        carry.clear();
+        continue;
+      }
+      for (const e of scan.resolve(carry, l.startOffset)) this.core.txnIndex.add(e);
+    }
+    this.abortScans.clear();
+  }
+
   openError(err: unknown, l: ChainLedger): LogError {
     if (err instanceof LogError) return err;
     if (isLedgerError(err, 'LL_ERR_NO_SUCH_LEDGER')) {
@@ -181,18 +245,23 @@ export class Takeover {
       let reason: string;
       try {
         const chunks = await this.core.ledgers.read(l.indexLedgerId, 0, Number.MAX_SAFE_INTEGER);
-        const decoded = decodeIndexSnapshot(
-          chunks.map((c) => c.data),
-          l,
-        );
-        if (typeof decoded !== 'string') {
+        const indexChunks: Buffer[] = [];
+        const txnChunks: Buffer[] = [];
+        for (const c of chunks) (isTxnIndexChunk(c.data) ? txnChunks : indexChunks).push(c.data);
+        const decoded = decodeIndexSnapshot(indexChunks, l);
+        const aborted = decodeTxnIndex(txnChunks, l);
+        if (typeof decoded === 'string') {
+          reason = decoded;
+        } else if (typeof aborted === 'string') {
+          reason = aborted;
+        } else {
+          for (const e of aborted) this.core.txnIndex.add(e);
           decoded.indexLedgerId = l.indexLedgerId;
           decoded.producerSnapshotLedgerId = l.producerSnapshotLedgerId ?? null;
           this.loadedFromSnapshot.add(decoded);
           this.core.fromSnapshots++;
           return decoded;
         }
-        reason = decoded;
       } catch (err) {
         reason = err instanceof Error ? err.message : String(err);
       }
@@ -201,7 +270,7 @@ export class Takeover {
         'index snapshot unusable; indexing the ledger from its batches',
       );
     }
-    const built = await this.indexFromData(l, l.entries);
+    const built = await this.indexFromData(l, l.entries, null, true);
     if (built.endOffset > l.endOffset) {
       throw new LogCorruptError(
         `ledger ${l.ledgerId} holds offsets up to ${built.endOffset - 1}, the chain says ${l.endOffset - 1}`,
@@ -215,8 +284,9 @@ export class Takeover {
   }
 
   /** Indexes entries 0..entries-1 of a ledger from its batches' headers (reads the batches). */
-  async indexFromData(l: ChainLedger, entries: number, tail: FencedTail | null = null): Promise<IndexedLedger> {
+  async indexFromData(l: ChainLedger, entries: number, tail: FencedTail | null = null, scanAborts = false): Promise<IndexedLedger> {
     const ledger = new IndexedLedger(l.ledgerId, l.startOffset, l.epoch, l.createdAtMs, Math.max(1, entries));
+    const aborts = scanAborts ? new LedgerAbortScan() : null;
     if (entries > 0) {
       const read = await this.core.readBatches(ledger, 0, entries - 1).catch((err: unknown) => {
         throw this.openError(err, l);
@@ -241,6 +311,7 @@ export class Takeover {
         }
         ledger.push(lastOffset, view.maxTimestamp, e.data.length);
         if (tail) collectTailBatch(tail, view, e.data.length);
+        aborts?.batch(view);
         prev = lastOffset;
       }
     }
@@ -251,6 +322,7 @@ export class Takeover {
       });
     }
     if (entries > 0) this.core.fromData++;
+    if (aborts) this.abortScans.set(l.ledgerId, aborts);
     return ledger;
   }
 }

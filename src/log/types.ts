@@ -96,6 +96,20 @@ export interface ReadResult {
   readonly logStartOffset: number;
   /** Offset after the last batch returned; the requested offset when none was. */
   readonly nextOffset: number;
+  /**
+   * read_committed: the aborted transactions overlapping the batches returned (Kafka's
+   * collectAbortedTransactions: marker at or after the fetch offset, first offset before `nextOffset`),
+   * in marker order; empty otherwise.
+   */
+  readonly abortedTransactions: Array<{ producerId: bigint; firstOffset: number }>;
+}
+
+/** A transaction marker to append (WriteTxnMarkers, KIP-98): COMMIT or ABORT of a producer's transaction. */
+export interface TxnMarker {
+  producerId: bigint;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  commit: boolean;
 }
 
 /** Kafka's FileRecords.TimestampAndOffset. leaderEpoch is -1 when unknown. */

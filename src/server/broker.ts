@@ -18,7 +18,7 @@ import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { handlers as allHandlers } from '../api/index.js';
 import type { Handler } from '../api/handler.js';
 import { apiCatalog } from '../api/018-api-versions.js';
-import type { Services, TopicService } from '../api/services.js';
+import type { Services, TopicService, TxnVerificationService } from '../api/services.js';
 import type { BrokerConfig, Listener } from '../config.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { TopicManager } from '../cluster/topics.js';
@@ -27,8 +27,9 @@ import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names.js';
+import { LocalTxnMarkerWriter } from '../cluster/txn-markers.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
-import { TransactionCoordinator, transactionCoordinatorConfig, type TxnMarkerSink } from '../coordinator/txn/index.js';
+import { TransactionCoordinator, transactionCoordinatorConfig } from '../coordinator/txn/index.js';
 import type { LedgerFs } from '../ledger/fs.js';
 import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
 import type { LedgerStore } from '../ledger/types.js';
@@ -178,6 +179,11 @@ export class Broker implements ConnectionHost {
     }));
     // Partitions open on first use, coordinator shards on the first request for one of their groups.
     const partitions = (p.partitions = new PartitionManager({ topics, view, ledgers, metadata, config, log }));
+    // KIP-890 part 1: Produce and TxnOffsetCommit ask the transaction coordinator whether a partition is in the
+    // producer's ongoing transaction. It is built after the group coordinator, which its markers reach.
+    const txnVerification: TxnVerificationService = {
+      verify: (transactionalId, producerId, producerEpoch, topic, partition) => transactions.verify(transactionalId, producerId, producerEpoch, topic, partition),
+    };
     const groups = (p.groups = new GroupCoordinator({
       config: groupCoordinatorConfig(config.values),
       topics,
@@ -187,16 +193,14 @@ export class Broker implements ConnectionHost {
         return part.log;
       },
       ownership: { owns: (index) => view.owns(GROUP_METADATA_TOPIC_NAME, index) },
+      txnVerification,
       logger: log.child({ component: 'group-coordinator' }),
     }));
     view.subscribe({ released: (t, index) => void (t === GROUP_METADATA_TOPIC_NAME && groups.released(index)) });
     await groups.start();
     const producerIds = new ProducerIdAllocator(metadata);
-    // Until the log side's marker writer is wired, every marker answers NOT_LEADER_OR_FOLLOWER: the coordinator
-    // keeps retrying, and transactions stay in PrepareCommit/PrepareAbort.
-    const markers: TxnMarkerSink = {
-      write: async (entries) => entries.map((e) => ({ producerId: e.producerId, partitions: e.partitions.map((tp) => ({ ...tp, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER })) })),
-    };
+    // Transaction markers go to the partitions this broker leads, __consumer_offsets ones to the group coordinator.
+    const txnMarkers = new LocalTxnMarkerWriter({ topics, cluster: view, partitions, groups });
     const transactions = (p.transactions = new TransactionCoordinator({
       config: transactionCoordinatorConfig(config.values),
       topics,
@@ -206,7 +210,7 @@ export class Broker implements ConnectionHost {
         return part.log;
       },
       producerIds,
-      markers,
+      markers: txnMarkers,
       groupPartitionFor: (groupId) => groups.partitionFor(groupId),
       ownership: { owns: (index) => view.owns(TRANSACTION_STATE_TOPIC_NAME, index) },
       coordinatorEpoch: (index) => partitions.leaderEpoch(TRANSACTION_STATE_TOPIC_NAME, index),
@@ -215,6 +219,13 @@ export class Broker implements ConnectionHost {
     }));
     view.subscribe({ released: (t, index) => void (t === TRANSACTION_STATE_TOPIC_NAME && transactions.released(index)) });
     await transactions.start();
+    // The __transaction_state partitions holding records load now, in the background: a transaction a crash
+    // left in PrepareCommit/PrepareAbort finishes its markers and a hung one times out without waiting for a
+    // request of its id. The others load on first use.
+    void partitions
+      .hostedStats(new Map([[TRANSACTION_STATE_TOPIC_NAME, new Set(Array.from({ length: topics.get(TRANSACTION_STATE_TOPIC_NAME)?.partitions ?? 0 }, (_, i) => i))]]))
+      .then((stats) => transactions.load(stats.filter((s) => s.sizeInBytes > 0).map((s) => s.partition)))
+      .catch((err: unknown) => log.warn({ err }, 'loading the transaction coordinator partitions that hold records failed; they load on first use'));
     const metrics = (p.metrics = createBrokerMetrics({
       connections: () => this.connections.size,
       requestMemory: this.requestMemory,
@@ -245,6 +256,8 @@ export class Broker implements ConnectionHost {
       producerIds,
       fetchSessions: new FetchSessionCache(config.maxFetchSessions),
       metrics: topicMetrics,
+      txnMarkers,
+      txnVerification,
       apis: apiCatalog(this.handlers, controllerListeners),
       log,
     };
@@ -304,8 +317,9 @@ export class Broker implements ConnectionHost {
     const p = this.parts;
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     // Waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR.
-    await p.groups?.stop();
+    // The transaction coordinator first: its markers reach the group coordinator's partitions.
     await p.transactions?.stop();
+    await p.groups?.stop();
     // Stop reading, let requests already read finish (their appends become durable and are answered).
     await Promise.all([...this.connections].map((c) => c.drain(SHUTDOWN_DRAIN_MS)));
     for (const c of this.connections) c.close();

@@ -175,9 +175,22 @@ export class TransactionCoordinator {
 
   /** Loads every owned partition; resolves with the shards once their loads are over. */
   async loadOwned(): Promise<TxnShard[]> {
+    const all: number[] = [];
+    for (let p = 0; p < this.count; p++) all.push(p);
+    return this.load(all);
+  }
+
+  /**
+   * Loads the owned ones of `partitions` (Kafka loads a __transaction_state partition as it becomes its leader),
+   * so that their transactions in PrepareCommit/PrepareAbort write their markers and their ongoing ones time out
+   * without waiting for a request. Resolves with the shards once their loads are over.
+   */
+  async load(partitions: readonly number[]): Promise<TxnShard[]> {
     if (!this.accepting) return [];
     const owned: TxnShard[] = [];
-    for (let p = 0; p < this.count; p++) if (!this.options.ownership || this.options.ownership.owns(p)) owned.push(this.shardOf(p));
+    for (const p of partitions) {
+      if (Number.isInteger(p) && p >= 0 && p < this.count && (!this.options.ownership || this.options.ownership.owns(p))) owned.push(this.shardOf(p));
+    }
     await Promise.all(owned.map((s) => this.untilLoaded(s)));
     return owned;
   }

@@ -4,17 +4,19 @@ import { pino } from 'pino';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import { createProduceRequest, type ProduceResponse } from '../../../protocol/messages/000-produce.gen.js';
 import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
-import { produce } from '../../../src/api/000-produce.js';
+import { produce, verificationError } from '../../../src/api/000-produce.js';
 import { NO_RESPONSE } from '../../../src/api/handler.js';
-import { buildBatch } from '../log/support.js';
-import { FakeTopicsAndPartitions, fakeCluster, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
+import { buildBatch, producerBatch } from '../log/support.js';
+import { FakeTopicsAndPartitions, FakeTxnVerification, fakeCluster, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
 
 let world: FakeTopicsAndPartitions;
 let metrics: RecordingMetrics;
+let verification: FakeTxnVerification;
 
 beforeEach(async () => {
   world = new FakeTopicsAndPartitions();
   metrics = new RecordingMetrics();
+  verification = new FakeTxnVerification();
   await world.addTopic(topicRecord('orders', 2));
   await world.addTopic(topicRecord('__consumer_offsets', 1, { internal: true }));
 });
@@ -22,7 +24,7 @@ beforeEach(async () => {
 afterEach(() => world.close());
 
 function ctx(apiVersion = 9) {
-  return requestContext({ topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }) }, { apiVersion });
+  return requestContext({ topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification }, { apiVersion });
 }
 
 function request(topic: string, partition: number, records: Buffer | null, acks = -1) {
@@ -77,5 +79,54 @@ describe('Produce handler', () => {
     const res = await send(request('orders', 0, batch));
     expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.CORRUPT_MESSAGE);
     expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
+  });
+});
+
+describe('Produce handler: transactional batches', () => {
+  function txnRequest(transactionalId: string | null, partition: number, records: Buffer) {
+    return { ...request('orders', partition, records), transactionalId };
+  }
+
+  it('appends a transactional batch after verifying the partition with the coordinator once per transaction', async () => {
+    const first = await send(txnRequest('tx-1', 0, producerBatch(11, 0, 0)));
+    expect(first.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n });
+    const second = await send(txnRequest('tx-1', 0, producerBatch(11, 0, 2)));
+    expect(second.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n });
+    expect(verification.calls).toEqual([{ transactionalId: 'tx-1', producerId: 11n, producerEpoch: 0, topic: 'orders', partition: 0 }]);
+    const log = world.partitionService.get('orders', 0)!.log;
+    expect(log.lastStableOffset).toBe(0);
+    expect(log.highWatermark).toBe(4);
+  });
+
+  it('refuses a transactional batch of a request without a transactional id with TRANSACTIONAL_ID_AUTHORIZATION_FAILED', async () => {
+    const res = await send(txnRequest(null, 0, producerBatch(11, 0, 0)));
+    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
+  });
+
+  it('answers a failed verification as Kafka translates it, appending nothing', async () => {
+    verification.answer = ErrorCode.INVALID_TXN_STATE;
+    const notAdded = await send(txnRequest('tx-1', 0, producerBatch(11, 0, 0)));
+    expect(notAdded.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.INVALID_TXN_STATE, errorMessage: 'Partition was not added to the transaction' });
+    verification.answer = ErrorCode.NOT_COORDINATOR;
+    const retriable = await send(txnRequest('tx-1', 0, producerBatch(11, 0, 0)));
+    expect(retriable.responses[0]!.partitionResponses[0]).toMatchObject({
+      errorCode: ErrorCode.NOT_ENOUGH_REPLICAS,
+      errorMessage: 'Unable to verify the partition has been added to the transaction. Underlying error: NOT_COORDINATOR',
+    });
+    verification.answer = ErrorCode.PRODUCER_FENCED;
+    expect((await send(txnRequest('tx-1', 0, producerBatch(11, 0, 0)))).responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect(verificationError(0, ErrorCode.TRANSACTION_ABORTABLE, 10).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(verificationError(0, ErrorCode.TRANSACTION_ABORTABLE, 11).errorCode).toBe(ErrorCode.TRANSACTION_ABORTABLE);
+    expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
+    // The sequence checked before the failed verification is forgotten: the retry at sequence 0 appends.
+    verification.answer = ErrorCode.NONE;
+    expect((await send(txnRequest('tx-1', 0, producerBatch(11, 0, 0)))).responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NONE);
+  });
+
+  it('keeps request order on a partition while a first transactional batch is being verified', async () => {
+    const [a, b] = await Promise.all([send(txnRequest('tx-1', 1, producerBatch(11, 0, 0))), send(request('orders', 1, buildBatch(1)))]);
+    expect(a.responses[0]!.partitionResponses[0]!.baseOffset).toBe(0n);
+    expect(b.responses[0]!.partitionResponses[0]!.baseOffset).toBe(2n);
   });
 });

@@ -5,7 +5,7 @@ import { createFetchRequest, createFetchRequestFetchPartition, createFetchReques
 import { fetch } from '../../../src/api/001-fetch.js';
 import { NO_RESPONSE } from '../../../src/api/handler.js';
 import { FetchSessionCache } from '../../../src/cluster/fetch-sessions.js';
-import { buildBatch } from '../log/support.js';
+import { buildBatch, producerBatch } from '../log/support.js';
 import { FakeTopicsAndPartitions, fakeCluster, fakeNode, RecordingMetrics, requestContext, topicRecord } from './fakes.js';
 
 let world: FakeTopicsAndPartitions;
@@ -26,8 +26,9 @@ function ctx(apiVersion: number, signal?: AbortSignal) {
   );
 }
 
-function request(o: { topic?: string; topicId?: string; offset?: bigint; minBytes?: number; maxWaitMs?: number }) {
+function request(o: { topic?: string; topicId?: string; offset?: bigint; minBytes?: number; maxWaitMs?: number; isolationLevel?: number }) {
   return createFetchRequest({
+    isolationLevel: o.isolationLevel ?? 0,
     maxWaitMs: o.maxWaitMs ?? 0,
     minBytes: o.minBytes ?? 0,
     topics: [createFetchRequestFetchTopic({ topic: o.topic ?? '', topicId: o.topicId ?? undefined, partitions: [createFetchRequestFetchPartition({ partition: 0, fetchOffset: o.offset ?? 0n, partitionMaxBytes: 1 << 20 })] })],
@@ -83,5 +84,30 @@ describe('Fetch handler', () => {
     setImmediate(() => abort.abort());
     const p = (await pending).responses[0]!.partitions[0]!;
     expect(p).toMatchObject({ errorCode: ErrorCode.NONE, highWatermark: 0n });
+  });
+
+  it('answers read_committed with the last stable offset and the aborted transactions of what it returns; read_uncommitted with none', async () => {
+    const log = world.partitionService.get('orders', 0)!.log;
+    await log.append(producerBatch(21, 0, 0)); // 0-1
+    await log.writeTxnMarker({ producerId: 21n, producerEpoch: 0, coordinatorEpoch: 0, commit: false }); // 2
+    await log.append(producerBatch(22, 0, 0)); // 3-4: ongoing
+    const committed = (await send(request({ topic: 'orders', isolationLevel: 1 }))).responses[0]!.partitions[0]!;
+    expect(committed).toMatchObject({ highWatermark: 5n, lastStableOffset: 3n });
+    expect(committed.abortedTransactions).toEqual([expect.objectContaining({ producerId: 21n, firstOffset: 0n })]);
+    const uncommitted = (await send(request({ topic: 'orders' }))).responses[0]!.partitions[0]!;
+    expect(uncommitted).toMatchObject({ highWatermark: 5n, lastStableOffset: 3n, abortedTransactions: null });
+  });
+
+  it('ends a read_committed long poll with the marker that moves the last stable offset past the fetch offset', async () => {
+    const log = world.partitionService.get('orders', 0)!.log;
+    await log.append(producerBatch(21, 0, 0)); // 0-1: LSO 0
+    const started = Date.now();
+    const pending = send(request({ topic: 'orders', isolationLevel: 1, minBytes: 1, maxWaitMs: 20_000 }));
+    await log.append(buildBatch(1)); // 2: the high watermark moves, the last stable offset does not
+    await log.writeTxnMarker({ producerId: 21n, producerEpoch: 0, coordinatorEpoch: 0, commit: true }); // 3
+    const p = (await pending).responses[0]!.partitions[0]!;
+    expect(p.lastStableOffset).toBe(4n);
+    expect(([] as Buffer[]).concat(p.records as Buffer | Buffer[]).length).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

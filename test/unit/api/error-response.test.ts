@@ -122,6 +122,12 @@ const CASES: Record<number, Case> = {
   47: { request: () => ({ groupId: 'g', topics: twoTopics((name) => ({ name, partitions: [{ partitionIndex: 0 }] })) }), places: () => 1 },
   60: { request: () => ({}), places: () => 1 },
   61: { request: () => ({ topics: twoTopics((name) => ({ name, partitionIndexes: [0, 1] })) }), places: () => 4 },
+  27: {
+    request: () => ({
+      markers: [{ producerId: 1n, producerEpoch: 0, transactionResult: true, coordinatorEpoch: 0, transactionVersion: 0, topics: twoTopics((name) => ({ name, partitionIndexes: [0, 1] })) }],
+    }),
+    places: () => 4,
+  },
   68: { request: () => ({ groupId: 'g', memberId: 'm', memberEpoch: 0, rebalanceTimeoutMs: 1000, subscribedTopicNames: ['a'], topicPartitions: [] }), places: () => 1 },
   69: { request: () => ({ groupIds: ['g1', 'g2'] }), places: () => 2 },
 };

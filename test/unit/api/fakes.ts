@@ -3,7 +3,19 @@
  * a handler is tested in-process against exactly the services it names in `uses`.
  */
 import { NO_RESPONSE, type HandlerResult, type RequestContext } from '../../../src/api/handler.js';
-import { ANONYMOUS, type MetricsSink, type NodeService, type PartitionService, type ServiceName, type Services, type TopicService, type TransactionService } from '../../../src/api/services.js';
+import {
+  ANONYMOUS,
+  type MetricsSink,
+  type NodeService,
+  type PartitionService,
+  type ServiceName,
+  type Services,
+  type TopicService,
+  type TransactionService,
+  type TxnMarkerService,
+  type TxnVerificationService,
+} from '../../../src/api/services.js';
+import type { TxnMarkerEntry, TxnMarkerResult } from '../../../src/cluster/txn-markers.js';
 import type { DescribedTransaction, ListTransactionsFilters, ListTransactionsResult, PartitionError, TopicPartitionRef } from '../../../src/coordinator/txn/coordinator.js';
 import { coordinatorPartition, type ClusterView, type LiveBroker } from '../../../src/cluster/cluster-view.js';
 import { Partition, type ProduceConfig } from '../../../src/cluster/partitions.js';
@@ -150,6 +162,28 @@ export class RecordingMetrics implements MetricsSink {
   }
   countFetch(topic: string, bytes: number): void {
     this.fetches.push({ topic, bytes });
+  }
+}
+
+/** KIP-890 verification that answers `answer` (NONE by default) and records what it was asked. */
+export class FakeTxnVerification implements TxnVerificationService {
+  readonly calls: Array<{ transactionalId: string; producerId: bigint; producerEpoch: number; topic: string; partition: number }> = [];
+  constructor(public answer: number = 0) {}
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number> {
+    this.calls.push({ transactionalId, producerId, producerEpoch, topic, partition });
+    return Promise.resolve(this.answer);
+  }
+}
+
+/** A marker writer that records the markers and answers NONE for every partition (or `errorCode`). */
+export class RecordingTxnMarkers implements TxnMarkerService {
+  readonly written: TxnMarkerEntry[] = [];
+  constructor(public errorCode: number = 0) {}
+  write(markers: readonly TxnMarkerEntry[]): Promise<TxnMarkerResult[]> {
+    this.written.push(...markers);
+    return Promise.resolve(
+      markers.map((m) => ({ producerId: m.producerId, partitions: m.partitions.map((p) => ({ ...p, errorCode: this.errorCode })) })),
+    );
   }
 }
 

@@ -33,7 +33,7 @@ import { MemoryLedgerFs } from '../../../src/ledger/memory-fs.js';
 import { openMemoryMetadataStore } from '../../../src/metadata/index.js';
 import { fetchRequest, metadataRequest, produceRequest } from '../../support/requests.js';
 import { buildBatch } from '../log/support.js';
-import { answer, fakeCluster, fakeNode, requestContext } from './fakes.js';
+import { answer, FakeTxnVerification, fakeCluster, fakeNode, requestContext } from './fakes.js';
 
 const BROKERS: LiveBroker[] = [
   { nodeId: 7, rack: null, endpoints: [{ listenerName: 'PLAINTEXT', host: 'broker.example', port: 9092 }] },
@@ -67,6 +67,7 @@ async function setup(o: { coordinatorNode?: number } = {}) {
     partitions,
     fetchSessions: new FetchSessionCache(100),
     metrics: { countAppend: () => undefined, countFetch: () => undefined },
+    txnVerification: new FakeTxnVerification(),
     log,
   };
   const close = async (): Promise<void> => {

@@ -13,6 +13,7 @@ import {
   buildBatch,
   lastOffsetOf,
   openDiskStores,
+  producerBatch,
   removeDir,
   tempDir,
   until,
@@ -205,15 +206,14 @@ describe('read', () => {
   it('stops read_committed reads at the last stable offset', async () => {
     const log = await open();
     await log.append(buildBatch(2)); // 0-1
-    await log.append(buildBatch(2)); // 2-3
+    await log.append(producerBatch(7, 0, 0)); // 2-3: a transaction begins
     await log.append(buildBatch(2)); // 4-5
-    log.setFirstUnstableOffset(2);
     expect(log.lastStableOffset).toBe(2);
     expect((await log.read(0, { isolation: 'read_committed' })).records.map(baseOffsetOf)).toEqual([0]);
     expect((await log.read(0)).records.map(baseOffsetOf)).toEqual([0, 2, 4]);
     expect(await log.listOffsets(ListOffsetsTimestamp.LATEST, { isolation: 'read_committed' })).toMatchObject({ offset: 2 });
-    log.setFirstUnstableOffset(null);
-    expect(log.lastStableOffset).toBe(6);
+    await log.writeTxnMarker({ producerId: 7n, producerEpoch: 0, coordinatorEpoch: 0, commit: true }); // 6
+    expect(log.lastStableOffset).toBe(7);
   });
 
   it('wakes a waiting fetch with the next append and lets an abort end the wait', async () => {

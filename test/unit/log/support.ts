@@ -78,6 +78,20 @@ export function buildBatch(records: readonly TestRecord[] | number, options: Bat
   return batch;
 }
 
+/**
+ * A batch of `records` records from producer `pid` at `epoch` starting at `sequence`, transactional
+ * (attribute bit 4, KIP-98) unless `transactional` is false.
+ */
+export function producerBatch(pid: number | bigint, epoch: number, sequence: number, records = 2, transactional = true): Buffer {
+  const b = buildBatch(records);
+  b.writeBigInt64BE(BigInt(pid), 43);
+  b.writeInt16BE(epoch, 51);
+  b.writeInt32BE(sequence, 53);
+  if (transactional) b.writeInt16BE(b.readInt16BE(21) | 0x10, 21);
+  b.writeUInt32BE(crc32c(b.subarray(21)), 17);
+  return b;
+}
+
 /** baseOffset of a stored batch. */
 export function baseOffsetOf(batch: Buffer): number {
   return Number(batch.readBigInt64BE(0));
