@@ -26,6 +26,7 @@ import { LAZY_LOAD_WAIT_MS } from '../shard-set.js';
 import { exceedsInt16String } from '../string-bounds.js';
 import type { CoordinatorPartitionLog } from '../storage.js';
 import type { TransactionCoordinatorConfig } from './config.js';
+import { javaPatternToRegExp } from './java-pattern.js';
 import { TxnCompletion } from './markers.js';
 import { encodeTxnRecord } from './records.js';
 import { TxnShard } from './shard.js';
@@ -597,7 +598,7 @@ export class TransactionCoordinator {
     let pattern: RegExp | null = null;
     if (filters.transactionalIdPattern !== null && filters.transactionalIdPattern !== '') {
       try {
-        pattern = new RegExp(`^(?:${filters.transactionalIdPattern})$`, 'u');
+        pattern = javaPatternToRegExp(filters.transactionalIdPattern);
       } catch {
         return { errorCode: ErrorCode.INVALID_REGULAR_EXPRESSION, unknownStateFilters, transactions: [] };
       }

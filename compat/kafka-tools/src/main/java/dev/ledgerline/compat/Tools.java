@@ -17,8 +17,8 @@ import org.apache.kafka.common.utils.internals.Exit;
 
 /**
  * The kafka-tools scenario: Kafka 4.4's own command-line tools (the classes behind kafka-topics.sh,
- * kafka-features.sh, kafka-leader-election.sh, kafka-reassign-partitions.sh, kafka-metadata-quorum.sh)
- * run against one broker, all in this one JVM, their printed output reported line by line. Each tool's
+ * kafka-features.sh, kafka-leader-election.sh, kafka-reassign-partitions.sh, kafka-metadata-quorum.sh,
+ * kafka-transactions.sh) run against one broker, all in this one JVM, their printed output reported line by line. Each tool's
  * public main is called with Kafka's Exit procedure replaced, so its exit status is recorded instead of
  * ending the JVM.
  *
@@ -130,6 +130,69 @@ public final class Tools {
     }
     step("quorumStatus", 0, org.apache.kafka.tools.MetadataQuorumCommand::main, "--bootstrap-server", b, "describe", "--status");
     step("quorumReplication", 0, org.apache.kafka.tools.MetadataQuorumCommand::main, "--bootstrap-server", b, "describe", "--replication");
+    transactions();
+  }
+
+  /**
+   * kafka-transactions.sh over one transaction left open: list (filtered to this run's ids), describe,
+   * describe-producers, find-hanging, then abort by start offset (the admin client writes the ABORT marker
+   * itself, through WriteTxnMarkers to the partition's leader) and describe-producers again. Producer ids,
+   * times and durations are replaced in the tables (see normaliseTable); the rest is compared as printed.
+   */
+  private void transactions() throws Exception {
+    String b = bootstrap;
+    String t = prefix + "-txn";
+    String id = prefix + "-open-txn";
+    step("txnTopicCreate", 0, org.apache.kafka.tools.TopicCommand::main,
+        "--bootstrap-server", b, "--create", "--topic", t, "--partitions", "1", "--replication-factor", "1");
+    java.util.Properties props = new java.util.Properties();
+    props.put("bootstrap.servers", b);
+    props.put("transactional.id", id);
+    props.put("transaction.timeout.ms", "60000");
+    props.put("key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+    props.put("value.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+    try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer = new org.apache.kafka.clients.producer.KafkaProducer<>(props)) {
+      producer.initTransactions();
+      producer.beginTransaction();
+      producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(t, 0, "k", "v0")).get();
+      producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(t, 0, "k", "v1")).get();
+      Main txns = org.apache.kafka.tools.TransactionsCommand::main;
+      table("txnList", 0, until(() -> invoke(txns, "--bootstrap-server", b, "list", "--transactional-id-pattern", java.util.regex.Pattern.quote(id)),
+          r -> r.status == 0 && r.out.size() >= 2));
+      table("txnDescribe", 0, invoke(txns, "--bootstrap-server", b, "describe", "--transactional-id", id));
+      table("txnDescribeMissing", 1, invoke(txns, "--bootstrap-server", b, "describe", "--transactional-id", id + "-missing"));
+      table("txnDescribeProducers", 0, invoke(txns, "--bootstrap-server", b, "describe-producers", "--topic", t, "--partition", "0"));
+      table("txnFindHanging", 0, invoke(txns, "--bootstrap-server", b, "find-hanging", "--broker-id", "1"));
+      table("txnAbort", 0, invoke(txns, "--bootstrap-server", b, "abort", "--topic", t, "--partition", "0", "--start-offset", "0"));
+      table("txnDescribeProducersAfterAbort", 0, until(() -> invoke(txns, "--bootstrap-server", b, "describe-producers", "--topic", t, "--partition", "0"),
+          r -> r.status == 0 && r.out.size() >= 2 && r.out.get(1).matches(".*\\s(None|-1)$")));
+      producer.close(java.time.Duration.ZERO);
+    }
+  }
+
+  /** Header names whose cells are producer ids, record or wall-clock times, or durations: they differ between runs. */
+  private static final java.util.Set<String> VARYING_COLUMNS = java.util.Set.of(
+      "ProducerId", "LastTimestamp", "CurrentTransactionStartTimeMs", "TransactionDurationMs", "TransactionStartTimeMs", "Duration(min)");
+
+  /**
+   * Records a kafka-transactions step whose output is a table padded to its widest cells (ToolsUtils.prettyPrintTable):
+   * cells are separated by one tab instead of the padding, and the cells of VARYING_COLUMNS replaced (-1 stays).
+   */
+  private void table(String name, int expectedStatus, Run r) {
+    List<String> out = new ArrayList<>();
+    String[] header = null;
+    for (String line : r.out) {
+      String[] cells = line.strip().split("\\s+");
+      if (header == null && cells.length > 1 && java.util.Arrays.stream(cells).allMatch(c -> c.matches("[A-Z][A-Za-z]+(\\(min\\))?"))) {
+        header = cells;
+      } else if (header != null && cells.length == header.length && !RAW) {
+        for (int i = 0; i < cells.length; i++) {
+          if (VARYING_COLUMNS.contains(header[i]) && !cells[i].equals("-1")) cells[i] = "<n>";
+        }
+      }
+      out.add(header != null ? String.join("\t", cells) : line);
+    }
+    record(name, expectedStatus, new Run(r.status, out));
   }
 
   private interface Main {
