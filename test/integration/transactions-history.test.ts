@@ -16,21 +16,35 @@
  * order, and so delivers records of an aborted transaction that began before another producer's aborted one
  * ended (compat/FINDINGS.md).
  *
- * LEDGERLINE_TXN_HISTORY_MS (default 20 s), LEDGERLINE_TXN_PRODUCERS (4) and LEDGERLINE_TXN_KILLS (2) size the
- * run: `LEDGERLINE_TXN_HISTORY_MS=600000 LEDGERLINE_TXN_KILLS=20 npx vitest run test/integration/transactions-history.test.ts`.
+ * A second history runs consume-transform-produce loops, Kafka's exactly-once pattern (KIP-98, KIP-447): each
+ * worker reads an input partition from its group's committed offset (OffsetFetch with require_stable), and in
+ * one transaction writes what it read to an output topic and commits the input offsets (TxnOffsetCommit),
+ * aborting one transaction in four on purpose; after an error it starts again from the committed offset.
+ * Broker SIGKILLs land in between. Afterwards the output holds every input record exactly once (read_committed),
+ * and the group's committed offsets are the input's end.
+ *
+ * LEDGERLINE_TXN_HISTORY_MS (default 20 s), LEDGERLINE_TXN_PRODUCERS (4), LEDGERLINE_TXN_KILLS (2) and
+ * LEDGERLINE_TXN_CTP_RECORDS (600 input records per partition) size the run: `LEDGERLINE_TXN_HISTORY_MS=600000 LEDGERLINE_TXN_KILLS=20 npx vitest run test/integration/transactions-history.test.ts`.
  */
 import kafkajs from 'kafkajs';
 import type { Kafka as KafkaType, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { OffsetFetchApi } from '../../protocol/messages/009-offset-fetch.gen.js';
+import { ZERO_UUID } from '../../protocol/wire/uuid.js';
+import { buildRecordBatch } from '../../protocol/records/index.js';
 import { KafkaClient } from '../../src/client/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { readCommitted } from '../support/read-committed.js';
+import { decodeRecordSet } from '../support/records.js';
 
 const { Kafka, logLevel } = kafkajs;
 
 const DURATION_MS = Number(process.env.LEDGERLINE_TXN_HISTORY_MS ?? 20_000);
 const PRODUCERS = Number(process.env.LEDGERLINE_TXN_PRODUCERS ?? 4);
 const KILLS = Number(process.env.LEDGERLINE_TXN_KILLS ?? 2);
+/** Input records per partition of the consume-transform-produce history. */
+const PER_PARTITION = Number(process.env.LEDGERLINE_TXN_CTP_RECORDS ?? 600);
 const TOPIC = 'txn-history';
 const PARTITIONS = 3;
 
@@ -209,4 +223,154 @@ describe.sequential('transactions: history checker with broker SIGKILLs', () => 
     expect(counts.committed).toBeGreaterThan(0);
     expect(counts.aborted).toBeGreaterThan(0);
   }, 120_000 + DURATION_MS * 2);
+
+  it(`consume-transform-produce: every input record in the output exactly once (${KILLS} SIGKILLs)`, async () => {
+    const IN = 'ctp-in';
+    const OUT = 'ctp-out';
+    const GROUP = 'ctp';
+    const admin = await KafkaClient.connect({ bootstrap: broker.bootstrap, clientId: 'ctp-setup' });
+    for (const [name, partitions] of [[IN, PARTITIONS], [OUT, PARTITIONS]] as const) {
+      const [r] = await admin.createTopics([{ name, numPartitions: partitions }]);
+      expect(r!.errorCode).toBe(0);
+    }
+    for (let partition = 0; partition < PARTITIONS; partition++) {
+      for (let i = 0; i < PER_PARTITION; i += 100) {
+        const batch = await buildRecordBatch(Array.from({ length: 100 }, (_, k) => ({ value: `in-${partition}-${i + k}` })));
+        const [r] = await admin.produce([{ topic: IN, partition, records: batch }], { acks: -1 });
+        expect(r!.errorCode).toBe(0);
+      }
+    }
+    await admin.close();
+
+    /** Retries `op` with a fresh client until it succeeds (the broker restarts under it). */
+    const withClient = async <T>(what: string, op: (c: KafkaClient) => Promise<T>): Promise<T> => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const c = await KafkaClient.connect({ bootstrap: broker.bootstrap, clientId: 'ctp-reader', requestTimeoutMs: 5_000 }).catch(() => null);
+        try {
+          if (c) return await op(c);
+        } catch (err) {
+          until(deadline, `${what} (${String(err)})`);
+        } finally {
+          await c?.close().catch(() => undefined);
+        }
+        until(deadline, what);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    // What a read_committed consumer starts from: the committed offset, waiting out pending transactional ones.
+    const committed = (partition: number): Promise<number> =>
+      withClient(`the committed offset of ${IN}-${partition}`, async (c) => {
+        for (;;) {
+          const conn = await c.cluster.anyConnection();
+          const res = await conn.request(OffsetFetchApi, { ...OffsetFetchApi.request.create(), groups: [{ groupId: GROUP, memberId: null, memberEpoch: -1, topics: [{ name: IN, topicId: ZERO_UUID, partitionIndexes: [partition] }] }], requireStable: true }, { version: 8 });
+          const g = res.groups[0]!;
+          const p = g.topics[0]?.partitions[0];
+          const code = g.errorCode || (p?.errorCode ?? 0);
+          if (code === ErrorCode.UNSTABLE_OFFSET_COMMIT) {
+            await new Promise((r) => setTimeout(r, 50));
+            continue;
+          }
+          if (code !== 0) throw new Error(`OffsetFetch answered ${code}`);
+          return Number(p!.committedOffset < 0n ? 0n : p!.committedOffset);
+        }
+      });
+    const read = (partition: number, offset: number): Promise<Array<{ offset: number; value: string }>> =>
+      withClient(`a read of ${IN}-${partition}`, async (c) => {
+        const [r] = await c.fetch([{ topic: IN, partition, offset: BigInt(offset), maxBytes: 64 * 1024 }], { maxWaitMs: 0, minBytes: 0, isolationLevel: 1 });
+        if (r!.errorCode !== 0) throw new Error(`fetch answered ${r!.errorCode}`);
+        const { records } = await decodeRecordSet(r!.records);
+        return records.filter((x) => x.offset >= offset).slice(0, 1 + Math.floor(Math.random() * 40)).map((x) => ({ offset: x.offset, value: x.value!.toString() }));
+      });
+
+    let aborted = 0;
+    let restarts = 0;
+    const worker = async (partition: number): Promise<void> => {
+      const connect = async (): Promise<Producer> => {
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          const p = kafka.producer({ transactionalId: `ctp-${partition}`, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 10_000 });
+          try {
+            await p.connect();
+            return p;
+          } catch (err) {
+            await p.disconnect().catch(() => undefined);
+            until(deadline, `producer ctp-${partition} to connect (${String(err)})`);
+          }
+        }
+      };
+      let producer = await connect();
+      let position = await committed(partition);
+      while (position < PER_PARTITION) {
+        const records = await read(partition, position);
+        if (records.length === 0) continue;
+        const next = records[records.length - 1]!.offset + 1;
+        try {
+          const tx = await producer.transaction();
+          try {
+            await tx.send({ topic: OUT, acks: -1, messages: records.map((r) => ({ partition: r.offset % PARTITIONS, value: r.value })) });
+            await tx.sendOffsets({ consumerGroupId: GROUP, topics: [{ topic: IN, partitions: [{ partition, offset: String(next) }] }] });
+          } catch (err) {
+            await tx.abort().catch(() => undefined);
+            throw err;
+          }
+          if (Math.random() < 0.25) {
+            await tx.abort();
+            aborted++;
+          } else {
+            await tx.commit();
+            position = next;
+          }
+        } catch {
+          // Where a consumer-transform-produce application starts again: a new producer instance (which fences
+          // the old one and aborts its transaction) and the committed offset.
+          restarts++;
+          await producer.disconnect().catch(() => undefined);
+          producer = await connect();
+          position = await committed(partition);
+        }
+      }
+      await producer.disconnect().catch(() => undefined);
+    };
+    const workers = Array.from({ length: PARTITIONS }, (_, p) => worker(p));
+    let done = false;
+    const all = Promise.all(workers).finally(() => (done = true));
+    for (let k = 0; k < KILLS && !done; k++) {
+      const killAt = Date.now() + 1_500 + Math.random() * 2_500;
+      while (Date.now() < killAt && !done) await new Promise((r) => setTimeout(r, 50));
+      if (!done) await broker.restart();
+    }
+    await all;
+
+    const client = await KafkaClient.connect({ bootstrap: broker.bootstrap, clientId: 'ctp-check' });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const entries = Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: OUT, partition, timestamp: -1n }));
+      const stable = await client.listOffsets(entries, { isolationLevel: 1 });
+      const high = await client.listOffsets(entries, { isolationLevel: 0 });
+      if (stable.every((x, i) => x.errorCode === 0 && x.offset === high[i]!.offset)) break;
+      until(deadline, `the last stable offset of ${OUT} to reach its high watermark`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const seen = new Map<string, number>();
+    for (let partition = 0; partition < PARTITIONS; partition++) {
+      for (const r of (await readCommitted(client, OUT, partition)).records) {
+        const v = r.value!.toString();
+        seen.set(v, (seen.get(v) ?? 0) + 1);
+      }
+    }
+    await client.close();
+    const anomalies: string[] = [];
+    for (let partition = 0; partition < PARTITIONS; partition++) {
+      for (let i = 0; i < PER_PARTITION; i++) {
+        const n = seen.get(`in-${partition}-${i}`) ?? 0;
+        if (n !== 1) anomalies.push(`in-${partition}-${i} in the output ${n} times`);
+      }
+      expect(await committed(partition)).toBe(PER_PARTITION);
+    }
+    console.log(`consume-transform-produce: ${PARTITIONS * PER_PARTITION} input records, ${seen.size} distinct in the output, ${aborted} transactions aborted on purpose, ${restarts} restarts after errors, ${anomalies.length} anomalies`);
+    expect(anomalies.slice(0, 20)).toEqual([]);
+    expect(seen.size).toBe(PARTITIONS * PER_PARTITION);
+    expect(aborted).toBeGreaterThan(0);
+  }, 180_000 + PER_PARTITION * 100);
 });
