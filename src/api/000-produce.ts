@@ -173,7 +173,9 @@ function verifyThenAppend(ctx: ProduceContext, topicName: string, index: number,
   if (txnId === null) {
     return { result: failed(index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'A transactional produce request must name its transactional id') };
   }
-  if (!batch.hasProducerId || part.producers.ongoingTxnFirstOffset(batch.producerId) >= 0) {
+  // Kafka's hasOngoingTransaction(producerId, producerEpoch): only a transaction of the batch's own epoch spares it
+  // the coordinator; a batch of a newer epoch (a TV2 producer goes on after each end) is verified or added.
+  if (!batch.hasProducerId || (part.producers.ongoingTxnFirstOffset(batch.producerId) >= 0 && part.producers.epochOf(batch.producerId) === batch.producerEpoch)) {
     return { result: appendValidated(ctx, topicName, index, part, batch, validated, nowMs) };
   }
   // Produce v12+ is Kafka's addPartition operation (KIP-890 part 2): the partition joins the transaction here.

@@ -105,6 +105,15 @@ describe('Produce handler: transactional batches', () => {
     expect(verification.calls).toEqual([{ transactionalId: 'tx-2', producerId: 12n, producerEpoch: 0, topic: 'orders', partition: 1, addPartition: true }]);
   });
 
+  it('verifies a batch of a newer epoch than the ongoing transaction in the partition, as Kafka checks the epoch too', async () => {
+    expect((await send(txnRequest('tx-1', 0, producerBatch(11, 0, 0)))).responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NONE);
+    verification.answer = ErrorCode.CONCURRENT_TRANSACTIONS;
+    const res = await produce.handle(txnRequest('tx-1', 0, producerBatch(11, 1, 0)), ctx(12));
+    if (res === NO_RESPONSE) throw new Error('no response');
+    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+    expect(verification.calls.map((c) => c.producerEpoch)).toEqual([0, 1]);
+  });
+
   it('refuses a transactional batch of a request without a transactional id with TRANSACTIONAL_ID_AUTHORIZATION_FAILED', async () => {
     const res = await send(txnRequest(null, 0, producerBatch(11, 0, 0)));
     expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
