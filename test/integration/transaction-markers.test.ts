@@ -10,13 +10,14 @@ import { ErrorCode } from '../../protocol/error-codes.js';
 import { FetchApi, type FetchResponse } from '../../protocol/messages/001-fetch.gen.js';
 import { ListOffsetsApi } from '../../protocol/messages/002-list-offsets.gen.js';
 import { InitProducerIdApi } from '../../protocol/messages/022-init-producer-id.gen.js';
+import { AddPartitionsToTxnApi } from '../../protocol/messages/024-add-partitions-to-txn.gen.js';
 import { WriteTxnMarkersApi } from '../../protocol/messages/027-write-txn-markers.gen.js';
 import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
 import { RecordBatch } from '../../protocol/records/batch.js';
 import { buildRecordBatch } from '../../protocol/records/index.js';
 import { KafkaClient } from '../../src/client/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
-import { RawConnection } from '../support/raw-connection.js';
+import { RawConnection, waitFor } from '../support/raw-connection.js';
 import { fetchRequest, produceRequest } from '../support/requests.js';
 
 const TOPIC = 'txn-markers';
@@ -44,9 +45,22 @@ describe.sequential('transaction markers over the wire', () => {
     await broker?.stop();
   });
 
-  async function producerId(): Promise<bigint> {
-    const init = await conn.request(InitProducerIdApi, 4, InitProducerIdApi.request.create({ transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }));
-    expect(init.errorCode).toBe(0);
+  /**
+   * A transactional producer whose transaction holds the partition, so that Produce's KIP-890 verification passes:
+   * InitProducerId for the id (retried while __transaction_state loads), then AddPartitionsToTxn.
+   */
+  async function producerId(transactionalId: string): Promise<bigint> {
+    const init = await waitFor(`InitProducerId ${transactionalId}`, async () => {
+      const r = await conn.request(InitProducerIdApi, 4, InitProducerIdApi.request.create({ transactionalId, transactionTimeoutMs: 600_000, producerId: -1n, producerEpoch: -1 }));
+      return r.errorCode === ErrorCode.NONE ? r : null;
+    });
+    const add = await conn.request(AddPartitionsToTxnApi, 3, AddPartitionsToTxnApi.request.create({
+      v3AndBelowTransactionalId: transactionalId,
+      v3AndBelowProducerId: init.producerId,
+      v3AndBelowProducerEpoch: init.producerEpoch,
+      v3AndBelowTopics: [{ name: TOPIC, partitions: [0] }],
+    }));
+    expect(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode).toBe(ErrorCode.NONE);
     return init.producerId;
   }
 
@@ -88,8 +102,8 @@ describe.sequential('transaction markers over the wire', () => {
   }
 
   it('refuses a transactional batch without a transactional id, and appends one with it', async () => {
-    pidA = await producerId();
-    pidB = await producerId();
+    pidA = await producerId('tx-a');
+    pidB = await producerId('tx-b');
     const a = await buildRecordBatch([{ value: 'a0' }, { value: 'a1' }], { producerId: pidA, producerEpoch: 0, baseSequence: 0, isTransactional: true });
     expect((await produce(a, null)).errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     expect(await produce(a, 'tx-a')).toEqual({ errorCode: 0, baseOffset: 0n }); // 0-1
