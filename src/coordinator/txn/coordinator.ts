@@ -1,6 +1,6 @@
 /**
  * The transaction coordinator of this broker (Kafka's TransactionCoordinator over TransactionStateManager,
- * KIP-98, KIP-360, KIP-447, KIP-890 part 1 with transaction version 1 semantics): routes a transactional id to
+ * KIP-98, KIP-360, KIP-447, KIP-890 parts 1 and 2: transaction versions 1 and 2): routes a transactional id to
  * its __transaction_state partition, runs InitProducerId / AddPartitionsToTxn / AddOffsetsToTxn / EndTxn against
  * the id's state (state.ts), makes each change durable before answering, and completes transactions by writing
  * their markers (markers.ts) before their Complete* state.
