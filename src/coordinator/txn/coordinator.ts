@@ -26,14 +26,13 @@ import { LAZY_LOAD_WAIT_MS } from '../shard-set.js';
 import { exceedsInt16String } from '../string-bounds.js';
 import type { CoordinatorPartitionLog } from '../storage.js';
 import type { TransactionCoordinatorConfig } from './config.js';
-import { decideEndTxnV2 } from './end-txn-v2.js';
+import { decideEndTxnV2, endTxnV2Answer, endTxnV2Transit, type EndTxnResult } from './end-txn-v2.js';
 import { javaPatternToRegExp } from './java-pattern.js';
 import { TxnCompletion } from './markers.js';
 import { encodeTxnRecord } from './records.js';
 import { TxnShard } from './shard.js';
 import {
   isEpochExhausted,
-  MAX_EPOCH,
   NO_PRODUCER_EPOCH,
   TV_0,
   TV_2,
@@ -60,13 +59,6 @@ export interface PartitionError {
 
 export interface InitProducerIdResult {
   readonly errorCode: number;
-  readonly producerId: bigint;
-  readonly producerEpoch: number;
-}
-
-export interface EndTxnResult {
-  readonly errorCode: number;
-  /** EndTxn v5: the producer id and epoch the producer goes on with (-1 on an error). */
   readonly producerId: bigint;
   readonly producerEpoch: number;
 }
@@ -574,22 +566,11 @@ export class TransactionCoordinator {
       }
       if (shard.generation !== generation || shard.txns.get(transactionalId) !== txn || txn.value !== v) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
     }
-    const now = this.clock.now();
-    // Kafka's prepareAbortOrCommit with an epoch bump: the transit's previous producer id is the current one.
-    const next = txn.transit(d.state, {
-      producerEpoch: Math.min(v.producerEpoch + 1, MAX_EPOCH),
-      lastProducerEpoch: v.producerEpoch,
-      previousProducerId: v.producerId,
-      nextProducerId,
-      clientTransactionVersion: TV_2,
-      partitions: d.noPartitionAdded ? new Map() : v.partitions,
-      startTimestamp: d.noPartitionAdded ? now : v.startTimestamp,
-      lastUpdateTimestamp: now,
-    });
+    const next = endTxnV2Transit(txn, d, nextProducerId, this.clock.now());
     const code = await this.commit(shard, generation, txn, next);
     if (code !== NONE) return fail(code);
     this.completion.sendMarkers(shard, txn);
-    return nextProducerId === NO_PRODUCER_ID ? { errorCode: NONE, producerId: next.producerId, producerEpoch: next.producerEpoch } : { errorCode: NONE, producerId: nextProducerId, producerEpoch: 0 };
+    return endTxnV2Answer(next);
   }
 
   private invalidTransition(txn: TransactionMetadata, commit: boolean): number {

@@ -16,7 +16,14 @@
  * current one is at 0 (retryOnOverflow).
  */
 import { ErrorCode } from '../../../protocol/error-codes.js';
-import { isEpochExhausted, MAX_EPOCH, TxnState, type TransactionMetadata } from './state.js';
+import { isEpochExhausted, MAX_EPOCH, NO_PRODUCER_ID, TV_2, TxnState, type TransactionMetadata, type TxnValue } from './state.js';
+
+export interface EndTxnResult {
+  readonly errorCode: number;
+  /** EndTxn v5: the producer id and epoch the producer goes on with (-1 on an error). */
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+}
 
 export type EndTxnV2Decision =
   /** Answer now: an error (producer id and epoch -1), or NONE for a retry with the current producer id and epoch. */
@@ -70,4 +77,29 @@ export function decideEndTxnV2(txn: TransactionMetadata, producerId: bigint, pro
     default:
       return error(ErrorCode.INVALID_TXN_STATE);
   }
+}
+
+/**
+ * The Prepare* of a decided end (Kafka's prepareAbortOrCommit with an epoch bump): epoch + 1, the epoch before it
+ * kept as the last one, the current producer id as the previous one, and the next producer id when the epoch
+ * was exhausted (-1 otherwise). An end with no partition added starts its transaction now.
+ */
+export function endTxnV2Transit(txn: TransactionMetadata, d: Extract<EndTxnV2Decision, { kind: 'prepare' }>, nextProducerId: bigint, now: number): TxnValue {
+  const v = txn.value;
+  return txn.transit(d.state, {
+    producerEpoch: Math.min(v.producerEpoch + 1, MAX_EPOCH),
+    lastProducerEpoch: v.producerEpoch,
+    previousProducerId: v.producerId,
+    nextProducerId,
+    clientTransactionVersion: TV_2,
+    partitions: d.noPartitionAdded ? new Map() : v.partitions,
+    startTimestamp: d.noPartitionAdded ? now : v.startTimestamp,
+    lastUpdateTimestamp: now,
+  });
+}
+
+/** What EndTxn v5 answers once Prepare* is durable: the producer id and epoch Complete* will hold (prepareComplete). */
+export function endTxnV2Answer(prepared: TxnValue): EndTxnResult {
+  if (prepared.nextProducerId === NO_PRODUCER_ID) return { errorCode: ErrorCode.NONE, producerId: prepared.producerId, producerEpoch: prepared.producerEpoch };
+  return { errorCode: ErrorCode.NONE, producerId: prepared.nextProducerId, producerEpoch: 0 };
 }
