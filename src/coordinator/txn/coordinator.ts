@@ -34,6 +34,7 @@ import { TxnShard } from './shard.js';
 import {
   isEpochExhausted,
   NO_PRODUCER_EPOCH,
+  supportsEpochBump,
   TV_0,
   TV_2,
   NO_PRODUCER_ID,
@@ -584,7 +585,8 @@ export class TransactionCoordinator {
     const epoch = fence && v.producerEpoch < 32767 ? v.producerEpoch + 1 : v.producerEpoch;
     const next = txn.transit(commit ? TxnState.PrepareCommit : TxnState.PrepareAbort, {
       producerEpoch: epoch,
-      lastProducerEpoch: fence ? NO_PRODUCER_EPOCH : v.lastProducerEpoch,
+      // A fence of a TV2 transaction bumps as its prepareAbortOrCommit does, keeping the epoch it leaves as the last.
+      lastProducerEpoch: fence ? (supportsEpochBump(v.clientTransactionVersion) ? v.producerEpoch : NO_PRODUCER_EPOCH) : v.lastProducerEpoch,
       lastUpdateTimestamp: this.clock.now(),
       // Kafka's prepareAbortOrCommit takes the client's version (EndTxn v4 or below: 0); a fence keeps the transaction's.
       clientTransactionVersion: fence ? v.clientTransactionVersion : TV_0,

@@ -108,6 +108,18 @@ describe('transaction version 2', () => {
     expect(await h.coordinator.verify('tx-a', r.producerId, 0, 'orders', 1, true)).toBe(ErrorCode.NONE);
   });
 
+  it('a timed-out TV2 transaction aborts with one bump; the producer\'s abort with the epoch before it is answered as a retry', async () => {
+    const a = await h.init('tx-a', 1000);
+    await h.coordinator.verify('tx-a', a.producerId, 0, 'orders', 0, true);
+    await h.advance(h.coordinator.config.abortTimedOutIntervalMs + 1000);
+    await h.settle();
+    expect(h.coordinator.peek('tx-a')).toMatchObject({ state: TxnState.CompleteAbort, producerEpoch: 1, lastProducerEpoch: 0 });
+    expect(h.sink.calls[0]![0]).toMatchObject({ producerEpoch: 1, commit: false });
+    expect(await h.coordinator.endTxnV2('tx-a', a.producerId, 0, false)).toEqual({ errorCode: ErrorCode.NONE, producerId: a.producerId, producerEpoch: 1 });
+    // A late batch of the fenced epoch cannot start a transaction.
+    expect(await h.coordinator.verify('tx-a', a.producerId, 0, 'orders', 1, true)).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+  });
+
   it('a reloaded coordinator keeps the client transaction version and the epochs', async () => {
     const a = await h.init('tx-a');
     await h.coordinator.verify('tx-a', a.producerId, 0, 'orders', 0, true);
