@@ -1,8 +1,9 @@
 // Produce v3-13, advertised from v0 (librdkafka ≤ 2.11 only compresses when v0 is advertised,
 // KAFKA-18659; v0-2 are refused as Kafka 4 refuses them) · v3: record batches v2 only · v5: logStartOffset
 // · v7: zstd (KIP-110) · v8: recordErrors and errorMessage (KIP-467) · v9+: flexible · v10: currentLeader
-// and nodeEndpoints (KIP-951) · v11: TRANSACTION_ABORTABLE may be returned (KIP-890) · v12: the same as v11,
-// and a transactional producer of transaction version 2 may use it (KIP-890 part 2; no transactions here)
+// and nodeEndpoints (KIP-951) · v11: TRANSACTION_ABORTABLE may be returned (KIP-890) · v12: the transactional
+// producer of transaction version 2 (KIP-890 part 2) sends no AddPartitionsToTxn: the partition is added to its
+// transaction before its first batch there (Kafka's addPartition operation)
 // · v13: topics by id instead of name, both ways (KIP-516): an id this node does not know is UNKNOWN_TOPIC_ID
 // for each of its partitions, as Kafka's handleProduceRequest answers it.
 //
@@ -10,7 +11,7 @@
 // as Kafka answers a transactional produce it cannot authorize; here per partition) and pass the idempotent
 // sequence checks. Before a producer's first transactional batch in a partition (no ongoing transaction of
 // it there) the transaction coordinator verifies the partition is in the transaction (KIP-890 part 1,
-// services.txnVerification); its error is answered as Kafka's ReplicaManager and AddPartitionsToTxnManager
+// services.txnVerification), or from v12 adds it (part 2); its error is answered as Kafka's ReplicaManager and AddPartitionsToTxnManager
 // translate it (verificationError below). Later produces to the partition wait for the verified one to be
 // issued, so appends keep request order; non-transactional batches never wait for it.
 //
@@ -172,10 +173,13 @@ function verifyThenAppend(ctx: ProduceContext, topicName: string, index: number,
   if (txnId === null) {
     return { result: failed(index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'A transactional produce request must name its transactional id') };
   }
-  if (!batch.hasProducerId || part.producers.ongoingTxnFirstOffset(batch.producerId) >= 0) {
+  // Kafka's hasOngoingTransaction(producerId, producerEpoch): only a transaction of the batch's own epoch spares it
+  // the coordinator; a batch of a newer epoch (a TV2 producer goes on after each end) is verified or added.
+  if (!batch.hasProducerId || (part.producers.ongoingTxnFirstOffset(batch.producerId) >= 0 && part.producers.epochOf(batch.producerId) === batch.producerEpoch)) {
     return { result: appendValidated(ctx, topicName, index, part, batch, validated, nowMs) };
   }
-  return ctx.services.txnVerification.verify(txnId, batch.producerId, batch.producerEpoch, topicName, index).then(
+  // Produce v12+ is Kafka's addPartition operation (KIP-890 part 2): the partition joins the transaction here.
+  return ctx.services.txnVerification.verify(txnId, batch.producerId, batch.producerEpoch, topicName, index, ctx.apiVersion >= FIRST_ADD_PARTITION_VERSION).then(
     (code) => ({ result: code === ErrorCode.NONE ? appendValidated(ctx, topicName, index, part, batch, validated, nowMs) : verificationError(index, code, ctx.apiVersion) }),
     (err: unknown) => ({ result: verificationError(index, kafkaErrorOf(err), ctx.apiVersion) }),
   );

@@ -12,9 +12,13 @@
  *   - kraft.version 0-1, finalized 1: it stands for a single standalone voter (DescribeQuorum);
  *   - group.version 0-1, finalized 1: the KIP-848 consumer group protocol is served (ConsumerGroupHeartbeat);
  *   - eligible.leader.replicas.version 0-1, finalized 1: a single replica is always eligible (ELR fields empty);
- *   - transaction.version, share.version and streams.version 0-0, not finalized: no transactions, share
- *     groups (KIP-932) or streams groups (KIP-1071) yet. A feature at level 0 is disabled and, as in
- *     Kafka's FeaturesImage, is not listed among the finalized features, so clients do not try to use it.
+ *   - transaction.version 0-2, finalized 2, as Kafka: level 1 is the flexible __transaction_state records and
+ *     KIP-890 part 1's verification, level 2 part 2, with which a Kafka 4.x producer sends no AddPartitionsToTxn
+ *     or AddOffsetsToTxn (Produce v12+ and TxnOffsetCommit v5+ add the partition) and ends each transaction
+ *     with EndTxn v5, whose epoch bump it goes on with (src/coordinator/txn/end-txn-v2.ts);
+ *   - share.version and streams.version 0-0, not finalized: no share groups (KIP-932) or streams groups
+ *     (KIP-1071) yet. A feature at level 0 is disabled and, as in Kafka's FeaturesImage, is not listed among
+ *     the finalized features, so clients do not try to use it.
  */
 import {
   createApiVersionsResponseFinalizedFeatureKey,
@@ -37,7 +41,7 @@ export const METADATA_VERSION_LEVEL = 33;
 export const FEATURES: readonly FeatureLevels[] = [
   { name: 'metadata.version', min: 7, max: METADATA_VERSION_LEVEL, finalized: METADATA_VERSION_LEVEL },
   { name: 'kraft.version', min: 0, max: 1, finalized: 1 },
-  { name: 'transaction.version', min: 0, max: 0, finalized: 0 },
+  { name: 'transaction.version', min: 0, max: 2, finalized: 2 },
   { name: 'group.version', min: 0, max: 1, finalized: 1 },
   { name: 'eligible.leader.replicas.version', min: 0, max: 1, finalized: 1 },
   { name: 'share.version', min: 0, max: 0, finalized: 0 },

@@ -59,7 +59,7 @@ export type GroupService = GroupCoordinator;
 /** The transaction coordinator (src/coordinator/txn/): the handler-facing operations of InitProducerId, 024-026, 065, 066. */
 export type TransactionService = Pick<
   TransactionCoordinator,
-  'initProducerId' | 'addPartitionsToTxn' | 'verifyPartitions' | 'addOffsetsToTxn' | 'endTxn' | 'describeTransactions' | 'listTransactions'
+  'initProducerId' | 'addPartitionsToTxn' | 'verifyPartitions' | 'addOffsetsToTxn' | 'endTxn' | 'endTxnV2' | 'describeTransactions' | 'listTransactions'
 >;
 
 /** Producer ids for InitProducerId. */
@@ -81,10 +81,11 @@ export type TxnMarkerService = Pick<LocalTxnMarkerWriter, 'write'>;
  * KIP-890 part 1: before a producer's first transactional batch in a partition is appended, Produce asks the
  * transaction coordinator whether that partition is part of the producer's ongoing transaction (Kafka's
  * AddPartitionsToTxnManager, `transaction.partition.verification.enable`). Resolves with an error code:
- * NONE when verified.
+ * NONE when verified. `addPartition` (KIP-890 part 2, Produce v12+ and TxnOffsetCommit v5+ of a transaction
+ * version 2 producer): the partition is added to the transaction instead, starting one if none is ongoing.
  */
 export interface TxnVerificationService {
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number>;
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, addPartition?: boolean): Promise<number>;
 }
 
 /** The dynamic broker configs at the cluster level (Kafka's default broker resource), read and altered. */

@@ -29,12 +29,15 @@ import { exceedsInt16String } from './string-bounds.js';
 
 /**
  * Verifies that the producer's transaction includes a partition (KIP-890 part 1: the transaction coordinator
- * knows the partition was added), before the first write of that transaction in it. An error code; NONE when
- * verified. The broker's TxnVerificationService.
+ * knows the partition was added), before the first write of that transaction in it, or adds it (`addPartition`,
+ * part 2). An error code; NONE when verified. The broker's TxnVerificationService.
  */
 export interface TxnOffsetVerifier {
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number>;
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, addPartition?: boolean): Promise<number>;
 }
+
+/** TxnOffsetCommit v5 is the transaction version 2 producer's: its partition is added implicitly (KIP-890 part 2). */
+const FIRST_ADD_PARTITION_VERSION = 5;
 
 export interface TxnCommitsOptions {
   readonly shards: ShardSet;
@@ -108,7 +111,8 @@ export class TxnCommits {
       if (s.status === 'loading') await shards.untilLoaded(s);
       s.checkActive();
       if (verifier && !s.txnOffsets.isOpen(req.producerId)) {
-        const code = await verifier.verify(req.transactionalId, req.producerId, req.producerEpoch, GROUP_METADATA_TOPIC_NAME, s.partition);
+        // TxnOffsetCommit v5+ (KIP-890 part 2): the producer sent no AddOffsetsToTxn; the partition is added here.
+        const code = await verifier.verify(req.transactionalId, req.producerId, req.producerEpoch, GROUP_METADATA_TOPIC_NAME, s.partition, apiVersion >= FIRST_ADD_PARTITION_VERSION);
         if (code !== ErrorCode.NONE) throw new GroupApiError(code, undefined, { groupId: req.groupId, partition: s.partition });
       }
       const topics = await s.write(() => this.options.offsets.txnCommit(s, { ...req, topics: known }, apiVersion));

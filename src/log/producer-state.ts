@@ -6,7 +6,8 @@
  *  - same epoch, same sequence range as a remembered batch → a retry of an appended batch: answered with
  *    the original offsets, not appended again;
  *  - same epoch, first sequence = last sequence + 1 (wrapping at 2^31) → appended;
- *  - a newer epoch must start at sequence 0 (OUT_OF_ORDER_SEQUENCE_NUMBER otherwise);
+ *  - a newer epoch must start at sequence 0 (OUT_OF_ORDER_SEQUENCE_NUMBER otherwise), and so must the first
+ *    batch of an epoch a marker set (transaction version 2 markers carry the bumped epoch, KIP-890 part 2);
  *  - an older epoch → INVALID_PRODUCER_EPOCH (the producer was fenced by a newer instance);
  *  - an unknown producer (no state, e.g. after retention removed its batches) is accepted at any sequence,
  *    as Kafka's ProducerAppendInfo.checkSequence does;
@@ -217,7 +218,9 @@ export class PartitionProducerState {
         }
         const pdup = pend?.find((x) => x.epoch === epoch && x.firstSeq === firstSeq && x.lastSeq === lastSeq);
         if (pdup) return { kind: 'duplicate', original: pdup.settled };
-        const last = lastPending?.epoch === epoch ? lastPending.lastSeq : d?.epoch === epoch ? d.batches[d.batches.length - 1]?.lastSeq : undefined;
+        // A producer known at this epoch with no batch of it (its epoch came from a marker: a transaction version 2
+        // end bumps it, KIP-890 part 2) continues from no sequence, so at 0, as Kafka's checkSequence has it.
+        const last = lastPending?.epoch === epoch ? lastPending.lastSeq : d?.epoch === epoch ? (d.batches[d.batches.length - 1]?.lastSeq ?? -1) : undefined;
         if (last !== undefined && !inSequence(last, firstSeq)) {
           return {
             kind: 'error',

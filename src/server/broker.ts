@@ -182,7 +182,7 @@ export class Broker implements ConnectionHost {
     // KIP-890 part 1: Produce and TxnOffsetCommit ask the transaction coordinator whether a partition is in the
     // producer's ongoing transaction. It is built after the group coordinator, which its markers reach.
     const txnVerification: TxnVerificationService = {
-      verify: (transactionalId, producerId, producerEpoch, topic, partition) => transactions.verify(transactionalId, producerId, producerEpoch, topic, partition),
+      verify: (transactionalId, producerId, producerEpoch, topic, partition, addPartition) => transactions.verify(transactionalId, producerId, producerEpoch, topic, partition, addPartition),
     };
     const groups = (p.groups = new GroupCoordinator({
       config: groupCoordinatorConfig(config.values),

@@ -17,7 +17,7 @@ import { RecordBatch } from '../../protocol/records/batch.js';
 import { buildRecordBatch } from '../../protocol/records/index.js';
 import { KafkaClient } from '../../src/client/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
-import { RawConnection } from '../support/raw-connection.js';
+import { RawConnection, waitFor } from '../support/raw-connection.js';
 import { fetchRequest, produceRequest } from '../support/requests.js';
 
 const TOPIC = 'txn-markers';
@@ -46,22 +46,21 @@ describe.sequential('transaction markers over the wire', () => {
   });
 
   /**
-   * A transactional producer with `TOPIC`-0 in its transaction (InitProducerId, AddPartitionsToTxn v3), so that
-   * Produce's KIP-890 verification accepts its batches. Its markers are then written here with WriteTxnMarkers,
-   * as an admin abort does; the coordinator still holds the transaction open, with the longest timeout, so that
-   * it writes no marker of its own while the test runs.
+   * A transactional producer whose transaction holds the partition, so that Produce's KIP-890 verification passes:
+   * InitProducerId for the id (retried while __transaction_state loads), then AddPartitionsToTxn.
    */
   async function producerId(transactionalId: string): Promise<bigint> {
-    const init = await conn.request(InitProducerIdApi, 4, InitProducerIdApi.request.create({ transactionalId, transactionTimeoutMs: 900_000, producerId: -1n, producerEpoch: -1 }));
-    expect(init.errorCode).toBe(0);
-    const add = await conn.request(AddPartitionsToTxnApi, 3, {
-      ...AddPartitionsToTxnApi.request.create(),
+    const init = await waitFor(`InitProducerId ${transactionalId}`, async () => {
+      const r = await conn.request(InitProducerIdApi, 4, InitProducerIdApi.request.create({ transactionalId, transactionTimeoutMs: 600_000, producerId: -1n, producerEpoch: -1 }));
+      return r.errorCode === ErrorCode.NONE ? r : null;
+    });
+    const add = await conn.request(AddPartitionsToTxnApi, 3, AddPartitionsToTxnApi.request.create({
       v3AndBelowTransactionalId: transactionalId,
       v3AndBelowProducerId: init.producerId,
       v3AndBelowProducerEpoch: init.producerEpoch,
       v3AndBelowTopics: [{ name: TOPIC, partitions: [0] }],
-    });
-    expect(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode).toBe(0);
+    }));
+    expect(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode).toBe(ErrorCode.NONE);
     return init.producerId;
   }
 

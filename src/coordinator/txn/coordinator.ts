@@ -1,6 +1,6 @@
 /**
  * The transaction coordinator of this broker (Kafka's TransactionCoordinator over TransactionStateManager,
- * KIP-98, KIP-360, KIP-447, KIP-890 part 1 with transaction version 1 semantics): routes a transactional id to
+ * KIP-98, KIP-360, KIP-447, KIP-890 parts 1 and 2: transaction versions 1 and 2): routes a transactional id to
  * its __transaction_state partition, runs InitProducerId / AddPartitionsToTxn / AddOffsetsToTxn / EndTxn against
  * the id's state (state.ts), makes each change durable before answering, and completes transactions by writing
  * their markers (markers.ts) before their Complete* state.
@@ -26,6 +26,7 @@ import { LAZY_LOAD_WAIT_MS } from '../shard-set.js';
 import { exceedsInt16String } from '../string-bounds.js';
 import type { CoordinatorPartitionLog } from '../storage.js';
 import type { TransactionCoordinatorConfig } from './config.js';
+import { decideEndTxnV2, endTxnV2Answer, endTxnV2Transit, type EndTxnResult } from './end-txn-v2.js';
 import { javaPatternToRegExp } from './java-pattern.js';
 import { TxnCompletion } from './markers.js';
 import { encodeTxnRecord } from './records.js';
@@ -33,6 +34,9 @@ import { TxnShard } from './shard.js';
 import {
   isEpochExhausted,
   NO_PRODUCER_EPOCH,
+  supportsEpochBump,
+  TV_0,
+  TV_2,
   NO_PRODUCER_ID,
   TransactionMetadata,
   TxnState,
@@ -330,8 +334,10 @@ export class TransactionCoordinator {
         txn = new TransactionMetadata(transactionalId, {
           producerId,
           previousProducerId: NO_PRODUCER_ID,
+          nextProducerId: NO_PRODUCER_ID,
           producerEpoch: NO_PRODUCER_EPOCH,
           lastProducerEpoch: NO_PRODUCER_EPOCH,
+          clientTransactionVersion: TV_0,
           timeoutMs,
           state: TxnState.Empty,
           partitions: new Map(),
@@ -423,16 +429,17 @@ export class TransactionCoordinator {
       const bad = new Set(unknown.map((p) => `${p.topic}\0${p.partition}`));
       return partitions.map((p) => ({ ...p, errorCode: bad.has(`${p.topic}\0${p.partition}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED }));
     }
-    const code = await this.addPartitions(transactionalId, producerId, producerEpoch, partitions);
+    const code = await this.addPartitions(transactionalId, producerId, producerEpoch, partitions, TV_0);
     return partitions.map((p) => ({ ...p, errorCode: code }));
   }
 
   /** AddOffsetsToTxn: adds the group's __consumer_offsets partition to the transaction (KIP-98, KIP-447). */
   async addOffsetsToTxn(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): Promise<number> {
-    return this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: GROUP_METADATA_TOPIC_NAME, partition: this.options.groupPartitionFor(groupId) }]);
+    return this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: GROUP_METADATA_TOPIC_NAME, partition: this.options.groupPartitionFor(groupId) }], TV_0);
   }
 
-  private async addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<number> {
+  /** `clientTransactionVersion`: the request's (Kafka: 2 for AddPartitionsToTxn v5, 0 below), recorded with the transaction. */
+  private async addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[], clientTransactionVersion: number): Promise<number> {
     if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
     const shard = await this.shardFor(transactionalId);
     if (typeof shard === 'number') return shard;
@@ -451,6 +458,7 @@ export class TransactionCoordinator {
       partitions: unionPartitions(v.state === TxnState.Ongoing ? v.partitions : new Map(), partitions),
       startTimestamp: v.state === TxnState.Ongoing ? v.startTimestamp : now,
       lastUpdateTimestamp: now,
+      clientTransactionVersion,
     });
     return this.commit(shard, shard.generation, txn, next);
   }
@@ -480,10 +488,16 @@ export class TransactionCoordinator {
    * AddPartitionsToTxnManager maps them for clients of transaction version 1: TRANSACTION_ABORTABLE →
    * INVALID_TXN_STATE, PRODUCER_FENCED → INVALID_PRODUCER_EPOCH. Coordinator errors (NOT_COORDINATOR,
    * COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, ...) are returned as they are.
+   *
+   * `addPartition`: the producer runs transaction version 2 (Produce v12+, TxnOffsetCommit v5+, KIP-890 part
+   * 2), which sends no AddPartitionsToTxn: the partition is added to its transaction here, starting one from
+   * Empty or Complete*, as Kafka's AddPartitionsToTxnManager does with AddPartitionsToTxn v5 (not verify-only),
+   * and the transaction is recorded with client transaction version 2.
    */
-  async verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number> {
-    const [r] = await this.verifyPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }]);
-    const code = r!.errorCode;
+  async verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, addPartition = false): Promise<number> {
+    const code = addPartition
+      ? await this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], TV_2)
+      : (await this.verifyPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }]))[0]!.errorCode;
     if (code === ErrorCode.TRANSACTION_ABORTABLE) return ErrorCode.INVALID_TXN_STATE;
     if (code === ErrorCode.PRODUCER_FENCED) return ErrorCode.INVALID_PRODUCER_EPOCH;
     return code;
@@ -524,6 +538,42 @@ export class TransactionCoordinator {
     }
   }
 
+  /**
+   * EndTxn v5 (transaction version 2, KIP-890 part 2): every end bumps the epoch (end-txn-v2.ts decides); the
+   * markers carry the bumped epoch, and the answer the producer id and epoch the producer goes on with: the
+   * bumped epoch, or a new producer id at epoch 0 once the epoch was exhausted.
+   */
+  async endTxnV2(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<EndTxnResult> {
+    const fail = (errorCode: number): EndTxnResult => ({ errorCode, producerId: NO_PRODUCER_ID, producerEpoch: NO_PRODUCER_EPOCH });
+    if (transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
+    const shard = await this.shardFor(transactionalId);
+    if (typeof shard === 'number') return fail(shard);
+    const generation = shard.generation;
+    const txn = shard.txns.get(transactionalId);
+    if (!txn) return fail(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    const d = decideEndTxnV2(txn, producerId, producerEpoch, commit);
+    if (d.kind === 'answer') {
+      if (d.errorCode === ErrorCode.INVALID_TXN_STATE) this.invalidTransition(txn, commit);
+      return { errorCode: d.errorCode, producerId: d.producerId, producerEpoch: d.producerEpoch };
+    }
+    const v = txn.value;
+    let nextProducerId = NO_PRODUCER_ID;
+    if (d.newProducerId) {
+      try {
+        nextProducerId = await this.options.producerIds.allocate();
+      } catch (err) {
+        this.log.warn({ err }, 'cannot allocate a producer id');
+        return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+      }
+      if (shard.generation !== generation || shard.txns.get(transactionalId) !== txn || txn.value !== v) return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+    }
+    const next = endTxnV2Transit(txn, d, nextProducerId, this.clock.now());
+    const code = await this.commit(shard, generation, txn, next);
+    if (code !== NONE) return fail(code);
+    this.completion.sendMarkers(shard, txn);
+    return endTxnV2Answer(next);
+  }
+
   private invalidTransition(txn: TransactionMetadata, commit: boolean): number {
     this.log.debug({ transactionalId: txn.transactionalId, state: txnStateName(txn.state) }, `cannot ${commit ? 'commit' : 'abort'} a transaction in state ${txnStateName(txn.state)}`);
     return ErrorCode.INVALID_TXN_STATE;
@@ -535,8 +585,11 @@ export class TransactionCoordinator {
     const epoch = fence && v.producerEpoch < 32767 ? v.producerEpoch + 1 : v.producerEpoch;
     const next = txn.transit(commit ? TxnState.PrepareCommit : TxnState.PrepareAbort, {
       producerEpoch: epoch,
-      lastProducerEpoch: fence ? NO_PRODUCER_EPOCH : v.lastProducerEpoch,
+      // A fence of a TV2 transaction bumps as its prepareAbortOrCommit does, keeping the epoch it leaves as the last.
+      lastProducerEpoch: fence ? (supportsEpochBump(v.clientTransactionVersion) ? v.producerEpoch : NO_PRODUCER_EPOCH) : v.lastProducerEpoch,
       lastUpdateTimestamp: this.clock.now(),
+      // Kafka's prepareAbortOrCommit takes the client's version (EndTxn v4 or below: 0); a fence keeps the transaction's.
+      clientTransactionVersion: fence ? v.clientTransactionVersion : TV_0,
     });
     const code = await this.commit(shard, generation, txn, next);
     if (code === NONE) this.completion.sendMarkers(shard, txn);

@@ -22,7 +22,7 @@ import type { Clock } from '../../metadata/clock.js';
 import type { CoordinatorLogger } from '../context.js';
 import type { TransactionCoordinatorConfig } from './config.js';
 import type { TxnShard } from './shard.js';
-import { partitionList, TxnState, type TransactionMetadata, type TxnValue } from './state.js';
+import { NO_PRODUCER_ID, partitionList, supportsEpochBump, TxnState, type TransactionMetadata, type TxnValue } from './state.js';
 import type { TxnMarkerResult, TxnMarkerSink } from './types.js';
 
 /** Waits between marker attempts (Kafka retries every retry.backoff.ms, 100 ms); the last one repeats. */
@@ -41,6 +41,17 @@ export interface TxnCompletionOptions {
 }
 
 const key = (topic: string, partition: number): string => `${topic}\0${partition}`;
+
+/**
+ * Kafka's prepareComplete: with transaction version 2, a transaction that ended with an exhausted epoch hands
+ * over to its next producer id at epoch 0 (its markers carried the old id at the last epoch); the transit's
+ * previous producer id is the one it leaves.
+ */
+function completeProducer(v: TxnValue): Partial<TxnValue> {
+  if (!supportsEpochBump(v.clientTransactionVersion)) return {};
+  if (v.nextProducerId === NO_PRODUCER_ID) return { previousProducerId: v.producerId };
+  return { producerId: v.nextProducerId, producerEpoch: 0, previousProducerId: v.producerId, nextProducerId: NO_PRODUCER_ID };
+}
 
 export class TxnCompletion {
   constructor(private readonly o: TxnCompletionOptions) {}
@@ -95,7 +106,7 @@ export class TxnCompletion {
         remaining = remaining.filter((p) => !written.has(key(p.topic, p.partition)));
       }
       if (remaining.length === 0) {
-        const next = txn.transit(commit ? TxnState.CompleteCommit : TxnState.CompleteAbort, { partitions: new Map(), lastUpdateTimestamp: this.o.clock.now() });
+        const next = txn.transit(commit ? TxnState.CompleteCommit : TxnState.CompleteAbort, { partitions: new Map(), lastUpdateTimestamp: this.o.clock.now(), ...completeProducer(v) });
         const code = await this.o.commit(shard, generation, txn, next, true);
         if (code === ErrorCode.NONE || !current()) return;
       }

@@ -10,8 +10,10 @@
  * ```
  *
  * The fields written are those Kafka's TransactionLog.valueToBytes sets: the partitions grouped by topic (null
- * for Empty, which may have none; Complete* have none), and not the previous or next producer id, which Kafka
- * keeps in memory only (so the tagged section is empty with transaction version 1's client version 0).
+ * for Empty, which may have none; Complete* have none). A transaction of client transaction version 0 (its
+ * clients end it with EndTxn v4 or below) writes neither the previous nor the next producer id, which Kafka keeps
+ * in memory only for it, so its tagged section is empty; one of client version 2 (KIP-890 part 2) writes the
+ * three tagged fields: previous and next producer id, and its client transaction version.
  */
 import {
   createTransactionLogValue,
@@ -24,7 +26,7 @@ import { Reader } from '../../../protocol/wire/reader.js';
 import { Writer } from '../../../protocol/wire/writer.js';
 import { CoordinatorCorruptError } from '../errors.js';
 import type { EncodedRecord } from '../records.js';
-import { NO_PRODUCER_EPOCH, TxnState, type TxnValue } from './state.js';
+import { NO_PRODUCER_EPOCH, supportsEpochBump, TxnState, type TxnValue } from './state.js';
 
 export const TRANSACTION_LOG_KEY_VERSION = 0;
 /** Kafka's TransactionVersion.transactionLogValueVersion for TV_1 and later (flexible records). */
@@ -46,8 +48,8 @@ export function encodeTxnRecord(transactionalId: string, v: TxnValue | null): En
     w,
     createTransactionLogValue({
       producerId: v.producerId,
-      previousProducerId: -1n,
-      nextProducerId: -1n,
+      previousProducerId: supportsEpochBump(v.clientTransactionVersion) ? v.previousProducerId : -1n,
+      nextProducerId: supportsEpochBump(v.clientTransactionVersion) ? v.nextProducerId : -1n,
       producerEpoch: v.producerEpoch,
       nextProducerEpoch: -1,
       transactionTimeoutMs: v.timeoutMs,
@@ -55,7 +57,7 @@ export function encodeTxnRecord(transactionalId: string, v: TxnValue | null): En
       transactionPartitions: v.state === TxnState.Empty ? null : [...v.partitions].map(([topic, ps]) => ({ topic, partitionIds: [...ps].sort((a, b) => a - b) })),
       transactionLastUpdateTimestampMs: BigInt(v.lastUpdateTimestamp),
       transactionStartTimestampMs: BigInt(v.startTimestamp),
-      clientTransactionVersion: 0,
+      clientTransactionVersion: v.clientTransactionVersion,
     }),
     TRANSACTION_LOG_VALUE_VERSION,
   );
@@ -100,8 +102,10 @@ export function decodeTxnRecord(key: Buffer, value: Buffer | null, context: { pa
       value: {
         producerId: v.producerId,
         previousProducerId: v.previousProducerId,
+        nextProducerId: v.nextProducerId,
         producerEpoch: v.producerEpoch,
         lastProducerEpoch: NO_PRODUCER_EPOCH,
+        clientTransactionVersion: v.clientTransactionVersion,
         timeoutMs: v.transactionTimeoutMs,
         state: v.transactionStatus as TxnState,
         partitions,

@@ -54,11 +54,33 @@ export function isEpochExhausted(epoch: number): boolean {
   return epoch >= MAX_EPOCH - 1;
 }
 
+/** Kafka's TransactionVersion feature levels: TV_2 bumps the epoch at every transaction end (KIP-890 part 2). */
+export const TV_0 = 0;
+export const TV_2 = 2;
+
+/** Kafka's TransactionVersion.supportsEpochBump. */
+export function supportsEpochBump(clientTransactionVersion: number): boolean {
+  return clientTransactionVersion >= TV_2;
+}
+
 /** A transactional id's durable fields (one TransactionLogValue), immutable. */
 export interface TxnValue {
   readonly producerId: bigint;
-  /** The producer id before the last rotation (Kafka's previousProducerId): in memory only, as Kafka writes it with TV1. */
+  /**
+   * The producer id before the last change of it (Kafka's prevProducerId): written with transaction version 2
+   * (records.ts), in memory only before, as Kafka writes it with TV1.
+   */
   readonly previousProducerId: bigint;
+  /**
+   * KIP-890 part 2: the producer id a transaction ending with an exhausted epoch hands over to (Kafka's
+   * nextProducerId), set on its Prepare* state and taken by its Complete* state at epoch 0; -1 otherwise.
+   */
+  readonly nextProducerId: bigint;
+  /**
+   * The client transaction version of the transaction (Kafka's clientTransactionVersion, TransactionLogValue's
+   * tagged field): 2 once a TV2 request (AddPartitionsToTxn v5 from a partition leader, EndTxn v5) touched it.
+   */
+  readonly clientTransactionVersion: number;
   readonly producerEpoch: number;
   /** In memory only, as Kafka: the epoch before the last bump, so that a retried InitProducerId gets the same answer. */
   readonly lastProducerEpoch: number;
@@ -75,7 +97,8 @@ const VALID_PREVIOUS: Readonly<Record<TxnState, readonly TxnState[]>> = {
   [TxnState.Empty]: [TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
   [TxnState.Ongoing]: [TxnState.Ongoing, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
   [TxnState.PrepareCommit]: [TxnState.Ongoing],
-  [TxnState.PrepareAbort]: [TxnState.Ongoing, TxnState.PrepareEpochFence],
+  // Empty and Complete*: a TV2 client's abort of no transaction bumps the epoch through PrepareAbort (KIP-890 part 2).
+  [TxnState.PrepareAbort]: [TxnState.Ongoing, TxnState.PrepareEpochFence, TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],
   [TxnState.CompleteCommit]: [TxnState.PrepareCommit],
   [TxnState.CompleteAbort]: [TxnState.PrepareAbort],
   [TxnState.Dead]: [TxnState.Empty, TxnState.CompleteCommit, TxnState.CompleteAbort],

@@ -92,10 +92,26 @@ describe('Produce handler: transactional batches', () => {
     expect(first.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n });
     const second = await send(txnRequest('tx-1', 0, producerBatch(11, 0, 2)));
     expect(second.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n });
-    expect(verification.calls).toEqual([{ transactionalId: 'tx-1', producerId: 11n, producerEpoch: 0, topic: 'orders', partition: 0 }]);
+    expect(verification.calls).toEqual([{ transactionalId: 'tx-1', producerId: 11n, producerEpoch: 0, topic: 'orders', partition: 0, addPartition: false }]);
     const log = world.partitionService.get('orders', 0)!.log;
     expect(log.lastStableOffset).toBe(0);
     expect(log.highWatermark).toBe(4);
+  });
+
+  it('Produce v12+ asks the coordinator to add the partition (KIP-890 part 2), older versions to verify it', async () => {
+    const res = await produce.handle(txnRequest('tx-2', 1, producerBatch(12, 0, 0)), ctx(12));
+    if (res === NO_RESPONSE) throw new Error('no response');
+    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NONE);
+    expect(verification.calls).toEqual([{ transactionalId: 'tx-2', producerId: 12n, producerEpoch: 0, topic: 'orders', partition: 1, addPartition: true }]);
+  });
+
+  it('verifies a batch of a newer epoch than the ongoing transaction in the partition, as Kafka checks the epoch too', async () => {
+    expect((await send(txnRequest('tx-1', 0, producerBatch(11, 0, 0)))).responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NONE);
+    verification.answer = ErrorCode.CONCURRENT_TRANSACTIONS;
+    const res = await produce.handle(txnRequest('tx-1', 0, producerBatch(11, 1, 0)), ctx(12));
+    if (res === NO_RESPONSE) throw new Error('no response');
+    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+    expect(verification.calls.map((c) => c.producerEpoch)).toEqual([0, 1]);
   });
 
   it('refuses a transactional batch of a request without a transactional id with TRANSACTIONAL_ID_AUTHORIZATION_FAILED', async () => {

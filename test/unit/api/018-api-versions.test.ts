@@ -23,7 +23,7 @@ describe('ApiVersions v3+ features (KIP-584) and v5 cluster and node checks (KIP
     expect(supported).toEqual({
       'metadata.version': [7, 33],
       'kraft.version': [0, 1],
-      'transaction.version': [0, 0],
+      'transaction.version': [0, 2],
       'group.version': [0, 1],
       'eligible.leader.replicas.version': [0, 1],
       'share.version': [0, 0],
@@ -31,7 +31,7 @@ describe('ApiVersions v3+ features (KIP-584) and v5 cluster and node checks (KIP
     });
     const finalized = Object.fromEntries(res.finalizedFeatures.map((f) => [f.name, [f.minVersionLevel, f.maxVersionLevel]]));
     // Level 0 is disabled and, as in Kafka, not listed as finalized.
-    expect(finalized).toEqual({ 'metadata.version': [33, 33], 'kraft.version': [1, 1], 'group.version': [1, 1], 'eligible.leader.replicas.version': [1, 1] });
+    expect(finalized).toEqual({ 'metadata.version': [33, 33], 'kraft.version': [1, 1], 'transaction.version': [2, 2], 'group.version': [1, 1], 'eligible.leader.replicas.version': [1, 1] });
     expect(res.finalizedFeaturesEpoch).toBe(0n);
   });
 

@@ -167,10 +167,10 @@ export class RecordingMetrics implements MetricsSink {
 
 /** KIP-890 verification that answers `answer` (NONE by default) and records what it was asked. */
 export class FakeTxnVerification implements TxnVerificationService {
-  readonly calls: Array<{ transactionalId: string; producerId: bigint; producerEpoch: number; topic: string; partition: number }> = [];
+  readonly calls: Array<{ transactionalId: string; producerId: bigint; producerEpoch: number; topic: string; partition: number; addPartition: boolean }> = [];
   constructor(public answer: number = 0) {}
-  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number> {
-    this.calls.push({ transactionalId, producerId, producerEpoch, topic, partition });
+  verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, addPartition = false): Promise<number> {
+    this.calls.push({ transactionalId, producerId, producerEpoch, topic, partition, addPartition });
     return Promise.resolve(this.answer);
   }
 }
@@ -224,6 +224,10 @@ export class FakeTransactions implements TransactionService {
   async endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<number> {
     this.calls.push({ op: 'endTxn', args: [transactionalId, producerId, producerEpoch, commit] });
     return this.code;
+  }
+  async endTxnV2(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean) {
+    this.calls.push({ op: 'endTxnV2', args: [transactionalId, producerId, producerEpoch, commit] });
+    return this.code === 0 ? { errorCode: 0, producerId, producerEpoch: producerEpoch + 1 } : { errorCode: this.code, producerId: -1n, producerEpoch: -1 };
   }
   async describeTransactions(ids: readonly string[]): Promise<DescribedTransaction[]> {
     this.calls.push({ op: 'describeTransactions', args: [ids] });

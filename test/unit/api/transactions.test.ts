@@ -99,7 +99,17 @@ describe('AddPartitionsToTxn, AddOffsetsToTxn, EndTxn', () => {
     expect((await answer(endTxn.handle(end, ctx(t, 4)))).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
     expect(t.calls.map((c) => c.args)).toContainEqual(['tx', 5n, 1, 'g']);
     expect(t.calls.map((c) => c.args)).toContainEqual(['tx', 5n, 1, true]);
-    expect(endTxn.versions).toEqual({ min: 0, max: 4 });
+    expect(endTxn.versions).toEqual({ min: 0, max: 5 });
+  });
+
+  it('EndTxn v5 ends with transaction version 2 and answers the producer id and epoch to go on with (KIP-890 part 2)', async () => {
+    const t = new FakeTransactions();
+    const end = createEndTxnRequest({ transactionalId: 'tx', producerId: 5n, producerEpoch: 1, committed: true });
+    expect(await answer(endTxn.handle(end, ctx(t, 5)))).toMatchObject({ errorCode: ErrorCode.NONE, producerId: 5n, producerEpoch: 2 });
+    expect(await answer(endTxn.handle(end, ctx(t, 4)))).toMatchObject({ errorCode: ErrorCode.NONE, producerId: -1n, producerEpoch: -1 });
+    expect(t.calls.map((c) => c.op)).toEqual(['endTxnV2', 'endTxn']);
+    t.code = ErrorCode.PRODUCER_FENCED;
+    expect(await answer(endTxn.handle(end, ctx(t, 5)))).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED, producerId: -1n, producerEpoch: -1 });
   });
 });
 

@@ -245,9 +245,14 @@ describe('transactional offset commit validation (KIP-447)', () => {
     expect((await c.txnOffsetCommit(req, 3)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
     expect((await c.txnOffsetCommit(req, 3)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
     expect(calls).toEqual([
-      ['tx-1', PID, 2, '__consumer_offsets', 0],
-      ['tx-1', PID, 2, '__consumer_offsets', 0],
+      ['tx-1', PID, 2, '__consumer_offsets', 0, false],
+      ['tx-1', PID, 2, '__consumer_offsets', 0, false],
     ]);
+    // v5 (transaction version 2, no AddOffsetsToTxn): the coordinator is asked to add the partition.
+    calls.length = 0;
+    const tv2 = { ...req, producerId: PID + 2n };
+    expect((await c.txnOffsetCommit(tv2, 5)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    expect(calls).toEqual([['tx-1', PID + 2n, 2, '__consumer_offsets', 0, true]]);
     // A verification that could not reach the transaction coordinator is retried by clients without a lookup.
     answer = ErrorCode.NETWORK_EXCEPTION;
     const other = { ...req, producerId: PID + 1n };

@@ -74,6 +74,21 @@ describe('producer state: ongoing transactions', () => {
     expect(state.checkMarker(99n, 0, 0, 3)).toBeNull();
   });
 
+  it('transaction version 2: a marker with the bumped epoch starts the next transaction at it from sequence 0, and fences the old epoch', () => {
+    const state = new PartitionProducerState();
+    apply(state, producerBatch(1, 3, 0), 0);
+    apply(state, producerBatch(1, 3, 2), 2);
+    expect(state.checkMarker(1n, 4, 0, 4)).toBeNull();
+    apply(state, buildEndTxnMarkerBatch(commit(1n, 4, 0)), 4);
+    expect(state.ongoingTxnFirstOffset(1n)).toBe(-1);
+    const txn = (epoch: number, baseSequence: number) => state.check({ producerId: 1n, producerEpoch: epoch, baseSequence, lastOffsetDelta: 1, isTransactional: true }, T0);
+    // A late batch of the old epoch is fenced; the new epoch continues from no sequence.
+    expect(txn(3, 4)).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH });
+    expect(txn(4, 4)).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER });
+    expect(txn(4, 0).kind).toBe('append');
+    expect(state.checkMarker(1n, 3, 0, 6)?.errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+  });
+
   it('refuses a non-transactional batch of a producer whose transaction is ongoing with INVALID_TXN_STATE', () => {
     const state = new PartitionProducerState();
     apply(state, producerBatch(1, 0, 0), 0);

@@ -46,7 +46,7 @@ describe('transaction state durability', () => {
   });
 
   it('reads back what it encodes, tombstones included', () => {
-    const value = { producerId: 5n, previousProducerId: -1n, producerEpoch: 3, lastProducerEpoch: -1, timeoutMs: 1000, state: TxnState.PrepareAbort, partitions: new Map([['t', new Set([1, 2])]]), startTimestamp: 10, lastUpdateTimestamp: 20 };
+    const value = { producerId: 5n, previousProducerId: -1n, nextProducerId: -1n, producerEpoch: 3, lastProducerEpoch: -1, clientTransactionVersion: 0, timeoutMs: 1000, state: TxnState.PrepareAbort, partitions: new Map([['t', new Set([1, 2])]]), startTimestamp: 10, lastUpdateTimestamp: 20 };
     const rec = encodeTxnRecord('id', value);
     expect(decodeTxnRecord(rec.key, rec.value)).toEqual({ transactionalId: 'id', value });
     const tomb = encodeTxnRecord('id', null);
