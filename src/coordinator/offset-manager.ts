@@ -54,6 +54,14 @@ import type { OpResult, Shard } from './shard.js';
 /** OffsetFetch's "no offset" values (Kafka's OffsetFetchResponse.INVALID_OFFSET, NO_METADATA). */
 export const INVALID_OFFSET = -1n;
 
+/** What OffsetCommit and TxnOffsetCommit carry for one partition. */
+interface CommittedPartition {
+  readonly partitionIndex: number;
+  readonly committedOffset: bigint;
+  readonly committedLeaderEpoch: number;
+  readonly committedMetadata: string | null;
+}
+
 export class OffsetManager {
   constructor(
     private readonly ctx: CoordinatorContext,
@@ -133,33 +141,48 @@ export class OffsetManager {
     // OffsetCommit v2-4 may override the retention; -1 (v5+: always) means the broker's. Saturated at
     // Long.MAX_VALUE (offsets.ts).
     const expireTimestampMs = req.retentionTimeMs === -1n ? null : expireTimestampMsOf(now, req.retentionTimeMs);
+    const { records, errors } = this.offsetRecords(req.groupId, req.topics, (p) => (p.commitTimestamp === -1n ? now : Number(p.commitTimestamp)), expireTimestampMs);
+    const topics = req.topics.map((t, i) =>
+      createOffsetCommitResponseTopic({
+        name: t.name,
+        partitions: t.partitions.map((p, j) => createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: errors[i]![j]! })),
+      }),
+    );
+    return { records, response: topics };
+  }
+
+  /**
+   * The OffsetCommit records of committing `topics` for `groupId` (Kafka's commitOffset and
+   * commitTransactionalOffset alike): one per partition whose metadata fits offset.metadata.max.bytes, and each
+   * partition's error code in request order (OFFSET_METADATA_TOO_LARGE for the others).
+   */
+  private offsetRecords<P extends CommittedPartition>(
+    groupId: string,
+    topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly P[] }>,
+    commitTimestampMs: (p: P) => number,
+    expireTimestampMs: number | null,
+  ): { records: CoordinatorRecord[]; errors: number[][] } {
     const maxMetadata = this.ctx.config.offsetMetadataMaxBytes;
     const records: CoordinatorRecord[] = [];
-    const topics: OffsetCommitResponseTopic[] = [];
-    for (const t of req.topics) {
-      const rt = createOffsetCommitResponseTopic({ name: t.name });
-      topics.push(rt);
+    const errors = topics.map((t) => {
       const topicId = this.ctx.topics.get(t.name)?.topicId;
-      for (const p of t.partitions) {
-        if (p.committedMetadata !== null && p.committedMetadata.length > maxMetadata) {
-          rt.partitions.push(createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE }));
-          continue;
-        }
-        rt.partitions.push(createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE }));
+      return t.partitions.map((p) => {
+        if (p.committedMetadata !== null && p.committedMetadata.length > maxMetadata) return ErrorCode.OFFSET_METADATA_TOO_LARGE;
         const offset: OffsetAndMetadata = {
           committedOffset: p.committedOffset,
           leaderEpoch: p.committedLeaderEpoch,
           metadata: p.committedMetadata ?? '',
-          commitTimestampMs: p.commitTimestamp === -1n ? now : Number(p.commitTimestamp),
+          commitTimestampMs: commitTimestampMs(p),
           expireTimestampMs,
           // Kafka 4.x records the topic id with the offset, so a topic deleted and created again under the same
           // name never inherits it (topic-deletions.ts).
           ...(topicId === undefined ? {} : { topicId }),
         };
-        records.push(offsetCommitRecord(req.groupId, t.name, p.partitionIndex, offset));
-      }
-    }
-    return { records, response: topics };
+        records.push(offsetCommitRecord(groupId, t.name, p.partitionIndex, offset));
+        return ErrorCode.NONE;
+      });
+    });
+    return { records, errors };
   }
 
   // ------------------------------------------------------------------------------------------ transactional commit
@@ -218,30 +241,14 @@ export class OffsetManager {
     shard.checkProducerEpoch(req.producerId, req.producerEpoch);
     this.validateTxnCommit(shard, req, apiVersion);
     const now = this.ctx.clock.now();
-    const maxMetadata = this.ctx.config.offsetMetadataMaxBytes;
-    const records: CoordinatorRecord[] = [];
-    const topics: TxnOffsetCommitResponseTopic[] = [];
-    for (const t of req.topics) {
-      const rt = createTxnOffsetCommitResponseTopic({ name: t.name, topicId: t.topicId });
-      topics.push(rt);
-      const topicId = this.ctx.topics.get(t.name)?.topicId;
-      for (const p of t.partitions) {
-        if (p.committedMetadata !== null && p.committedMetadata.length > maxMetadata) {
-          rt.partitions.push(createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE }));
-          continue;
-        }
-        rt.partitions.push(createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE }));
-        const offset: OffsetAndMetadata = {
-          committedOffset: p.committedOffset,
-          leaderEpoch: p.committedLeaderEpoch,
-          metadata: p.committedMetadata ?? '',
-          commitTimestampMs: now,
-          expireTimestampMs: null,
-          ...(topicId === undefined ? {} : { topicId }),
-        };
-        records.push(offsetCommitRecord(req.groupId, t.name, p.partitionIndex, offset));
-      }
-    }
+    const { records, errors } = this.offsetRecords(req.groupId, req.topics, () => now, null);
+    const topics = req.topics.map((t, i) =>
+      createTxnOffsetCommitResponseTopic({
+        name: t.name,
+        topicId: t.topicId,
+        partitions: t.partitions.map((p, j) => createTxnOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: errors[i]![j]! })),
+      }),
+    );
     return { records, response: topics, transactional: { producerId: req.producerId, producerEpoch: req.producerEpoch } };
   }
 

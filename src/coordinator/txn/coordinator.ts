@@ -433,6 +433,21 @@ export class TransactionCoordinator {
     return partitions.map((p) => ({ ...p, errorCode: code }));
   }
 
+  /**
+   * The transaction of `transactionalId` as a request of its producer finds it, or the error Kafka answers first:
+   * INVALID_REQUEST for an empty id, the shard's (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...),
+   * INVALID_PRODUCER_ID_MAPPING for an unknown id or another producer id, PRODUCER_FENCED for another epoch.
+   */
+  private async producerTxn(transactionalId: string, producerId: bigint, producerEpoch: number): Promise<{ shard: TxnShard; txn: TransactionMetadata } | number> {
+    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
+    const shard = await this.shardFor(transactionalId);
+    if (typeof shard === 'number') return shard;
+    const txn = shard.txns.get(transactionalId);
+    if (!txn || txn.value.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (txn.value.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
+    return { shard, txn };
+  }
+
   /** AddOffsetsToTxn: adds the group's __consumer_offsets partition to the transaction (KIP-98, KIP-447). */
   async addOffsetsToTxn(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): Promise<number> {
     return this.addPartitions(transactionalId, producerId, producerEpoch, [{ topic: GROUP_METADATA_TOPIC_NAME, partition: this.options.groupPartitionFor(groupId) }], TV_0);
@@ -440,14 +455,10 @@ export class TransactionCoordinator {
 
   /** `clientTransactionVersion`: the request's (Kafka: 2 for AddPartitionsToTxn v5, 0 below), recorded with the transaction. */
   private async addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[], clientTransactionVersion: number): Promise<number> {
-    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
-    const shard = await this.shardFor(transactionalId);
-    if (typeof shard === 'number') return shard;
-    const txn = shard.txns.get(transactionalId);
-    if (!txn) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    const found = await this.producerTxn(transactionalId, producerId, producerEpoch);
+    if (typeof found === 'number') return found;
+    const { shard, txn } = found;
     const v = txn.value;
-    if (v.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    if (v.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
     if (txn.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
     if (v.state === TxnState.PrepareCommit || v.state === TxnState.PrepareAbort) return ErrorCode.CONCURRENT_TRANSACTIONS;
     if (v.state === TxnState.Ongoing && partitions.every((p) => txn.hasPartition(p.topic, p.partition))) return NONE;
@@ -469,14 +480,10 @@ export class TransactionCoordinator {
    */
   async verifyPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<PartitionError[]> {
     const all = (errorCode: number): PartitionError[] => partitions.map((p) => ({ ...p, errorCode }));
-    if (transactionalId === '') return all(ErrorCode.INVALID_REQUEST);
-    const shard = await this.shardFor(transactionalId);
-    if (typeof shard === 'number') return all(shard);
-    const txn = shard.txns.get(transactionalId);
-    if (!txn) return all(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    const found = await this.producerTxn(transactionalId, producerId, producerEpoch);
+    if (typeof found === 'number') return all(found);
+    const { txn } = found;
     const v = txn.value;
-    if (v.producerId !== producerId) return all(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
-    if (v.producerEpoch !== producerEpoch) return all(ErrorCode.PRODUCER_FENCED);
     // The pending state is not looked at: partitions are added once durable, removed once the markers are written.
     if (v.state === TxnState.PrepareCommit || v.state === TxnState.PrepareAbort) return all(ErrorCode.CONCURRENT_TRANSACTIONS);
     return partitions.map((p) => ({ ...p, errorCode: txn.hasPartition(p.topic, p.partition) ? NONE : ErrorCode.TRANSACTION_ABORTABLE }));
@@ -513,14 +520,10 @@ export class TransactionCoordinator {
    * the opposite end INVALID_TXN_STATE.
    */
   async endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<number> {
-    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
-    const shard = await this.shardFor(transactionalId);
-    if (typeof shard === 'number') return shard;
-    const txn = shard.txns.get(transactionalId);
-    if (!txn) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    const found = await this.producerTxn(transactionalId, producerId, producerEpoch);
+    if (typeof found === 'number') return found;
+    const { shard, txn } = found;
     const v = txn.value;
-    if (v.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    if (v.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
     if (txn.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
     switch (v.state) {
       case TxnState.Ongoing:
