@@ -38,6 +38,14 @@ export class RecordScanner {
   valueLength = -1;
   valueStart = 0;
   headerCount = 0;
+  /**
+   * A header key to watch for (null: none): per record, how many headers have this key, and where the value
+   * of the last one is (-1 for a null value). Compared in place; costs nothing when null.
+   */
+  watchHeader: Buffer | null = null;
+  watchedCount = 0;
+  watchedValueStart = 0;
+  watchedValueLength = -1;
 
   private pos = 0;
   private limit = 0;
@@ -188,13 +196,21 @@ export class RecordScanner {
       this.invalid(`Found invalid number of record headers. ${headerCount} is larger than the remaining size of the buffer`, countAt);
     }
     this.headerCount = headerCount;
+    const watch = this.watchHeader;
+    this.watchedCount = 0;
     for (let h = 0; h < headerCount; h++) {
       const keyAt = this.pos;
       const keyLen = this.varint(limit);
       if (keyLen < 0) this.invalid(`Invalid negative header key size ${keyLen}`, keyAt);
       if (keyLen > limit - this.pos) this.invalid('Found invalid record structure: header key overruns the record', keyAt);
+      const watched = watch !== null && keyLen === watch.length && this.payload.compare(watch, 0, keyLen, this.pos, this.pos + keyLen) === 0;
       this.pos += keyLen;
-      this.field('header value');
+      const valueLen = this.field('header value');
+      if (watched) {
+        this.watchedCount++;
+        this.watchedValueLength = valueLen;
+        this.watchedValueStart = this.pos - Math.max(0, valueLen);
+      }
     }
     if (this.pos !== limit) {
       this.invalid(

@@ -64,6 +64,19 @@ export interface RecordValidationOptions {
   topicPartition?: string;
   /** Default MAX_DECOMPRESSED_RECORDS_BYTES. */
   maxDecompressedBytes?: number;
+  /** Every record must carry a well-formed envelope in this header (src/crypto/check.ts); null or absent: no rule. */
+  envelope?: EnvelopeRule | null;
+}
+
+/**
+ * A topic that requires end-to-end encryption: each record with a value carries exactly one header `header`
+ * whose value `check` accepts (null) or explains (a message); a record without a value (a tombstone) may
+ * carry one, which is then checked.
+ */
+export interface EnvelopeRule {
+  readonly header: Buffer;
+  /** Why the header value (a sub-buffer of the payload) is not a well-formed envelope for a value of `valueLength` bytes (-1: null), or null. */
+  check(headerValue: Buffer, valueLength: number): string | null;
 }
 
 export interface RecordValidationResult {
@@ -145,6 +158,8 @@ export function validateRecordsPayload(batch: RecordBatch, payload: Buffer, opti
   const lower = options.timestampBeforeMaxMs === null ? -Infinity : nowMs - options.timestampBeforeMaxMs;
   const upper = options.timestampAfterMaxMs === null ? Infinity : nowMs + options.timestampAfterMaxMs;
   const errors = new ErrorCollector();
+  const envelope = options.envelope ?? null;
+  if (envelope !== null) scanner.watchHeader = envelope.header;
   let maxTimestamp = NO_TIMESTAMP;
   while (scanner.next()) {
     const i = scanner.index;
@@ -158,6 +173,13 @@ export function validateRecordsPayload(batch: RecordBatch, payload: Buffer, opti
     if (compacted && scanner.keyLength < 0) {
       errors.add(i, `Compacted topic cannot accept message without key in topic partition ${options.topicPartition ?? 'unknown'}.`, false);
       continue;
+    }
+    if (envelope !== null) {
+      const why = envelopeViolation(scanner, envelope);
+      if (why !== null) {
+        errors.add(i, `${why}; topic partition ${options.topicPartition ?? 'unknown'} requires end-to-end encryption`, false);
+        continue;
+      }
     }
     const timestamp = logAppendTime ? batchMaxTimestamp : baseTimestamp + scanner.timestampDelta;
     // LogValidator.validateTimestamp.
@@ -179,6 +201,14 @@ export function validateRecordsPayload(batch: RecordBatch, payload: Buffer, opti
   }
   errors.throwIfAny();
   return { maxTimestamp };
+}
+
+function envelopeViolation(s: RecordScanner, rule: EnvelopeRule): string | null {
+  const name = rule.header.toString('latin1');
+  if (s.watchedCount === 0) return s.valueLength < 0 ? null : `Record has no ${name} header (it is not end-to-end encrypted)`;
+  if (s.watchedCount > 1) return `Record has ${s.watchedCount} ${name} headers, an envelope is one`;
+  if (s.watchedValueLength < 0) return `Record's ${name} header has a null value`;
+  return rule.check(s.payload.subarray(s.watchedValueStart, s.watchedValueStart + s.watchedValueLength), s.valueLength);
 }
 
 /**

@@ -37,6 +37,7 @@ import { validateProducePartitionRecords } from '../../protocol/records/produce.
 import { TimestampType, type RecordBatch } from '../../protocol/records/batch.js';
 import { RecordValidationError, validateProducedRecords, type RecordValidationResult } from '../../protocol/records/validate.js';
 import type { Partition } from '../cluster/partitions.js';
+import { ENVELOPE_RULE } from '../crypto/check.js';
 import { LogError } from '../log/errors.js';
 import { kafkaErrorOf } from '../../protocol/errors.js';
 import { logErrorCode } from './partition-errors.js';
@@ -136,6 +137,7 @@ function produceToPartition(ctx: ProduceContext, part: Partition, topicName: str
     timestampBeforeMaxMs: config.timestampBeforeMaxMs,
     timestampAfterMaxMs: config.timestampAfterMaxMs,
     compacted: config.compacted,
+    envelope: config.encryptionRequired ? ENVELOPE_RULE : null,
     topicPartition: `${topicName}-${index}`,
   };
   const step = (): Issued | Promise<Issued> => {

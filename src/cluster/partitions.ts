@@ -34,6 +34,8 @@ export interface ProduceConfig {
   readonly timestampAfterMaxMs: number | null;
   /** cleanup.policy includes compact: every record needs a key (LogValidator.validateKey). */
   readonly compacted: boolean;
+  /** ledgerline.encryption.required: every record carries a well-formed end-to-end envelope (src/crypto/check.ts). */
+  readonly encryptionRequired: boolean;
 }
 
 export function produceConfigOf(topics: TopicManager, t: TopicRecord): ProduceConfig {
@@ -48,6 +50,7 @@ export function produceConfigOf(topics: TopicManager, t: TopicRecord): ProduceCo
     timestampBeforeMaxMs: bound('message.timestamp.before.max.ms'),
     timestampAfterMaxMs: bound('message.timestamp.after.max.ms'),
     compacted: String(topics.configValue(t, 'cleanup.policy') ?? '').split(',').some((p) => p.trim() === 'compact'),
+    encryptionRequired: topics.configValue(t, 'ledgerline.encryption.required') === 'true',
   };
 }
 

@@ -96,6 +96,7 @@ export const DEFAULT_PRODUCE_CONFIG: ProduceConfig = {
   timestampBeforeMaxMs: null,
   timestampAfterMaxMs: null,
   compacted: false,
+  encryptionRequired: false,
 };
 
 /**
