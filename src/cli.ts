@@ -3,6 +3,7 @@
  * The `ledgerline` command.
  *
  *   ledgerline start [--config server.properties] [--set key=value]...   run a broker
+ *   ledgerline keys generate|rotate|list|needed ...                      end-to-end encryption keys (src/crypto/README.md)
  *   ledgerline version                                                   print the version
  *
  * Configuration uses Kafka's names (listeners, log.dirs, num.partitions, ...); see src/config.ts for the
@@ -10,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
+import { keysCommand, KEYS_USAGE } from './crypto/keys-command.js';
 import { createLogger } from './observability/logger.js';
 import { routeProcessWarnings } from './observability/process-warnings.js';
 import { Broker } from './server/broker.js';
@@ -29,6 +31,7 @@ const pkg = { version: packageVersion() };
 
 const USAGE = `usage:
   ledgerline start [--config server.properties] [--set key=value]...
+${KEYS_USAGE.split('\n').slice(1).join('\n')}
   ledgerline version`;
 
 async function start(args: string[]): Promise<number> {
@@ -99,6 +102,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'start':
       return start(rest);
+    case 'keys':
+      return keysCommand(rest);
     case undefined:
     case 'help':
     case '--help':
