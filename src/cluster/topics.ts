@@ -456,6 +456,14 @@ export class TopicManager {
     return TOPIC_CONFIGS.map((d) => this.resolve(t, d));
   }
 
+  /** The value a topic without its own setting of `name` gets (from the broker's synonyms or the default). */
+  defaultConfigValue(name: string): string | null {
+    const def = TOPIC_CONFIG_BY_NAME.get(name);
+    if (!def) throw new Error(`unknown topic config ${name}`);
+    // resolve() reads only the topic's own configs.
+    return this.resolve({ configs: {} } as unknown as TopicRecord, def).value;
+  }
+
   /** The effective value of one topic config. */
   configValue(t: TopicRecord, name: string): string | null {
     const def = TOPIC_CONFIG_BY_NAME.get(name);

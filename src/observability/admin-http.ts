@@ -3,6 +3,8 @@
  *
  *   GET /metrics   Prometheus text format (prom-client registry of the broker)
  *   GET /health    200 {"status":"ok", ...} while the broker serves
+ *   GET /v1/...    200 JSON documents the broker adds (`documents`), e.g. /v1/encryption: the topics that
+ *                  require end-to-end encryption (src/crypto/README.md)
  *
  * Listens where `ledgerline.admin.listener` says (`http://127.0.0.1:9644`; empty disables it). It binds the
  * given host only; put it on loopback or a management network.
@@ -13,6 +15,8 @@ import type { Registry } from 'prom-client';
 export interface AdminHttpOptions {
   registry: Registry;
   health: () => Record<string, unknown>;
+  /** JSON documents by path (`/v1/...`), computed on each request. */
+  documents?: ReadonlyMap<string, () => unknown>;
 }
 
 export interface AdminHttpServer {
@@ -42,8 +46,10 @@ export async function startAdminHttp(host: string, port: number, options: AdminH
       );
     } else if (path === '/health') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', ...options.health() }));
+    } else if (options.documents?.has(path)) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(options.documents.get(path)!()));
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /health\n');
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: try /metrics, /health${[...(options.documents?.keys() ?? [])].map((d) => `, ${d}`).join('')}\n`);
     }
   });
   await new Promise<void>((resolve, reject) => {

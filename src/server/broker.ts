@@ -41,6 +41,7 @@ import type { Logger } from '../observability/logger.js';
 import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observability/metrics.js';
 import { RequestMetrics } from '../observability/request-metrics.js';
 import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
+import { encryptionReport } from '../cluster/encryption-report.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatch.js';
 import { RefusalLog } from './refusals.js';
@@ -275,6 +276,7 @@ export class Broker implements ConnectionHost {
       this.admin = await startAdminHttp(admin.host, admin.port, {
         registry: metrics.registry,
         health: () => ({ clusterId, nodeId: this.nodeId, topics: topics.list().length, connections: this.connections.size }),
+        documents: new Map([['/v1/encryption', () => encryptionReport(topics)]]),
       });
       log.info({ url: this.admin.url }, 'admin HTTP endpoint listening');
     }
