@@ -109,6 +109,7 @@ class E2eSerializingProducer(SerializingProducer):
         super().__init__(conf)
         # SerializingProducer keeps the serializers it built from conf here (confluent-kafka 2.x).
         if not hasattr(self, '_key_serializer') or not hasattr(self, '_value_serializer'):
+            self.close()
             raise RuntimeError('this confluent-kafka SerializingProducer keeps its serializers elsewhere; '
                                'use E2eSerializers with a SerializingProducer instead')
         self.e2e = E2eSerializers(encryptor, self._key_serializer, self._value_serializer)
@@ -165,6 +166,11 @@ class E2eDeserializingConsumer(DeserializingConsumer):
         if not isinstance(decryptor, RecordDecryptor):
             decryptor = RecordDecryptor(decryptor)
         super().__init__(conf)
+        # DeserializingConsumer runs the deserializers of a polled message here (confluent-kafka 2.x).
+        if not callable(getattr(self, '_deserialize', None)):
+            self.close()
+            raise RuntimeError('this confluent-kafka DeserializingConsumer has no _deserialize(msg); '
+                               'decrypt with RecordDecryptor before deserializing instead')
         self.decryptor = decryptor
         self.failed_header = failed_header
         self.last_status = None
