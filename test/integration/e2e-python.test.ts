@@ -23,6 +23,7 @@ import { BrokerProcess } from '../support/broker-process.js';
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TOOL = join(REPO, 'compat', 'python', 'e2e_tool.py');
 const API_CHECK = join(REPO, 'compat', 'python', 'e2e_api_check.py');
+const CORE_CHECK = join(REPO, 'compat', 'python', 'e2e_core_check.py');
 const VECTORS = join(REPO, 'test', 'vectors', 'e2e');
 const PYTHON = process.env.LEDGERLINE_E2E_PYTHON ?? join(REPO, 'compat', '.work', 'venv', 'bin', 'python');
 const REQUIRE = process.env.LEDGERLINE_REQUIRE_E2E === '1';
@@ -53,7 +54,7 @@ function tool(args: string[], timeoutMs = 90_000, program = TOOL): Promise<Run> 
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${program} ${args[0]} did not end within ${timeoutMs} ms; stderr: ${stderr}`));
+      reject(new Error(`${program} ${args[0] ?? ''} did not end within ${timeoutMs} ms; stderr: ${stderr}`));
     }, timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -113,6 +114,12 @@ describe.skipIf(SKIP !== null && !REQUIRE).sequential('Python end-to-end encrypt
     const r = await tool(['vectors', VECTORS]);
     const files = readdirSync(VECTORS).filter((f) => /^(seal|open)-.*\.json$/.test(f));
     expect(r.stdout.trim().split('\n').sort()).toEqual(files.map((f) => `ok ${f}`).sort());
+    expect(r.code).toBe(0);
+  });
+
+  it('refuses every malformed envelope, resolves key versions, rotates data keys by count and age, announces every n-th record and bounds its data key cache (compat/python/e2e_core_check.py)', async () => {
+    const r = await tool([], 120_000, CORE_CHECK);
+    expect(r.stdout.trim(), r.stderr).toBe('ok');
     expect(r.code).toBe(0);
   });
 
