@@ -23,12 +23,12 @@ the decryptor's failure action.
 """
 import time
 
-from confluent_kafka import KafkaError, Message, SerializingProducer, DeserializingConsumer, TopicPartition
+from confluent_kafka import DeserializingConsumer, KafkaError, SerializingProducer, TopicPartition
 from confluent_kafka.cimpl import Consumer as _ConsumerImpl
 from confluent_kafka.error import ConsumeError
 from confluent_kafka.serialization import SerializationError
 
-from .decryptor import CONSUME, DISCARD, FAIL, RecordDecryptor
+from .decryptor import RecordDecryptor
 from .errors import E2eError
 from .record import E2eRecord
 
