@@ -129,7 +129,8 @@ public final class Tool {
                 producer.flush();
                 for (Future<RecordMetadata> f : acks) f.get();
             } catch (ExecutionException e) {
-                System.out.println("{\"error\":" + Json.quote(String.valueOf(e.getCause() == null ? e : e.getCause().getMessage())) + "}");
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                System.out.println("{\"error\":" + Json.quote(String.valueOf(cause.getMessage())) + "}");
                 return 2;
             } catch (RuntimeException e) {
                 System.out.println("{\"error\":" + Json.quote(String.valueOf(e.getMessage())) + "}");
