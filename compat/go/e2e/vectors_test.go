@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +24,28 @@ func TestVectors(t *testing.T) {
 				t.Fatal(r.Err)
 			}
 		})
+	}
+}
+
+// TestVectorCheckDetectsADifference: the checker is strict (a changed output byte, a wrong reason fail).
+func TestVectorCheckDetectsADifference(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "test", "vectors", "e2e")
+	for file, from := range map[string]string{
+		"seal-x25519-basic.json": `"value": "c4`,
+		"open-no-key.json":       `"error": "no-key"`,
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := strings.Replace(from, "c4", "c5", 1)
+		to = strings.Replace(to, "no-key", "unwrap-failed", 1)
+		changed := strings.Replace(string(data), from, to, 1)
+		if changed == string(data) {
+			t.Fatalf("%s: %q not found", file, from)
+		}
+		if err := CheckVector([]byte(changed)); err == nil {
+			t.Errorf("%s changed passes", file)
+		}
 	}
 }
