@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -140,9 +141,11 @@ func NewClient(cl *kgo.Client, cfg ClientConfig) *Client {
 // Kgo is the wrapped client, for what must bypass encryption.
 func (c *Client) Kgo() *kgo.Client { return c.Client }
 
+var errNoEncryptor = errors.New("e2e: this client has no encryptor (ClientConfig.Encryptor)")
+
 func (c *Client) encrypt(ctx context.Context, r *kgo.Record) error {
 	if c.enc == nil {
-		return &Error{Reason: ReasonNoKey, Message: "this client has no encryptor"}
+		return errNoEncryptor
 	}
 	return c.enc.EncryptRecord(ctx, r)
 }
