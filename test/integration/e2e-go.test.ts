@@ -3,7 +3,8 @@
  * its e2e tool (compat/go/e2etool, the contract every language's tool follows; src/crypto/README.md is the
  * format): the test vectors; a round trip with data key rotation every 3 records to two recipients, one of
  * them rotated; consumers holding only one recipient's key; pseudonymous keys and sealed headers; and the
- * FAIL, DISCARD and CONSUME actions of a consumer that lacks the key. Keys come from `generateKey` /
+ * FAIL, DISCARD and CONSUME actions of a consumer that lacks the key; and records crossing between it and
+ * the TypeScript library (src/crypto) both ways. Keys come from `generateKey` /
  * `rotateKey` (src/crypto/keys.ts), so the Go reader is checked against the files `ledgerline keys` writes.
  *
  * Skipped when compat/.work/bin/e2etool is missing (the compat suite's Go install step builds it, e.g.
@@ -17,7 +18,9 @@ import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN_DIR, REPO_DIR } from '../../compat/lib/paths.js';
-import { generateKey, rotateKey } from '../../src/crypto/keys.js';
+import { RecordDecryptor } from '../../src/crypto/decryptor.js';
+import { RecordEncryptor } from '../../src/crypto/encryptor.js';
+import { generateKey, PemDirectoryKeyReader, rotateKey } from '../../src/crypto/keys.js';
 import { BrokerProcess } from '../support/broker-process.js';
 
 const { Kafka, logLevel } = kafkajs;
@@ -103,6 +106,7 @@ describe.skipIf(toolMissing !== null && !requireE2e).sequential('the Go end-to-e
         { topic: 'go-rotation', numPartitions: 3 },
         { topic: 'go-pseudonym', numPartitions: 2 },
         { topic: 'go-mixed', numPartitions: 1 },
+        { topic: 'ts-to-go', numPartitions: 1 },
       ],
     });
     await admin.disconnect();
@@ -185,6 +189,46 @@ describe.skipIf(toolMissing !== null && !requireE2e).sequential('the Go end-to-e
         ['h-secret', hex(`s${i}`)],
       ]);
     }
+  }, 120_000);
+
+  it('reads what the TypeScript library writes, and writes what it reads', async () => {
+    // Go -> TypeScript: the pseudonymous records above, opened by RecordDecryptor with the RSA key alone.
+    const kafka = new Kafka({ clientId: 'e2e-go-ts', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+    const dec = new RecordDecryptor({ keys: new PemDirectoryKeyReader(only('analytics')) });
+    const consumer = kafka.consumer({ groupId: `e2e-go-ts-${Date.now()}` });
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'go-pseudonym', fromBeginning: true });
+    const opened: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          const headers = Object.entries(message.headers ?? {}).map(([key, value]) => ({ key, value: value as Buffer }));
+          const r = await dec.decrypt('go-pseudonym', { key: message.key, value: message.value, headers }).catch(reject);
+          if (!r || r.record === null) return;
+          opened.push(`${r.status} ${r.record.key} ${r.record.value} ${r.record.headers.map((h) => `${h.key}=${h.value}`).join(',')}`);
+          if (opened.length === 14) resolve();
+        },
+      });
+    });
+    await consumer.disconnect();
+    expect(opened.sort()).toEqual([...Array(14).keys()].map((i) => `decrypted k${i % 7} PS:${i}:${'x'.repeat(i % 13)} n=${i},h-secret=s${i}`).sort());
+
+    // TypeScript -> Go: RecordEncryptor (pseudonyms, a sealed header, a tombstone), read by the tool.
+    const enc = new RecordEncryptor({ keys: new PemDirectoryKeyReader(keys()), recipients: ['billing', 'analytics'], pseudonymKeyId: 'names', sealHeaders: ['h-secret'], rotateAfterRecords: 2 });
+    const messages = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await enc.encrypt('ts-to-go', { key: Buffer.from(`k${i}`), value: i === 4 ? null : Buffer.from(`TS:${i}`), headers: [{ key: 'n', value: Buffer.from(String(i)) }, { key: 'h-secret', value: Buffer.from(`s${i}`) }] });
+      messages.push({ key: r.key, value: r.value, headers: Object.fromEntries(r.headers.map((h) => [h.key, h.value!])) });
+    }
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: 'ts-to-go', acks: -1, messages });
+    await producer.disconnect();
+    const read = await consume('ts-to-go', only('analytics'), 5);
+    expect(read.code, read.stderr).toBe(0);
+    expect((read.lines as unknown as Line[]).map((l) => [l.status, text(l.key), text(l.value), l.headers.map(([k, v]) => `${k}=${text(v)}`).join(',')])).toEqual(
+      [...Array(5).keys()].map((i) => ['decrypted', `k${i}`, i === 4 ? null : `TS:${i}`, `n=${i},h-secret=s${i}`]),
+    );
   }, 120_000);
 
   describe('a consumer without the key', () => {

@@ -128,9 +128,17 @@ func TestEncodeHeadRefusesWhatNoReaderAccepts(t *testing.T) {
 	bad := []Head{
 		{DataKeyID: make([]byte, 15), NonceBase: make([]byte, 12)},
 		{DataKeyID: make([]byte, 16), NonceBase: make([]byte, 11)},
-		func() Head { h := base; h.WrappedKeys = []WrappedKey{{KeyID: "", Algorithm: 1, Wrapped: []byte{1}}}; return h }(),
+		func() Head {
+			h := base
+			h.WrappedKeys = []WrappedKey{{KeyID: "", Algorithm: 1, Wrapped: []byte{1}}}
+			return h
+		}(),
 		func() Head { h := base; h.WrappedKeys = []WrappedKey{{KeyID: "a", Algorithm: 1}}; return h }(),
-		func() Head { h := base; h.WrappedKeys = []WrappedKey{{KeyID: "a", Algorithm: 7, Wrapped: []byte{1}}}; return h }(),
+		func() Head {
+			h := base
+			h.WrappedKeys = []WrappedKey{{KeyID: "a", Algorithm: 7, Wrapped: []byte{1}}}
+			return h
+		}(),
 		func() Head { h := base; h.PseudonymKeyID = string(make([]byte, 256)); return h }(),
 		func() Head { h := base; h.WrappedKeys = make([]WrappedKey, 256); return h }(),
 	}

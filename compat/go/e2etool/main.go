@@ -129,7 +129,10 @@ func produce(args []string) int {
 	}
 	cl, err := kgo.NewClient(append(clientOpts(*bootstrap), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(60*time.Second),
 		// As the Java, TypeScript and Python producers do by default: the broker decides.
-		kgo.AllowAutoTopicCreation())...)
+		kgo.AllowAutoTopicCreation(),
+		// Ciphertext does not compress, and every client reads uncompressed batches (kafkajs reads no
+		// snappy, franz-go's default, without a codec plugged in).
+		kgo.ProducerBatchCompression(kgo.NoCompression()))...)
 	if err != nil {
 		printJSON(map[string]string{"error": err.Error()})
 		return 2
