@@ -6,7 +6,7 @@
  * nothing for it.
  */
 import type { EnvelopeRule } from '../../protocol/records/validate.js';
-import { decodeEnvelope, ENVELOPE_HEADER, EnvelopeFormatError, TAG_BYTES } from './envelope.js';
+import { ENVELOPE_HEADER, envelopeFormatError, TAG_BYTES } from './envelope.js';
 
 /** The topic config that turns the rule on (a Ledgerline topic config, named in Kafka's style). */
 export const ENCRYPTION_REQUIRED_CONFIG = 'ledgerline.encryption.required';
@@ -14,12 +14,8 @@ export const ENCRYPTION_REQUIRED_CONFIG = 'ledgerline.encryption.required';
 export const ENVELOPE_RULE: EnvelopeRule = {
   header: Buffer.from(ENVELOPE_HEADER, 'latin1'),
   check(headerValue: Buffer, valueLength: number): string | null {
-    try {
-      decodeEnvelope(headerValue);
-    } catch (e) {
-      if (e instanceof EnvelopeFormatError) return `Record's ${ENVELOPE_HEADER} header is not a well-formed envelope: ${e.message}`;
-      throw e;
-    }
+    const why = envelopeFormatError(headerValue);
+    if (why !== null) return `Record's ${ENVELOPE_HEADER} header is not a well-formed envelope: ${why}`;
     if (valueLength >= 0 && valueLength < TAG_BYTES) return `Record's value is ${valueLength} bytes, shorter than the ${TAG_BYTES}-byte tag of a sealed value`;
     return null;
   },

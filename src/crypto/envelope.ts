@@ -208,6 +208,68 @@ export function decodeEnvelope(value: Buffer): Envelope {
   return { version, cipher, dataKeyId, nonceBase, wrappedKeys, pseudonymKeyId, sealedKey, sealedHeaders, head };
 }
 
+/**
+ * Why `value` is not a well-formed envelope, or null: decodeEnvelope's every check, without building the
+ * envelope (no objects, no strings), for the broker's check of each produced record (check.ts).
+ */
+export function envelopeFormatError(value: Buffer): string | null {
+  const n = value.length;
+  if (n < FIXED_HEAD_BYTES) return `envelope ends inside the fixed head (at byte 0, ${n} bytes in all)`;
+  if (value[0] !== ENVELOPE_VERSION) return `unknown envelope version ${value[0]}`;
+  if (value[1] !== CIPHER_AES_256_GCM) return `unknown cipher ${value[1]}`;
+  const flags = value[2]!;
+  if ((flags & ~KNOWN_FLAGS) !== 0) return `unknown flags 0x${flags.toString(16)}`;
+  let pos = FIXED_HEAD_BYTES;
+  const id = (what: string): string | null => {
+    if (pos >= n) return `envelope ends inside the length of ${what} (at byte ${pos}, ${n} bytes in all)`;
+    const len = value[pos++]!;
+    if (len === 0) return `empty ${what}`;
+    if (n - pos < len) return `envelope ends inside ${what} (at byte ${pos}, ${n} bytes in all)`;
+    pos += len;
+    return null;
+  };
+  if ((flags & FLAG_KEYS) !== 0) {
+    if (pos >= n) return `envelope ends inside the recipient count (at byte ${pos}, ${n} bytes in all)`;
+    const count = value[pos++]!;
+    if (count === 0) return 'KEYS is set but no recipient follows';
+    for (let i = 0; i < count; i++) {
+      const bad = id(`recipient ${i}'s key id`);
+      if (bad !== null) return bad;
+      if (n - pos < 3) return `envelope ends inside recipient ${i}'s wrap algorithm and length (at byte ${pos}, ${n} bytes in all)`;
+      const algorithm = value[pos]!;
+      if (algorithm !== WrapAlgorithm.RSA_OAEP_256 && algorithm !== WrapAlgorithm.X25519_HKDF_SHA256_A256GCM) return `recipient ${i} has unknown wrap algorithm ${algorithm}`;
+      const len = value.readUInt16BE(pos + 1);
+      pos += 3;
+      if (len === 0) return `recipient ${i}'s wrapped key is empty`;
+      if (n - pos < len) return `envelope ends inside recipient ${i}'s wrapped key (at byte ${pos}, ${n} bytes in all)`;
+      pos += len;
+    }
+  }
+  const pseudonym = (flags & FLAG_PSEUDONYM) !== 0;
+  if (pseudonym) {
+    const bad = id('the pseudonym key id');
+    if (bad !== null) return bad;
+  }
+  const sealed = (what: string): string | null => {
+    if (n - pos < 4) return `envelope ends inside the length of ${what} (at byte ${pos}, ${n} bytes in all)`;
+    const len = value.readUInt32BE(pos);
+    pos += 4;
+    if (len < TAG_BYTES) return `${what} is ${len} bytes, shorter than its ${TAG_BYTES}-byte tag`;
+    if (n - pos < len) return `envelope ends inside ${what} (at byte ${pos}, ${n} bytes in all)`;
+    pos += len;
+    return null;
+  };
+  if (pseudonym) {
+    const bad = sealed('the sealed key');
+    if (bad !== null) return bad;
+  }
+  if ((flags & FLAG_HEADERS) !== 0) {
+    const bad = sealed('the sealed headers');
+    if (bad !== null) return bad;
+  }
+  return pos === n ? null : `${n - pos} bytes follow the envelope`;
+}
+
 /** A header as the sealed-headers section holds it. */
 export interface SealedHeader {
   readonly key: string;

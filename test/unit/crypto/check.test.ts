@@ -75,3 +75,28 @@ describe('a topic that requires end-to-end encryption', () => {
     expect(err?.recordErrors.map((e) => e.batchIndex)).toEqual([0, 3, 6, 9]);
   });
 });
+
+describe('envelopeFormatError (the broker check) and decodeEnvelope (the readers)', () => {
+  it('agree on every truncation and every single-byte change of an envelope', async () => {
+    const { decodeEnvelope, envelopeFormatError, EnvelopeFormatError } = await import('../../../src/crypto/envelope.js');
+    const { sealRecord } = await import('../../../src/crypto/record.js');
+    const r = sealRecord(
+      { key: Buffer.from('k'), value: Buffer.from('v'), headers: [{ key: 's', value: Buffer.from('x') }] },
+      { topic: 't', dataKeyId: randomBytes(16), dataKey: randomBytes(32), nonceBase: randomBytes(12), wrappedKeys: [{ keyId: 'a', algorithm: 1, wrapped: randomBytes(256) }, { keyId: 'b', algorithm: 2, wrapped: randomBytes(92) }], pseudonym: { keyId: 'p', secret: randomBytes(32) }, sealHeaders: ['s'] },
+    );
+    const env = r.headers.find((h) => h.key === ENVELOPE_HEADER)!.value!;
+    const variants: Buffer[] = [];
+    for (let i = 0; i <= env.length; i++) variants.push(env.subarray(0, i));
+    for (let i = 0; i < env.length; i += 7) for (const v of [0, 0xff, env[i]! ^ 1]) variants.push(Buffer.concat([env.subarray(0, i), Buffer.of(v), env.subarray(i + 1)]));
+    for (const v of variants) {
+      let decoded: string | null = null;
+      try {
+        decodeEnvelope(v);
+      } catch (e) {
+        expect(e).toBeInstanceOf(EnvelopeFormatError);
+        decoded = (e as Error).message;
+      }
+      expect(envelopeFormatError(v)).toBe(decoded);
+    }
+  });
+});
