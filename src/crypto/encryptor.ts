@@ -8,11 +8,33 @@
  * at most 2^30 records (3 x 2^30 < 2^32 random nonces, NIST SP 800-38D's bound for random IVs);
  * `rotateAfterRecords` is capped there.
  */
-import { randomBytes } from 'node:crypto';
-import { DATA_KEY_BYTES, DATA_KEY_ID_BYTES, NONCE_BYTES, type WrappedKey } from './envelope.js';
+import { randomBytes, randomFillSync } from 'node:crypto';
+import { DATA_KEY_BYTES, DATA_KEY_ID_BYTES, encodeHead, NONCE_BYTES, type WrappedKey } from './envelope.js';
 import type { KeyReader } from './keys.js';
-import { sealRecord, type E2eRecord } from './record.js';
+import { sealRecordWith, type E2eRecord } from './record.js';
 import { wrapDataKey } from './wrap.js';
+
+/** Where the nonce base sits in a head (envelope.ts). */
+const NONCE_OFFSET = 3 + DATA_KEY_ID_BYTES;
+
+/**
+ * Random nonce bases drawn from the CSPRNG in blocks: one randomFillSync per 341 records rather than a
+ * randomBytes call per record, which costs as much as sealing a small value. Each base is used once.
+ */
+class NoncePool {
+  private readonly block = Buffer.alloc(NONCE_BYTES * 341);
+  private pos = this.block.length;
+
+  next(): Buffer {
+    if (this.pos === this.block.length) {
+      randomFillSync(this.block);
+      this.pos = 0;
+    }
+    const n = Buffer.from(this.block.subarray(this.pos, this.pos + NONCE_BYTES));
+    this.pos += NONCE_BYTES;
+    return n;
+  }
+}
 
 export const MAX_RECORDS_PER_DATA_KEY = 2 ** 30;
 
@@ -44,6 +66,8 @@ interface DataKey {
   sealed: number;
   /** Records since this key was last announced, per topic. */
   readonly sinceAnnounced: Map<string, number>;
+  /** Heads laid out once (nonce base zero), by announce | pseudonym | sealed headers. */
+  readonly heads: Map<string, Buffer>;
 }
 
 export class RecordEncryptor {
@@ -53,6 +77,7 @@ export class RecordEncryptor {
   private readonly announceEvery: number;
   private readonly now: () => number;
   private pseudonym: Promise<{ keyId: string; secret: Buffer }> | null = null;
+  private readonly nonces = new NoncePool();
 
   constructor(private readonly options: EncryptorOptions) {
     if (options.recipients.length === 0) throw new RangeError('an encryptor needs at least one recipient');
@@ -78,7 +103,7 @@ export class RecordEncryptor {
       if (pub === null) throw new Error(`no public key for recipient ${name}`);
       wrapped.push({ keyId: pub.keyId, ...wrapDataKey(pub.key, pub.keyId, id, key) });
     }
-    return { id, key, wrapped, madeAt: this.now(), sealed: 0, sinceAnnounced: new Map() };
+    return { id, key, wrapped, madeAt: this.now(), sealed: 0, sinceAnnounced: new Map(), heads: new Map() };
   }
 
   /** The data key for one more record, counted against its bound as it is handed out. */
@@ -118,14 +143,19 @@ export class RecordEncryptor {
     const since = dk.sinceAnnounced.get(topic);
     const announce = since === undefined || since + 1 >= this.announceEvery;
     dk.sinceAnnounced.set(topic, announce ? 0 : since + 1);
-    return sealRecord(record, {
-      topic,
-      dataKeyId: dk.id,
-      dataKey: dk.key,
-      nonceBase: randomBytes(NONCE_BYTES),
-      wrappedKeys: announce ? dk.wrapped : [],
-      pseudonym,
-      sealHeaders: this.options.sealHeaders,
-    });
+    const nonceBase = this.nonces.next();
+    const wrappedKeys = announce ? dk.wrapped : [];
+    const headFor = (pseudonymKeyId: string | null, sealsHeaders: boolean): Buffer => {
+      const slot = `${announce ? 1 : 0}${pseudonymKeyId === null ? 0 : 1}${sealsHeaders ? 1 : 0}`;
+      let template = dk.heads.get(slot);
+      if (template === undefined) {
+        template = encodeHead({ dataKeyId: dk.id, nonceBase: Buffer.alloc(NONCE_BYTES), wrappedKeys, pseudonymKeyId, sealsHeaders });
+        dk.heads.set(slot, template);
+      }
+      const head = Buffer.from(template);
+      nonceBase.copy(head, NONCE_OFFSET);
+      return head;
+    };
+    return sealRecordWith(record, { topic, dataKeyId: dk.id, dataKey: dk.key, nonceBase, wrappedKeys, pseudonym, sealHeaders: this.options.sealHeaders }, headFor);
   }
 }

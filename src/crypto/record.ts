@@ -61,22 +61,26 @@ export function pseudonymOf(secret: Buffer, key: Buffer): Buffer {
 }
 
 export function sealRecord(record: E2eRecord, p: SealParams): E2eRecord {
-  const sealNames = new Set(p.sealHeaders ?? []);
+  return sealRecordWith(record, p, (pseudonymKeyId, sealsHeaders) =>
+    encodeHead({ dataKeyId: p.dataKeyId, nonceBase: p.nonceBase, wrappedKeys: p.wrappedKeys, pseudonymKeyId, sealsHeaders }),
+  );
+}
+
+/**
+ * sealRecord with the head made by `headFor` (what encodeHead would make of `p`, given whether the record
+ * gets a pseudonym and sealed headers): the encryptor passes copies of heads it laid out once per data key.
+ */
+export function sealRecordWith(record: E2eRecord, p: SealParams, headFor: (pseudonymKeyId: string | null, sealsHeaders: boolean) => Buffer): E2eRecord {
+  const sealNames = p.sealHeaders;
   const clear: E2eHeader[] = [];
   const sealed: SealedHeader[] = [];
   for (const h of record.headers) {
     if (h.key === ENVELOPE_HEADER) throw new E2eError('malformed', `the record already has a ${ENVELOPE_HEADER} header`);
-    (sealNames.has(h.key) ? sealed : clear).push(h);
+    (sealNames !== undefined && sealNames.includes(h.key) ? sealed : clear).push(h);
   }
   const pseudonym = p.pseudonym != null && record.key !== null ? p.pseudonym : null;
   const storedKey = pseudonym !== null ? pseudonymOf(pseudonym.secret, record.key!) : record.key;
-  const head = encodeHead({
-    dataKeyId: p.dataKeyId,
-    nonceBase: p.nonceBase,
-    wrappedKeys: p.wrappedKeys,
-    pseudonymKeyId: pseudonym?.keyId ?? null,
-    sealsHeaders: sealed.length > 0,
-  });
+  const head = headFor(pseudonym?.keyId ?? null, sealed.length > 0);
   const seal = (section: Section, plaintext: Buffer): Buffer => sealPart(p.dataKey, p.nonceBase, section, sectionAad(section, p.topic, storedKey, head), plaintext);
   const sealedKey = pseudonym !== null ? seal(Section.KEY, record.key!) : null;
   const sealedHeaders = sealed.length > 0 ? seal(Section.HEADERS, encodeHeaderList(sealed)) : null;
