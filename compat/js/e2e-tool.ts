@@ -33,6 +33,10 @@ import {
   type KeyReader,
   type WrappedKey,
 } from '../../src/crypto/index.js';
+import { registerCodecs } from './kafkajs-codecs.js';
+
+// Other languages' producers may compress (franz-go: snappy by default): kafkajs reads every codec.
+registerCodecs();
 
 function flags(args: string[]): Map<string, string> {
   const m = new Map<string, string>();
