@@ -11,7 +11,6 @@
  * `npm run compat -- --clients franz`, or `go build -o ../.work/bin/ ./e2etool` in compat/go);
  * LEDGERLINE_REQUIRE_E2E=1 makes that a failure.
  */
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import { RecordDecryptor } from '../../src/crypto/decryptor.js';
 import { RecordEncryptor } from '../../src/crypto/encryptor.js';
 import { generateKey, PemDirectoryKeyReader, rotateKey } from '../../src/crypto/keys.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { runJsonLinesProgram, type ProgramRun } from '../support/json-lines-program.js';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -40,23 +40,8 @@ interface Line {
   reason: string | null;
 }
 
-interface Run {
-  code: number;
-  lines: Record<string, unknown>[];
-  stderr: string;
-}
-
-function tool(args: string[], timeoutMs = 90_000): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(TOOL, args, { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      const lines = stdout
-        .split('\n')
-        .filter((l) => l.length > 0)
-        .map((l) => (l.startsWith('{') ? (JSON.parse(l) as Record<string, unknown>) : { text: l }));
-      resolve({ code, lines, stderr });
-    });
-  });
+function tool(args: string[], timeoutMs = 90_000): Promise<ProgramRun> {
+  return runJsonLinesProgram(TOOL, args, { timeoutMs });
 }
 
 const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex');
@@ -117,15 +102,15 @@ describe.skipIf(toolMissing !== null && !requireE2e).sequential('the Go end-to-e
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const produce = (topic: string, count: number, tag: string, extra: string[] = []): Promise<Run> =>
+  const produce = (topic: string, count: number, tag: string, extra: string[] = []): Promise<ProgramRun> =>
     tool(['produce', '--bootstrap', broker.bootstrap, '--topic', topic, '--keys', keys(), '--recipients', 'billing,analytics', '--count', String(count), '--tag', tag, ...extra]);
-  const consume = (topic: string, keyDir: string, count: number, extra: string[] = []): Promise<Run> =>
+  const consume = (topic: string, keyDir: string, count: number, extra: string[] = []): Promise<ProgramRun> =>
     tool(['consume', '--bootstrap', broker.bootstrap, '--topic', topic, '--keys', keyDir, '--count', String(count), '--timeout-ms', '20000', ...extra]);
-  const records = (r: Run): Line[] => (r.lines as unknown as Line[]).filter((l) => 'status' in l).sort((a, b) => indexOf(a) - indexOf(b));
+  const records = (r: ProgramRun): Line[] => (r.lines as unknown as Line[]).filter((l) => 'status' in l).sort((a, b) => indexOf(a) - indexOf(b));
 
   it('passes every test vector', async () => {
     const r = await tool(['vectors', join(REPO_DIR, 'test', 'vectors', 'e2e')]);
-    const out = r.lines.map((l) => String(l.text));
+    const out = r.stdout.trim().split('\n');
     expect(out.filter((l) => !l.startsWith('ok ')), r.stderr).toEqual([]);
     expect(out.length).toBeGreaterThanOrEqual(21);
     expect(r.code).toBe(0);

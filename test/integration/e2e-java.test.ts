@@ -11,7 +11,7 @@
  * Skipped when java or the compat/java-e2e build is missing
  * (`mvn -B -q -f compat/pom.xml -pl java-e2e -am package`); LEDGERLINE_REQUIRE_E2E=1 makes that a failure.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, copyFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,7 @@ import type { E2eRecord } from '../../src/crypto/record.js';
 import { KafkaClient } from '../../src/client/index.js';
 import { splitRecordBatches } from '../../protocol/records/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { runJsonLinesProgram, type ProgramRun } from '../support/json-lines-program.js';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -48,32 +49,10 @@ const missing = whyNoJavaE2e();
 const required = process.env.LEDGERLINE_REQUIRE_E2E === '1';
 if (missing !== null && !required) console.warn(`Java end-to-end encryption tests skipped: ${missing}`);
 
-interface ToolRun {
-  code: number | null;
-  lines: unknown[];
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the Java e2e tool; resolves with its exit code and its stdout's JSON lines (a deadline kills it). */
-function tool(args: string[], deadlineMs = 90_000): Promise<ToolRun> {
+function tool(args: string[], deadlineMs = 90_000): Promise<ProgramRun> {
   const cp = `${join(MODULE, 'classes')}:${readFileSync(CLASSPATH_FILE, 'utf8').trim()}`;
-  const child = spawn('java', ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', cp, 'dev.ledgerline.e2e.Tool', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`e2e tool ${args[0]} did not finish within ${deadlineMs} ms; stdout: ${stdout} stderr: ${stderr}`));
-    }, deadlineMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      const lines = args[0] === 'vectors' ? [] : stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown);
-      resolve({ code, lines, stdout, stderr });
-    });
-  });
+  return runJsonLinesProgram('java', ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', cp, 'dev.ledgerline.e2e.Tool', ...args], { timeoutMs: deadlineMs });
 }
 
 interface Delivered {
@@ -170,9 +149,9 @@ describe.skipIf(missing !== null && !required).sequential('Java end-to-end encry
     }
   }
 
-  const produce = (t: string, extra: string[], count = 10, tag = 'J'): Promise<ToolRun> =>
+  const produce = (t: string, extra: string[], count = 10, tag = 'J'): Promise<ProgramRun> =>
     tool(['produce', '--bootstrap', broker.bootstrap, '--topic', t, '--keys', keys, '--count', String(count), '--tag', tag, ...extra]);
-  const consume = (t: string, dir: string, count: number, extra: string[] = []): Promise<ToolRun> =>
+  const consume = (t: string, dir: string, count: number, extra: string[] = []): Promise<ProgramRun> =>
     tool(['consume', '--bootstrap', broker.bootstrap, '--topic', t, '--keys', dir, '--count', String(count), '--timeout-ms', '60000', ...extra]);
 
   it('passes every test vector', async () => {

@@ -8,7 +8,7 @@
  * suite's install step); the test is skipped, with the reason, when it is missing or lacks
  * confluent_kafka or cryptography, unless LEDGERLINE_REQUIRE_E2E=1, which makes that a failure.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import { RecordDecryptor } from '../../src/crypto/decryptor.js';
 import { decodeEnvelope, ENVELOPE_HEADER } from '../../src/crypto/envelope.js';
 import { generateKey, PemDirectoryKeyReader } from '../../src/crypto/keys.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { runJsonLinesProgram, type ProgramRun } from '../support/json-lines-program.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const TOOL = join(REPO, 'compat', 'python', 'e2e_tool.py');
@@ -37,31 +38,9 @@ function skipReason(): string | null {
 const SKIP = skipReason();
 if (SKIP !== null && !REQUIRE) console.warn(`Python end-to-end encryption test skipped: ${SKIP}`);
 
-interface Run {
-  code: number | null;
-  lines: any[];
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the tool to its end (with a deadline), its stdout parsed as JSON lines. */
-function tool(args: string[], timeoutMs = 90_000, program = TOOL): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [program, ...args], { cwd: REPO, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${program} ${args[0] ?? ''} did not end within ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      const lines = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-      resolve({ code, lines, stdout, stderr });
-    });
-  });
+function tool(args: string[], timeoutMs = 90_000, program = TOOL): Promise<ProgramRun> {
+  return runJsonLinesProgram(PYTHON, [program, ...args], { cwd: REPO, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }, timeoutMs });
 }
 
 const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex');

@@ -65,48 +65,36 @@ func NewestVersion(ids []string, name string) string {
 	return best
 }
 
-// ParsePublicKeyPEM reads an SPKI ("PUBLIC KEY") PEM block of an RSA or X25519 key.
+// ParsePublicKeyPEM reads an SPKI ("PUBLIC KEY") PEM block of an RSA or X25519 key (PKCS#1 "RSA PUBLIC
+// KEY" too).
 func ParsePublicKeyPEM(text []byte) (crypto.PublicKey, error) {
-	block, _ := pem.Decode(text)
-	if block == nil {
-		return nil, errors.New("no PEM block")
-	}
-	var key any
-	var err error
-	switch block.Type {
-	case "PUBLIC KEY":
-		key, err = x509.ParsePKIXPublicKey(block.Bytes)
-	case "RSA PUBLIC KEY":
-		key, err = x509.ParsePKCS1PublicKey(block.Bytes)
-	default:
-		return nil, fmt.Errorf("a public key is a PUBLIC KEY PEM block, not %s", block.Type)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := WrapAlgorithmOf(key); err != nil {
-		return nil, err
-	}
-	return key, nil
+	return parseKeyPEM(text, "a public key is a PUBLIC KEY PEM block", map[string]func([]byte) (any, error){
+		"PUBLIC KEY":     x509.ParsePKIXPublicKey,
+		"RSA PUBLIC KEY": func(b []byte) (any, error) { return x509.ParsePKCS1PublicKey(b) },
+	})
 }
 
 // ParsePrivateKeyPEM reads a PKCS#8 ("PRIVATE KEY") PEM block of an RSA or X25519 key (PKCS#1 "RSA
 // PRIVATE KEY" too).
 func ParsePrivateKeyPEM(text []byte) (crypto.PrivateKey, error) {
+	return parseKeyPEM(text, "a private key is a PRIVATE KEY PEM block", map[string]func([]byte) (any, error){
+		"PRIVATE KEY":     x509.ParsePKCS8PrivateKey,
+		"RSA PRIVATE KEY": func(b []byte) (any, error) { return x509.ParsePKCS1PrivateKey(b) },
+	})
+}
+
+// parseKeyPEM decodes the first PEM block of text with the parser its type names, and accepts only keys a
+// recipient can have (RSA or X25519).
+func parseKeyPEM(text []byte, expected string, parsers map[string]func([]byte) (any, error)) (any, error) {
 	block, _ := pem.Decode(text)
 	if block == nil {
 		return nil, errors.New("no PEM block")
 	}
-	var key any
-	var err error
-	switch block.Type {
-	case "PRIVATE KEY":
-		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
-	case "RSA PRIVATE KEY":
-		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
-	default:
-		return nil, fmt.Errorf("a private key is a PRIVATE KEY PEM block, not %s", block.Type)
+	parse, ok := parsers[block.Type]
+	if !ok {
+		return nil, fmt.Errorf("%s, not %s", expected, block.Type)
 	}
+	key, err := parse(block.Bytes)
 	if err != nil {
 		return nil, err
 	}
