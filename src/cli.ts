@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
-import { keysCommand, KEYS_USAGE } from './crypto/keys-command.js';
+import { KEYS_USAGE } from './crypto/keys-usage.js';
 import { createLogger } from './observability/logger.js';
 import { routeProcessWarnings } from './observability/process-warnings.js';
 import { Broker } from './server/broker.js';
@@ -103,7 +103,8 @@ async function main(argv: string[]): Promise<number> {
     case 'start':
       return start(rest);
     case 'keys':
-      return keysCommand(rest);
+      // Loaded only for this command: `ledgerline start` does not pay for the client it uses.
+      return (await import('./crypto/keys-command.js')).keysCommand(rest);
     case undefined:
     case 'help':
     case '--help':

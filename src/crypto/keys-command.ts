@@ -15,12 +15,8 @@ import { OffsetSpec, KafkaClient } from '../client/index.js';
 import { splitRecordBatches } from '../../protocol/records/split.js';
 import { decodeEnvelope, ENVELOPE_HEADER } from './envelope.js';
 import { generateKey, keyVersions, rotateKey, type KeyType } from './keys.js';
+import { KEYS_USAGE } from './keys-usage.js';
 
-export const KEYS_USAGE = `usage:
-  ledgerline keys generate <id> --dir DIR [--type rsa|x25519|secret] [--bits 3072]
-  ledgerline keys rotate <name> --dir DIR [--bits 3072]
-  ledgerline keys list --dir DIR
-  ledgerline keys needed --bootstrap-server HOST:PORT --topic T [--records 1000]`;
 
 class UsageError extends Error {}
 
