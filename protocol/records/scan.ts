@@ -23,6 +23,12 @@ import type { RecordBatch } from './batch.js';
 import { InvalidRecordError } from './errors.js';
 import { MIN_RECORD_SIZE } from './record.js';
 
+/** Whether `b` stands in `payload` at `at` (a header key is short: a loop beats Buffer.compare's argument checks). */
+function sameBytes(payload: Buffer, at: number, b: Buffer): boolean {
+  for (let i = 0; i < b.length; i++) if (payload[at + i] !== b[i]) return false;
+  return true;
+}
+
 export class RecordScanner {
   /** Index in the batch of the current record; -1 before the first `next()`. */
   index = -1;
@@ -203,7 +209,7 @@ export class RecordScanner {
       const keyLen = this.varint(limit);
       if (keyLen < 0) this.invalid(`Invalid negative header key size ${keyLen}`, keyAt);
       if (keyLen > limit - this.pos) this.invalid('Found invalid record structure: header key overruns the record', keyAt);
-      const watched = watch !== null && keyLen === watch.length && this.payload.compare(watch, 0, keyLen, this.pos, this.pos + keyLen) === 0;
+      const watched = watch !== null && keyLen === watch.length && sameBytes(this.payload, this.pos, watch);
       this.pos += keyLen;
       const valueLen = this.field('header value');
       if (watched) {

@@ -204,11 +204,11 @@ export function validateRecordsPayload(batch: RecordBatch, payload: Buffer, opti
 }
 
 function envelopeViolation(s: RecordScanner, rule: EnvelopeRule): string | null {
+  if (s.watchedCount === 1 && s.watchedValueLength >= 0) return rule.check(s.payload.subarray(s.watchedValueStart, s.watchedValueStart + s.watchedValueLength), s.valueLength);
   const name = rule.header.toString('latin1');
   if (s.watchedCount === 0) return s.valueLength < 0 ? null : `Record has no ${name} header (it is not end-to-end encrypted)`;
   if (s.watchedCount > 1) return `Record has ${s.watchedCount} ${name} headers, an envelope is one`;
-  if (s.watchedValueLength < 0) return `Record's ${name} header has a null value`;
-  return rule.check(s.payload.subarray(s.watchedValueStart, s.watchedValueStart + s.watchedValueLength), s.valueLength);
+  return `Record's ${name} header has a null value`;
 }
 
 /**

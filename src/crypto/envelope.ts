@@ -208,9 +208,28 @@ export function decodeEnvelope(value: Buffer): Envelope {
   return { version, cipher, dataKeyId, nonceBase, wrappedKeys, pseudonymKeyId, sealedKey, sealedHeaders, head };
 }
 
+/** Past a length-prefixed (u8) id at `pos`, or why not. */
+function skipId(v: Buffer, pos: number, end: number, what: string): number | string {
+  if (pos >= end) return `envelope ends inside the length of ${what} (at byte ${pos}, ${end} bytes in all)`;
+  const len = v[pos]!;
+  if (len === 0) return `empty ${what}`;
+  if (end - pos - 1 < len) return `envelope ends inside ${what} (at byte ${pos + 1}, ${end} bytes in all)`;
+  return pos + 1 + len;
+}
+
+/** Past a sealed part (u32 length) at `pos`, or why not. */
+function skipSealed(v: Buffer, pos: number, end: number, what: string): number | string {
+  if (end - pos < 4) return `envelope ends inside the length of ${what} (at byte ${pos}, ${end} bytes in all)`;
+  const len = v.readUInt32BE(pos);
+  if (len < TAG_BYTES) return `${what} is ${len} bytes, shorter than its ${TAG_BYTES}-byte tag`;
+  if (end - pos - 4 < len) return `envelope ends inside ${what} (at byte ${pos + 4}, ${end} bytes in all)`;
+  return pos + 4 + len;
+}
+
 /**
  * Why `value` is not a well-formed envelope, or null: decodeEnvelope's every check, without building the
- * envelope (no objects, no strings), for the broker's check of each produced record (check.ts).
+ * envelope (no objects, no strings, no closures per record), for the broker's check of each produced record
+ * (check.ts). Positions in messages count from the start of the envelope.
  */
 export function envelopeFormatError(value: Buffer): string | null {
   const n = value.length;
@@ -219,22 +238,14 @@ export function envelopeFormatError(value: Buffer): string | null {
   if (value[1] !== CIPHER_AES_256_GCM) return `unknown cipher ${value[1]}`;
   const flags = value[2]!;
   if ((flags & ~KNOWN_FLAGS) !== 0) return `unknown flags 0x${flags.toString(16)}`;
-  let pos = FIXED_HEAD_BYTES;
-  const id = (what: string): string | null => {
-    if (pos >= n) return `envelope ends inside the length of ${what} (at byte ${pos}, ${n} bytes in all)`;
-    const len = value[pos++]!;
-    if (len === 0) return `empty ${what}`;
-    if (n - pos < len) return `envelope ends inside ${what} (at byte ${pos}, ${n} bytes in all)`;
-    pos += len;
-    return null;
-  };
+  let pos: number | string = FIXED_HEAD_BYTES;
   if ((flags & FLAG_KEYS) !== 0) {
     if (pos >= n) return `envelope ends inside the recipient count (at byte ${pos}, ${n} bytes in all)`;
     const count = value[pos++]!;
     if (count === 0) return 'KEYS is set but no recipient follows';
     for (let i = 0; i < count; i++) {
-      const bad = id(`recipient ${i}'s key id`);
-      if (bad !== null) return bad;
+      pos = skipId(value, pos, n, `recipient ${i}'s key id`);
+      if (typeof pos === 'string') return pos;
       if (n - pos < 3) return `envelope ends inside recipient ${i}'s wrap algorithm and length (at byte ${pos}, ${n} bytes in all)`;
       const algorithm = value[pos]!;
       if (algorithm !== WrapAlgorithm.RSA_OAEP_256 && algorithm !== WrapAlgorithm.X25519_HKDF_SHA256_A256GCM) return `recipient ${i} has unknown wrap algorithm ${algorithm}`;
@@ -247,25 +258,14 @@ export function envelopeFormatError(value: Buffer): string | null {
   }
   const pseudonym = (flags & FLAG_PSEUDONYM) !== 0;
   if (pseudonym) {
-    const bad = id('the pseudonym key id');
-    if (bad !== null) return bad;
-  }
-  const sealed = (what: string): string | null => {
-    if (n - pos < 4) return `envelope ends inside the length of ${what} (at byte ${pos}, ${n} bytes in all)`;
-    const len = value.readUInt32BE(pos);
-    pos += 4;
-    if (len < TAG_BYTES) return `${what} is ${len} bytes, shorter than its ${TAG_BYTES}-byte tag`;
-    if (n - pos < len) return `envelope ends inside ${what} (at byte ${pos}, ${n} bytes in all)`;
-    pos += len;
-    return null;
-  };
-  if (pseudonym) {
-    const bad = sealed('the sealed key');
-    if (bad !== null) return bad;
+    pos = skipId(value, pos, n, 'the pseudonym key id');
+    if (typeof pos === 'string') return pos;
+    pos = skipSealed(value, pos, n, 'the sealed key');
+    if (typeof pos === 'string') return pos;
   }
   if ((flags & FLAG_HEADERS) !== 0) {
-    const bad = sealed('the sealed headers');
-    if (bad !== null) return bad;
+    pos = skipSealed(value, pos, n, 'the sealed headers');
+    if (typeof pos === 'string') return pos;
   }
   return pos === n ? null : `${n - pos} bytes follow the envelope`;
 }
