@@ -21,7 +21,23 @@ import javax.crypto.spec.SecretKeySpec;
 public final class Sealing {
     private static final byte[] AAD_LABEL = "ledgerline-e2e/1".getBytes(StandardCharsets.US_ASCII);
 
+    /**
+     * One AES/GCM cipher per thread and direction, initialised afresh for every part (a new nonce each time):
+     * Cipher.getInstance per part costs more than sealing a 1 KiB part, and the JDK's AES keeps the expanded
+     * key of the last init, so a thread sealing under one data key expands it once.
+     */
+    private static final ThreadLocal<Cipher> ENCRYPTING = ThreadLocal.withInitial(Sealing::newCipher);
+    private static final ThreadLocal<Cipher> DECRYPTING = ThreadLocal.withInitial(Sealing::newCipher);
+
     private Sealing() {}
+
+    private static Cipher newCipher() {
+        try {
+            return Cipher.getInstance("AES/GCM/NoPadding");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES-256-GCM is unavailable: " + e, e);
+        }
+    }
 
     public static byte[] sectionNonce(byte[] nonceBase, int section) {
         byte[] n = nonceBase.clone();
@@ -51,7 +67,7 @@ public final class Sealing {
     /** AES-256-GCM encryption: ciphertext, then the 16-byte tag. */
     public static byte[] gcmSeal(byte[] key, byte[] nonce, byte[] aad, byte[] plaintext) {
         try {
-            Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+            Cipher c = ENCRYPTING.get();
             c.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(key, "AES"), new GCMParameterSpec(Envelope.TAG_BYTES * 8, nonce));
             c.updateAAD(aad);
             return c.doFinal(plaintext);
@@ -64,7 +80,7 @@ public final class Sealing {
     public static byte[] gcmOpen(byte[] key, byte[] nonce, byte[] aad, byte[] sealed) throws AEADBadTagException {
         if (sealed.length < Envelope.TAG_BYTES) throw new AEADBadTagException("a sealed part is at least its tag");
         try {
-            Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+            Cipher c = DECRYPTING.get();
             c.init(Cipher.DECRYPT_MODE, new SecretKeySpec(key, "AES"), new GCMParameterSpec(Envelope.TAG_BYTES * 8, nonce));
             c.updateAAD(aad);
             return c.doFinal(sealed);
