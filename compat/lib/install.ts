@@ -117,7 +117,7 @@ export function goEnv(): NodeJS.ProcessEnv {
 async function go(): Promise<StepReport> {
   const t0 = Date.now();
   // go build is incremental on its own (its cache is in compat/.work/go/cache).
-  const r = await run('go', ['build', '-o', BIN_DIR + '/', './franz', './sarama', './e2etool'], { cwd: join(COMPAT_DIR, 'go'), env: goEnv(), timeoutMs: 600_000 });
+  const r = await run('go', ['build', '-o', BIN_DIR + '/', './franz', './sarama', './e2etool', './e2ebench'], { cwd: join(COMPAT_DIR, 'go'), env: goEnv(), timeoutMs: 600_000 });
   if (r.code !== 0) return failure('go', t0, 'go build', r);
   return { step: 'go', ok: true, skipped: false, ms: Date.now() - t0 };
 }
