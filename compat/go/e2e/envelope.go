@@ -194,7 +194,7 @@ func EncodeEnvelope(head, sealedKey, sealedHeaders []byte) []byte {
 // malformed.
 func DecodeEnvelope(value []byte) (*Envelope, error) {
 	d := decoder{b: value}
-	if err := d.need(fixedHeadBytes, "the fixed head"); err != nil {
+	if err := d.need(fixedHeadBytes, field("the fixed head")); err != nil {
 		return nil, err
 	}
 	e := &Envelope{Version: value[0], Cipher: value[1]}
@@ -212,7 +212,7 @@ func DecodeEnvelope(value []byte) (*Envelope, error) {
 	e.NonceBase = value[3+DataKeyIDBytes : fixedHeadBytes : fixedHeadBytes]
 	d.pos = fixedHeadBytes
 	if flags&FlagKeys != 0 {
-		if err := d.need(1, "the recipient count"); err != nil {
+		if err := d.need(1, field("the recipient count")); err != nil {
 			return nil, err
 		}
 		n := int(value[d.pos])
@@ -222,11 +222,11 @@ func DecodeEnvelope(value []byte) (*Envelope, error) {
 		}
 		e.WrappedKeys = make([]WrappedKey, 0, n)
 		for i := 0; i < n; i++ {
-			id, err := d.id(fmt.Sprintf("recipient %d's key id", i))
+			id, err := d.id(what{"recipient %d's key id", i})
 			if err != nil {
 				return nil, err
 			}
-			if err := d.need(3, fmt.Sprintf("recipient %d's wrap algorithm and length", i)); err != nil {
+			if err := d.need(3, what{"recipient %d's wrap algorithm and length", i}); err != nil {
 				return nil, err
 			}
 			alg := WrapAlgorithm(value[d.pos])
@@ -238,7 +238,7 @@ func DecodeEnvelope(value []byte) (*Envelope, error) {
 			if l == 0 {
 				return nil, errorf(ReasonMalformed, "recipient %d's wrapped key is empty", i)
 			}
-			if err := d.need(l, fmt.Sprintf("recipient %d's wrapped key", i)); err != nil {
+			if err := d.need(l, what{"recipient %d's wrapped key", i}); err != nil {
 				return nil, err
 			}
 			e.WrappedKeys = append(e.WrappedKeys, WrappedKey{KeyID: id, Algorithm: alg, Wrapped: value[d.pos : d.pos+l : d.pos+l]})
@@ -246,7 +246,7 @@ func DecodeEnvelope(value []byte) (*Envelope, error) {
 		}
 	}
 	if flags&FlagPseudonym != 0 {
-		id, err := d.id("the pseudonym key id")
+		id, err := d.id(field("the pseudonym key id"))
 		if err != nil {
 			return nil, err
 		}
@@ -255,12 +255,12 @@ func DecodeEnvelope(value []byte) (*Envelope, error) {
 	e.Head = value[:d.pos:d.pos]
 	var err error
 	if flags&FlagPseudonym != 0 {
-		if e.SealedKey, err = d.sealed("the sealed key"); err != nil {
+		if e.SealedKey, err = d.sealed(field("the sealed key")); err != nil {
 			return nil, err
 		}
 	}
 	if flags&FlagHeaders != 0 {
-		if e.SealedHeaders, err = d.sealed("the sealed headers"); err != nil {
+		if e.SealedHeaders, err = d.sealed(field("the sealed headers")); err != nil {
 			return nil, err
 		}
 	}
@@ -275,23 +275,46 @@ type decoder struct {
 	pos int
 }
 
-func (d *decoder) need(n int, what string) error {
+// what names a field in an error message; it is formatted only when there is an error to report, so a
+// well-formed envelope costs no fmt call (the broker and every consumer parse one per record).
+type what struct {
+	format string
+	index  int // the recipient, for a format with %d; -1 otherwise
+}
+
+func field(name string) what { return what{name, -1} }
+
+func (w what) String() string {
+	if w.index < 0 {
+		return w.format
+	}
+	return fmt.Sprintf(w.format, w.index)
+}
+
+func (d *decoder) need(n int, w what) error {
 	if len(d.b)-d.pos < n {
-		return errorf(ReasonMalformed, "envelope ends inside %s (at byte %d, %d bytes in all)", what, d.pos, len(d.b))
+		return errorf(ReasonMalformed, "envelope ends inside %s (at byte %d, %d bytes in all)", w, d.pos, len(d.b))
 	}
 	return nil
 }
 
-func (d *decoder) id(what string) (string, error) {
-	if err := d.need(1, "the length of "+what); err != nil {
+func (d *decoder) needLengthOf(n int, w what) error {
+	if len(d.b)-d.pos < n {
+		return errorf(ReasonMalformed, "envelope ends inside the length of %s (at byte %d, %d bytes in all)", w, d.pos, len(d.b))
+	}
+	return nil
+}
+
+func (d *decoder) id(w what) (string, error) {
+	if err := d.needLengthOf(1, w); err != nil {
 		return "", err
 	}
 	l := int(d.b[d.pos])
 	d.pos++
 	if l == 0 {
-		return "", errorf(ReasonMalformed, "empty %s", what)
+		return "", errorf(ReasonMalformed, "empty %s", w)
 	}
-	if err := d.need(l, what); err != nil {
+	if err := d.need(l, w); err != nil {
 		return "", err
 	}
 	s := string(d.b[d.pos : d.pos+l])
@@ -299,17 +322,17 @@ func (d *decoder) id(what string) (string, error) {
 	return s, nil
 }
 
-func (d *decoder) sealed(what string) ([]byte, error) {
-	if err := d.need(4, "the length of "+what); err != nil {
+func (d *decoder) sealed(w what) ([]byte, error) {
+	if err := d.needLengthOf(4, w); err != nil {
 		return nil, err
 	}
 	l := uint64(binary.BigEndian.Uint32(d.b[d.pos:]))
 	d.pos += 4
 	if l < TagBytes {
-		return nil, errorf(ReasonMalformed, "%s is %d bytes, shorter than its %d-byte tag", what, l, TagBytes)
+		return nil, errorf(ReasonMalformed, "%s is %d bytes, shorter than its %d-byte tag", w, l, TagBytes)
 	}
 	if uint64(len(d.b)-d.pos) < l {
-		return nil, errorf(ReasonMalformed, "envelope ends inside %s (at byte %d, %d bytes in all)", what, d.pos, len(d.b))
+		return nil, errorf(ReasonMalformed, "envelope ends inside %s (at byte %d, %d bytes in all)", w, d.pos, len(d.b))
 	}
 	s := d.b[d.pos : d.pos+int(l) : d.pos+int(l)]
 	d.pos += int(l)
