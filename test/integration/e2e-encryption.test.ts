@@ -5,7 +5,7 @@
  * runtime), the admin endpoint's list, `ledgerline keys needed`, and a scan of the data directory that finds
  * no plaintext of any encrypted record (and does find that of a plaintext topic, so the scan is real).
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Consumer as PConsumer, Producer as PProducer } from '@platformatic/kafka';
@@ -135,11 +135,7 @@ beforeAll(async () => {
   await generateKey(keysDir, 'audit', 'rsa', 2048);
   await generateKey(keysDir, 'users', 'secret');
   // The audit consumer has its private key (and none of billing's).
-  await generateKey(auditOnly, 'placeholder', 'secret');
-  for (const f of ['audit.pem', 'audit.pub.pem']) {
-    const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(auditOnly, f), readFileSync(join(keysDir, f)));
-  }
+  for (const f of ['audit.pem', 'audit.pub.pem']) copyFileSync(join(keysDir, f), join(auditOnly, f));
   broker = await BrokerProcess.start({ dataDir: mkdtempSync(join(tmpdir(), 'e2e-data-')), configs: { 'ledgerline.admin.listener': 'http://127.0.0.1:0', 'log.flush.interval.messages': '1' } });
   const line = broker.logs.find((l) => l.includes('"admin HTTP endpoint listening"'))!;
   adminUrl = /"url":"([^"]+)"/.exec(line)![1]!;
