@@ -35,6 +35,7 @@ import { MAX_DELETES_PER_TXN, type ChainHead } from './chain.js';
 import { compacts } from './config.js';
 import { CleanedTxns } from './cleaned-txns.js';
 import { ledgerIdsOf, sealedRecord, type LogCore } from './log-core.js';
+import type { LedgerWriter } from '../ledger/types.js';
 import { IndexedLedger } from './offset-index.js';
 import type { KeyOffsetMap } from './offset-map.js';
 import type { AbortedTxnEntry } from './txn-index.js';
@@ -339,7 +340,11 @@ export class Compaction {
     }
   }
 
-  /** Filters one group's batches into a new ledger (Kafka's cleanInto); a lone ledger nothing changes stays. */
+  /**
+   * Filters one group's batches into a new ledger (Kafka's cleanInto), streamed: at most a read chunk and
+   * a write window in memory. A lone ledger nothing changes is not rewritten: its batches are only counted
+   * until the first change, and copied from the ledger then.
+   */
   async cleanGroup(
     group: readonly IndexedLedger[],
     map: KeyOffsetMap,
@@ -353,115 +358,81 @@ export class Compaction {
     const last = group[group.length - 1]!;
     const txns = new CleanedTxns(this.abortedOverlapping(first.startOffset, last.endOffset));
     const deleteRetentionMs = core.config.deleteRetentionMs;
-    const kept: Buffer[] = [];
-    let changed = group.length > 1;
+    const out = new GroupWriter(core, first, o);
+    /** Batches of a lone ledger kept as they are before the first change: not written until one comes. */
+    let unchangedPrefix = 0;
     let horizon = Number.POSITIVE_INFINITY;
-
-    for (const l of group) {
-      for await (const buf of this.batchesOf(l, o)) {
-        stats.bytesRead += buf.length;
-        const b = RecordBatch.unchecked(buf);
-        const records = await b.readRecords();
-        stats.recordsRead += records.length;
-        // Kafka's checkBatchRetention.
-        const canDiscard = b.isControl ? txns.onControl(b, records[0]?.key ?? null) : txns.onBatch(b);
-        const bHorizon = b.deleteHorizonMs;
-        const discardRecords = b.isControl ? canDiscard && bHorizon !== null && bHorizon <= o.now : canDiscard;
-        const lastOfProducer = b.hasProducerId && isLastOfProducer(b, producers);
-        if (discardRecords && !lastOfProducer) {
-          changed = true;
-          continue;
-        }
-        // Kafka's shouldRetainRecord.
-        const retained: KafkaRecord[] = [];
-        let tombstones = false;
-        for (const r of records) {
-          let keep: boolean;
-          if (discardRecords) keep = false;
-          else if (b.isControl) keep = true;
-          else if (r.offset >= mapEnd) keep = true;
-          else if (r.key === null) keep = false;
-          else {
-            const latest = map.get(r.key, 0, r.key.length);
-            const keepDeletes = bHorizon === null || o.now < bHorizon;
-            keep = r.offset >= latest && (r.value !== null || keepDeletes);
-          }
-          if (!keep) continue;
-          retained.push(r);
-          if (!b.isControl && r.value === null) tombstones = true;
-        }
-        const markerForEmptyTxn = canDiscard && b.isControl;
-        const needHorizon = (tombstones || markerForEmptyTxn) && bHorizon === null;
-        let outBuf: Buffer;
-        if (retained.length === records.length && !needHorizon) {
-          outBuf = buf;
-        } else if (retained.length > 0 || lastOfProducer) {
-          outBuf = await rebuild(b, retained, needHorizon ? o.now + deleteRetentionMs : bHorizon);
-          changed = true;
-        } else {
-          changed = true;
-          continue;
-        }
-        const outHorizon = needHorizon ? o.now + deleteRetentionMs : bHorizon;
-        if (outHorizon !== null && (tombstones || markerForEmptyTxn)) horizon = Math.min(horizon, outHorizon);
-        stats.recordsRetained += retained.length;
-        kept.push(outBuf);
+    const changed = async (): Promise<void> => {
+      if (out.started) return;
+      await out.start();
+      // Copy the prefix that needed no change, as stored.
+      for (let next = 0; next < unchangedPrefix; ) {
+        const entries = await core.ledgers.read(first.ledgerId, next, unchangedPrefix - 1, { maxBytes: READ_CHUNK_BYTES });
+        if (entries.length === 0) throw new Error(`ledger ${first.ledgerId} ended before entry ${next}`);
+        for (const e of entries) await out.add(e.data);
+        next += entries.length;
       }
-    }
-    if (!changed) return { ledger: null, retainedAborted: [], horizon, bytesWritten: 0, written: [] };
-    return this.writeGroup(group, kept, txns.retainedEntries, horizon, o, stats);
-  }
-
-  /** Writes a group's kept batches into a new sealed ledger, with its index snapshot. */
-  async writeGroup(
-    group: readonly IndexedLedger[],
-    kept: readonly Buffer[],
-    retainedAborted: AbortedTxnEntry[],
-    horizon: number,
-    o: CompactionOptions,
-    stats: { bytesWritten: number },
-  ): Promise<GroupOutput> {
-    const core = this.core;
-    const first = group[0]!;
-    const last = group[group.length - 1]!;
-    const written: number[] = [];
+    };
     try {
-      const writer = await core.ledgers.create();
-      written.push(writer.ledgerId);
-      const ledger = new IndexedLedger(writer.ledgerId, first.startOffset, first.epoch, first.createdAtMs, Math.max(1, kept.length));
-      let inflight: Promise<number>[] = [];
-      let inflightBytes = 0;
-      let bytesWritten = 0;
-      for (const buf of kept) {
-        if (core.state !== 'open' || o.signal?.aborted) throw new PassAborted();
-        const b = RecordBatch.unchecked(buf);
-        ledger.push(b.lastOffsetNumber, b.maxTimestamp, buf.length);
-        inflight.push(writer.append(buf));
-        inflightBytes += buf.length;
-        bytesWritten += buf.length;
-        if (inflightBytes >= WRITE_WINDOW_BYTES) {
-          await Promise.all(inflight);
-          if (o.throttle) await o.throttle(inflightBytes);
-          inflight = [];
-          inflightBytes = 0;
+      if (group.length > 1) await changed();
+      for (const l of group) {
+        for await (const buf of this.batchesOf(l, o)) {
+          stats.bytesRead += buf.length;
+          const b = RecordBatch.unchecked(buf);
+          const records = await b.readRecords();
+          stats.recordsRead += records.length;
+          // Kafka's checkBatchRetention.
+          const canDiscard = b.isControl ? txns.onControl(b, records[0]?.key ?? null) : txns.onBatch(b);
+          const bHorizon = b.deleteHorizonMs;
+          const discardRecords = b.isControl ? canDiscard && bHorizon !== null && bHorizon <= o.now : canDiscard;
+          const lastOfProducer = b.hasProducerId && isLastOfProducer(b, producers);
+          if (discardRecords && !lastOfProducer) {
+            await changed();
+            continue;
+          }
+          // Kafka's shouldRetainRecord.
+          const retained: KafkaRecord[] = [];
+          let tombstones = false;
+          for (const r of records) {
+            let keep: boolean;
+            if (discardRecords) keep = false;
+            else if (b.isControl) keep = true;
+            else if (r.offset >= mapEnd) keep = true;
+            else if (r.key === null) keep = false;
+            else {
+              const latest = map.get(r.key, 0, r.key.length);
+              const keepDeletes = bHorizon === null || o.now < bHorizon;
+              keep = r.offset >= latest && (r.value !== null || keepDeletes);
+            }
+            if (!keep) continue;
+            retained.push(r);
+            if (!b.isControl && r.value === null) tombstones = true;
+          }
+          const markerForEmptyTxn = canDiscard && b.isControl;
+          const needHorizon = (tombstones || markerForEmptyTxn) && bHorizon === null;
+          const outHorizon = needHorizon ? o.now + deleteRetentionMs : bHorizon;
+          if (retained.length === records.length && !needHorizon) {
+            if (out.started) await out.add(buf);
+            else unchangedPrefix++;
+          } else if (retained.length > 0 || lastOfProducer) {
+            await changed();
+            await out.add(await rebuild(b, retained, outHorizon));
+          } else {
+            await changed();
+            continue;
+          }
+          if (outHorizon !== null && (tombstones || markerForEmptyTxn)) horizon = Math.min(horizon, outHorizon);
+          stats.recordsRetained += retained.length;
         }
       }
-      await Promise.all(inflight);
-      if (o.throttle && inflightBytes > 0) await o.throttle(inflightBytes);
-      await writer.seal();
-      ledger.coverEnd(last.endOffset);
-      ledger.seal(last.sealedAtMs ?? o.now);
-      if (core.snapshots) {
-        const snap = await core.snapshotWriter.writeLedgers(ledger, true, null, retainedAborted);
-        written.push(...snap.ids);
-        ledger.indexLedgerId = snap.indexLedgerId;
-      }
-      stats.bytesWritten += bytesWritten;
-      return { ledger, retainedAborted, horizon, bytesWritten, written };
+      if (!out.started) return { ledger: null, retainedAborted: [], horizon, bytesWritten: 0, written: [] };
+      const ledger = await out.finish(last, txns.retainedEntries);
+      stats.bytesWritten += out.bytesWritten;
+      return { ledger, retainedAborted: txns.retainedEntries, horizon, bytesWritten: out.bytesWritten, written: out.written };
     } catch (err) {
-      core.deleteLedgersQuietly(written);
+      core.deleteLedgersQuietly(out.written);
       // The log stopping under the pass (closed, fenced) is not a failure of the pass.
-      if (core.state !== 'open' || o.signal?.aborted) throw new PassAborted();
+      if (err instanceof PassAborted || core.state !== 'open' || o.signal?.aborted) throw new PassAborted();
       throw err;
     }
   }
@@ -502,6 +473,66 @@ export class Compaction {
       if (!done) core.deleteLedgersQuietly(out.written);
     }
     return done;
+  }
+}
+
+/** The new ledger of a group, written as the filter goes: appends in flight bounded by WRITE_WINDOW_BYTES. */
+class GroupWriter {
+  #writer: LedgerWriter | null = null;
+  #ledger: IndexedLedger | null = null;
+  #inflight: Promise<number>[] = [];
+  #inflightBytes = 0;
+  bytesWritten = 0;
+  /** Every ledger written for the group (data, index snapshot), to delete if it never joins the chain. */
+  readonly written: number[] = [];
+
+  constructor(
+    private readonly core: LogCore,
+    private readonly first: IndexedLedger,
+    private readonly o: CompactionOptions,
+  ) {}
+
+  get started(): boolean {
+    return this.#writer !== null;
+  }
+
+  async start(): Promise<void> {
+    const writer = await this.core.ledgers.create();
+    this.#writer = writer;
+    this.written.push(writer.ledgerId);
+    this.#ledger = new IndexedLedger(writer.ledgerId, this.first.startOffset, this.first.epoch, this.first.createdAtMs);
+  }
+
+  async add(buf: Buffer): Promise<void> {
+    if (this.core.state !== 'open' || this.o.signal?.aborted) throw new PassAborted();
+    const b = RecordBatch.unchecked(buf);
+    this.#ledger!.push(b.lastOffsetNumber, b.maxTimestamp, buf.length);
+    this.#inflight.push(this.#writer!.append(buf));
+    this.#inflightBytes += buf.length;
+    this.bytesWritten += buf.length;
+    if (this.#inflightBytes >= WRITE_WINDOW_BYTES) await this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    await Promise.all(this.#inflight);
+    if (this.o.throttle && this.#inflightBytes > 0) await this.o.throttle(this.#inflightBytes);
+    this.#inflight = [];
+    this.#inflightBytes = 0;
+  }
+
+  /** Seals the ledger, covering the group's offsets up to `last`'s end, and writes its index snapshot. */
+  async finish(last: IndexedLedger, retainedAborted: readonly AbortedTxnEntry[]): Promise<IndexedLedger> {
+    await this.#drain();
+    await this.#writer!.seal();
+    const ledger = this.#ledger!;
+    ledger.coverEnd(last.endOffset);
+    ledger.seal(last.sealedAtMs ?? this.o.now);
+    if (this.core.snapshots) {
+      const snap = await this.core.snapshotWriter.writeLedgers(ledger, true, null, retainedAborted);
+      this.written.push(...snap.ids);
+      ledger.indexLedgerId = snap.indexLedgerId;
+    }
+    return ledger;
   }
 }
 

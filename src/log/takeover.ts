@@ -148,7 +148,8 @@ export class Takeover {
       this.core.head = head;
       const active = this.core.roller.newActive(writer, startOffset);
       // An empty last ledger is replaced in place (its key is the new ledger's); a fenced one is sealed.
-      const replace = lastIndexed !== undefined && lastIndexed.count === 0;
+      // (A ledger the cleaner emptied covers offsets beyond its start and keeps its key: never replaced.)
+      const replace = lastIndexed !== undefined && lastIndexed.count === 0 && lastIndexed.endOffset === lastIndexed.startOffset;
       const put: ChainLedger[] = [];
       if (last?.state === 'open' && !replace) put.push({ ...sealedRecord(lastIndexed!), sealedAtMs: now });
       put.push(openRecord(active.indexed));
