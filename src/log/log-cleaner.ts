@@ -172,15 +172,21 @@ export class LogCleaner {
     });
   }
 
-  /** Runs passes, on up to log.cleaner.threads logs at once, while some log is due. */
+  /**
+   * Runs passes, on up to log.cleaner.threads logs at once, while some log is due. A log whose pass ran
+   * and changed nothing, failed or ended early is not picked again in the same round.
+   */
   async runUntilIdle(): Promise<number> {
     let passes = 0;
+    const skip = new Set<string>();
     const worker = async (): Promise<void> => {
       for (;;) {
         if (this.#closed) return;
-        const ran = await this.runOnce();
-        if (ran === null) return;
-        passes++;
+        const picked = this.#pick(skip);
+        if (!picked) return;
+        const result = await this.clean(picked.log, picked.state);
+        if (result) passes++;
+        else skip.add(picked.log.name);
       }
     };
     await Promise.all(Array.from({ length: this.#o.threads }, worker));
@@ -189,9 +195,15 @@ export class LogCleaner {
 
   /**
    * One pass over the filthiest due log (Kafka's grabFilthiestCompactedLog: needCompactionNow first, then
-   * the dirty ratio), or null when none is due. Updates the gauges of every compacted log it looked at.
+   * the dirty ratio), or null when none is due or the pass did nothing.
    */
   async runOnce(): Promise<CompactionResult | null> {
+    const picked = this.#pick(new Set());
+    return picked ? this.clean(picked.log, picked.state) : null;
+  }
+
+  /** The filthiest due log not being cleaned, not uncleanable and not in `skip`; updates every compacted log's gauges. */
+  #pick(skip: ReadonlySet<string>): { log: CleanableLog; state: CleanableState } | null {
     const now = this.#o.clock.now();
     this.#lastRunAtMs = now;
     let best: { log: CleanableLog; state: CleanableState } | null = null;
@@ -206,7 +218,7 @@ export class LogCleaner {
       if (state.compactionDelayMs > maxDelay) maxDelay = state.compactionDelayMs;
       const blockedUntil = this.#uncleanable.get(log.name);
       if (blockedUntil !== undefined && blockedUntil > now) continue;
-      if (!state.due || this.#cleaning.has(log.name)) continue;
+      if (!state.due || this.#cleaning.has(log.name) || skip.has(log.name)) continue;
       if (
         !best ||
         state.compactionDelayMs > best.state.compactionDelayMs ||
@@ -217,8 +229,7 @@ export class LogCleaner {
     }
     this.#maxDirtyPercent = maxDirty * 100;
     this.#maxCompactionDelaySecs = maxDelay / 1000;
-    if (!best) return null;
-    return this.clean(best.log, best.state);
+    return best;
   }
 
   /** Runs one pass over `log` now (whatever its state says when `force`). */
