@@ -157,3 +157,48 @@ export function main<R extends Run>(scenarios: Record<string, Scenario<R>>, make
     },
   );
 }
+
+/**
+ * The compaction scenario (compat/README.md; the Java program's Compaction.java says why these numbers):
+ * batches of one record with a 200,000-byte `pad` header, five to a 1 MiB segment; keys k0..k3 over six
+ * rounds, k1 deleted in round 3 and written again, k3 deleted in the last; six `roll` records after.
+ */
+export const COMPACTION = {
+  pad: 200_000,
+  topicConfigs: {
+    'cleanup.policy': 'compact',
+    'delete.retention.ms': '86400000',
+    'min.cleanable.dirty.ratio': '0.01',
+    'min.compaction.lag.ms': '0',
+    'segment.bytes': '1048576',
+    'segment.ms': '604800000',
+  } as Record<string, string>,
+  /** Bounds of the wait for the cleaner: its first removal, then a surviving set unchanged this long. */
+  firstShrinkMs: 45_000,
+  stableMs: 5_000,
+  workload(): Array<{ key: string; value: string | null }> {
+    const w: Array<{ key: string; value: string | null }> = [];
+    for (let round = 0; round < 6; round++) {
+      for (let k = 0; k < 4; k++) w.push({ key: `k${k}`, value: (k === 1 && round === 3) || (k === 3 && round === 5) ? null : `k${k}-r${round}` });
+    }
+    for (let i = 0; i < 6; i++) w.push({ key: 'roll', value: `roll-${i}` });
+    return w;
+  },
+  /**
+   * Kafka's guarantees for a compacted log, whatever the segment boundaries: a survivor ("<offset> <key>
+   * <value>") is what was produced at its offset, and the latest record of every key survives (tombstones
+   * too, within delete.retention.ms).
+   */
+  check(survivors: string[], work: Array<{ key: string; value: string | null }>): string[] {
+    const out: string[] = [];
+    const line = (o: number): string => `${o} ${work[o]!.key} ${work[o]!.value}`;
+    for (const s of survivors) {
+      const o = Number(s.split(' ', 1)[0]);
+      if (!(o < work.length) || s !== line(o)) out.push(`offset ${o} holds ${s.slice(s.indexOf(' ') + 1)}, not what was produced there`);
+    }
+    const latest = new Map<string, number>();
+    work.forEach((r, i) => latest.set(r.key, i));
+    for (const [key, o] of latest) if (!survivors.includes(line(o))) out.push(`the latest record of ${key} (offset ${o}) is gone`);
+    return out;
+  },
+};

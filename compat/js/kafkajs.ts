@@ -1,7 +1,7 @@
 /** The kafkajs side of the compatibility suite; steps as in compat/README.md. */
 import kafkajs from 'kafkajs';
 import type { Admin, Consumer, EachMessagePayload, IHeaders, Kafka, Producer, ProducerConfig, RecordMetadata } from 'kafkajs';
-import { main, pattern, recordRepr, repr, Run, STANDARD, standardRepr, waitFor, WAIT_MS, within } from './common.js';
+import { COMPACTION, main, pattern, recordRepr, repr, Run, sleep, STANDARD, standardRepr, waitFor, WAIT_MS, within } from './common.js';
 import type { RecordRepr, Scenario } from './common.js';
 import { registerCodecs } from './kafkajs-codecs.js';
 
@@ -532,6 +532,61 @@ const transactions: Scenario<Kj> = async (r) => {
   r.result.latest = (await r.offsets(t)).high;
 };
 
+/** The compaction scenario (compat/README.md): what the log cleaner leaves of a compact topic, offset by offset. */
+const compaction: Scenario<Kj> = async (r) => {
+  const t = r.prefix;
+  await r.createReady(t, 1, COMPACTION.topicConfigs);
+  const work = COMPACTION.workload();
+  const pad = pattern(COMPACTION.pad);
+  const p = await r.producer();
+  // One record per produce, acknowledged before the next: one batch each, uncompressed.
+  r.result.acked = await r.sendEach(p, t, work.map((w) => ({ partition: 0, key: w.key, value: w.value, headers: { pad } })));
+  const seen = new Set<string>();
+  const violation = (what: string): void => {
+    if (!seen.has(what)) r.violations.push(what);
+    seen.add(what);
+  };
+  // The whole partition from the earliest offset to its end (kafkajs reads through a fresh group each time).
+  const readAll = async (): Promise<string[]> => {
+    const { high } = await r.offsets(t);
+    const c = await r.consumer(`read-${r.prefix}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
+    const got = new Map<number, string>();
+    await c.subscribe({ topics: [t], fromBeginning: true });
+    await c.run({
+      autoCommit: false,
+      eachMessage: async ({ message: m }) => {
+        got.set(Number(m.offset), `${m.offset} ${repr(m.key)} ${repr(m.value)}`);
+        const h = m.headers?.pad;
+        if (!Buffer.isBuffer(h) || !h.equals(pad)) violation(`offset ${m.offset}: the pad header read back differs from what was produced`);
+      },
+    });
+    if (!(await waitFor(() => got.has(high - 1)))) violation(`did not read up to offset ${high} within ${WAIT_MS / 1000} s`);
+    await c.disconnect();
+    return [...got.keys()].sort((a, b) => a - b).map((o) => got.get(o)!);
+  };
+  let survivors = await readAll();
+  const t0 = Date.now();
+  let changed = t0;
+  for (;;) {
+    if (survivors.length < work.length && Date.now() - changed >= COMPACTION.stableMs) break;
+    if (survivors.length >= work.length && Date.now() - t0 > COMPACTION.firstShrinkMs) {
+      violation(`the log cleaner removed no record within ${COMPACTION.firstShrinkMs / 1000} s`);
+      break;
+    }
+    await sleep(500);
+    const again = await readAll();
+    if (JSON.stringify(again) !== JSON.stringify(survivors)) {
+      survivors = again;
+      changed = Date.now();
+    }
+  }
+  r.result.survivors = survivors;
+  const { low, high } = await r.offsets(t);
+  r.result.earliest = low;
+  r.result.latest = high;
+  for (const v of COMPACTION.check(survivors, work)) violation(v);
+};
+
 main<Kj>(
   {
     metadata,
@@ -549,6 +604,7 @@ main<Kj>(
     'err-offset-out-of-range': errOffsetOutOfRange,
     'err-oversize': errOversize,
     transactions,
+    compaction,
   },
   (bootstrap, prefix) => new Kj(bootstrap, prefix),
 );

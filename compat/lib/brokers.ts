@@ -83,6 +83,10 @@ export const SHARED_BROKER_SETTINGS: Record<string, string> = {
   'auto.create.topics.enable': 'false',
   'group.initial.rebalance.delay.ms': '0',
   'num.partitions': '1',
+  // Kafka's log cleaner sleeps this long when no log is worth cleaning (default 15 s): short, so that the
+  // compaction scenario and the Streams restore test see a compact topic cleaned within a second or two.
+  // Only compact topics are affected.
+  'log.cleaner.backoff.ms': '200',
 };
 
 export class ReferenceKafka implements Broker {

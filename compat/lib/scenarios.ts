@@ -28,4 +28,5 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   { id: 'err-offset-out-of-range', title: 'fetch out of range', timeoutMs: 90_000 },
   { id: 'err-oversize', title: 'record over max.message.bytes', timeoutMs: 60_000 },
   { id: 'transactions', title: 'transactional produce, read_committed', timeoutMs: 90_000 },
+  { id: 'compaction', title: 'what the log cleaner leaves of a compact topic: (offset, key, value) survivors', timeoutMs: 120_000 },
 ];

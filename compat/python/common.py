@@ -114,3 +114,52 @@ def main(scenarios, make_run):
         sys.exit(2)
     run = make_run(bootstrap, prefix)
     run.finish(lambda: fn(run))
+
+
+# The compaction scenario (compat/README.md; the Java program's Compaction.java says why these numbers):
+# batches of one record with a 200,000-byte 'pad' header, five to a 1 MiB segment; keys k0..k3 over six
+# rounds, k1 deleted in round 3 and written again, k3 deleted in the last; six 'roll' records after.
+COMPACTION_PAD = 200000
+COMPACTION_TOPIC_CONFIGS = {
+    'cleanup.policy': 'compact',
+    'delete.retention.ms': '86400000',
+    'min.cleanable.dirty.ratio': '0.01',
+    'min.compaction.lag.ms': '0',
+    'segment.bytes': '1048576',
+    'segment.ms': '604800000',
+}
+# Bounds of the wait for the cleaner: its first removal, then a surviving set unchanged this long.
+COMPACTION_FIRST_SHRINK_S = 45.0
+COMPACTION_STABLE_S = 5.0
+
+
+def compaction_workload():
+    """(key, value) in produce order; value None for a tombstone."""
+    w = []
+    for rnd in range(6):
+        for k in range(4):
+            tombstone = (k == 1 and rnd == 3) or (k == 3 and rnd == 5)
+            w.append(('k%d' % k, None if tombstone else 'k%d-r%d' % (k, rnd)))
+    w.extend(('roll', 'roll-%d' % i) for i in range(6))
+    return w
+
+
+def compaction_check(survivors, work):
+    """Kafka's guarantees for a compacted log, whatever the segment boundaries: a survivor
+    ('<offset> <key> <value>') is what was produced at its offset, and the latest record of every key
+    survives (tombstones too, within delete.retention.ms)."""
+    def line(o):
+        k, v = work[o]
+        return '%d %s %s' % (o, k, 'null' if v is None else v)
+    out = []
+    for s in survivors:
+        o = int(s.split(' ', 1)[0])
+        if not (o < len(work)) or s != line(o):
+            out.append('offset %d holds %s, not what was produced there' % (o, s.split(' ', 1)[1]))
+    latest = {}
+    for i, (k, _) in enumerate(work):
+        latest[k] = i
+    for k, o in latest.items():
+        if line(o) not in survivors:
+            out.append('the latest record of %s (offset %d) is gone' % (k, o))
+    return out

@@ -8,7 +8,8 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
                                    ResourceType)
 from confluent_kafka import ConsumerGroupTopicPartitions
 
-from common import BIG, STANDARD, WAIT_S, Run, main, pattern, repr_bytes, standard_repr, wait_for
+from common import (BIG, COMPACTION_FIRST_SHRINK_S, COMPACTION_PAD, COMPACTION_STABLE_S, COMPACTION_TOPIC_CONFIGS, STANDARD, WAIT_S,
+                    Run, compaction_check, compaction_workload, main, pattern, repr_bytes, standard_repr, wait_for)
 
 
 def err_name(e):
@@ -516,6 +517,71 @@ def transactions(r):
     r.result['latest'] = r.list_offset(TopicPartition(t, 0), OffsetSpec.latest())
 
 
+def compaction(r):
+    """What the log cleaner leaves of a compact topic, offset by offset (compat/README.md)."""
+    t = r.prefix
+    r.create_ready(t, 1, COMPACTION_TOPIC_CONFIGS)
+    work = compaction_workload()
+    pad = pattern(COMPACTION_PAD)
+    p = r.producer(**{'linger.ms': 0, 'compression.type': 'none'})
+    acked = []
+    # One record per produce, delivered before the next: one batch each.
+    for k, v in work:
+        acked.extend(r.produce_all(p, [dict(topic=t, partition=0, key=k.encode(), value=None if v is None else v.encode(),
+                                            headers=[('pad', pad)])]))
+    r.result['acked'] = acked
+
+    def violation(what):
+        if what not in r.violations:
+            r.violations.append(what)
+
+    def read_all():
+        """The whole partition from the earliest offset to its end: '<offset> <key> <value>' per record."""
+        c = Consumer({'bootstrap.servers': r.bootstrap, 'group.id': r.prefix + '-read', 'enable.auto.commit': False,
+                      'enable.partition.eof': True, 'fetch.max.bytes': 4 * BIG})
+        try:
+            c.assign([TopicPartition(t, 0, OFFSET_BEGINNING)])
+            out = []
+            deadline = time.monotonic() + WAIT_S
+            while True:
+                if time.monotonic() > deadline:
+                    violation('did not read to the end of the partition within %d s' % WAIT_S)
+                    return out
+                m = c.poll(0.2)
+                if m is None:
+                    continue
+                if m.error():
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        return out
+                    raise KafkaException(m.error())
+                out.append('%d %s %s' % (m.offset(), repr_bytes(m.key()), 'null' if m.value() is None else repr_bytes(m.value())))
+                if dict(m.headers() or []).get('pad') != pad:
+                    violation('offset %d: the pad header read back differs from what was produced' % m.offset())
+        finally:
+            c.close()
+
+    survivors = read_all()
+    t0 = changed = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if len(survivors) < len(work) and now - changed >= COMPACTION_STABLE_S:
+            break
+        if len(survivors) >= len(work) and now - t0 > COMPACTION_FIRST_SHRINK_S:
+            violation('the log cleaner removed no record within %d s' % COMPACTION_FIRST_SHRINK_S)
+            break
+        time.sleep(0.5)
+        again = read_all()
+        if again != survivors:
+            survivors = again
+            changed = time.monotonic()
+    r.result['survivors'] = survivors
+    tp = TopicPartition(t, 0)
+    r.result['earliest'] = r.list_offset(tp, OffsetSpec.earliest())
+    r.result['latest'] = r.list_offset(tp, OffsetSpec.latest())
+    for v in compaction_check(survivors, work):
+        violation(v)
+
+
 SCENARIOS = {
     'metadata': metadata,
     'create-topic': create_topic,
@@ -535,6 +601,7 @@ SCENARIOS = {
     'err-offset-out-of-range': err_offset_out_of_range,
     'err-oversize': err_oversize,
     'transactions': transactions,
+    'compaction': compaction,
 }
 
 if __name__ == '__main__':

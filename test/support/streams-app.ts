@@ -1,7 +1,8 @@
 /**
  * The Kafka Streams programs of compat/streams/ (Maven, `npm run compat` builds them) as child processes:
  * the exactly-once word count, which tests kill with SIGKILL and start again on the same state directory,
- * and the read_committed reader of its output.
+ * the keyed aggregation whose in-memory store is restored from its changelog at every start
+ * (StreamsRestore), and the read_committed reader of their output.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,11 +14,11 @@ const STREAMS_DIR = fileURLToPath(new URL('../../compat/streams/', import.meta.u
 const CLASSES = join(STREAMS_DIR, 'target', 'classes');
 const CLASSPATH_FILE = join(STREAMS_DIR, 'target', 'classpath.txt');
 
-/** Why the programs cannot run here, or null: java missing, or the module not built. */
-export function whyNoStreamsApp(): string | null {
+/** Why the programs cannot run here, or null: java missing, or the module not built (with `program` in it). */
+export function whyNoStreamsApp(program = 'StreamsWordCount'): string | null {
   const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (java.error || java.status !== 0) return 'java is not installed';
-  if (!existsSync(CLASSPATH_FILE) || !existsSync(join(CLASSES, 'dev', 'ledgerline', 'compat', 'StreamsWordCount.class'))) {
+  if (!existsSync(CLASSPATH_FILE) || !existsSync(join(CLASSES, 'dev', 'ledgerline', 'compat', `${program}.class`))) {
     return 'compat/streams is not built (run `npm run compat -- --only kafka` once, or mvn -f compat/pom.xml package)';
   }
   return null;
@@ -36,9 +37,13 @@ export interface WordCountArgs {
   input: string;
   output: string;
   stateDir: string;
+  /** The program of compat/streams/ (default StreamsWordCount). */
+  program?: string;
+  /** Arguments after the state directory (StreamsRestore: segment.ms of its changelog). */
+  extraArgs?: string[];
 }
 
-/** dev.ledgerline.compat.StreamsWordCount, started again and again on the same state directory. */
+/** A program of compat/streams/ (StreamsWordCount unless told), started again and again on the same state directory. */
 export class StreamsApp {
   private child: ChildProcess | null = null;
   /** stdout and stderr of every run, tagged with the run's number; the tail goes into failure messages. */
@@ -52,7 +57,8 @@ export class StreamsApp {
   start(): void {
     const run = ++this.runs;
     const a = this.args;
-    const child = spawn('java', [...JVM, '-cp', classpath(), 'dev.ledgerline.compat.StreamsWordCount', a.bootstrap, a.applicationId, a.input, a.output, a.stateDir], {
+    const main = `dev.ledgerline.compat.${a.program ?? 'StreamsWordCount'}`;
+    const child = spawn('java', [...JVM, '-cp', classpath(), main, a.bootstrap, a.applicationId, a.input, a.output, a.stateDir, ...(a.extraArgs ?? [])], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -77,7 +83,7 @@ export class StreamsApp {
 
   /** Throws, with the program's output tail, when a run ended on its own. */
   check(): void {
-    if (this.unexpectedExit !== null) throw new Error(`the Streams word count ${this.unexpectedExit}; its last output:\n${this.tail()}`);
+    if (this.unexpectedExit !== null) throw new Error(`the Streams program ${this.args.program ?? 'StreamsWordCount'} ${this.unexpectedExit}; its last output:\n${this.tail()}`);
   }
 
   private async end(signal: NodeJS.Signals, graceMs: number): Promise<void> {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SHARED_BROKER_SETTINGS } from '../../../../compat/lib/brokers.js';
 import { CLIENTS } from '../../../../compat/lib/clients.js';
 import { SCENARIOS } from '../../../../compat/lib/scenarios.js';
 import { COMPAT_DIR } from '../../../../compat/lib/paths.js';
@@ -28,5 +29,23 @@ describe('the kafka-tools scenario', () => {
 
   it('is n/a, with a reason, for every client but java', () => {
     for (const c of CLIENTS.filter((x) => x.id !== 'java')) expect(c.na['kafka-tools'], c.id).toMatch(/java/i);
+  });
+});
+
+describe('the compaction scenario', () => {
+  it('is a scenario of the matrix, bounded well past its own waits', () => {
+    const s = SCENARIOS.find((x) => x.id === 'compaction');
+    expect(s?.timeoutMs).toBeGreaterThanOrEqual(120_000);
+  });
+
+  it('runs in the java, kafkajs and confluent-kafka rows and is n/a, with a reason, in the others', () => {
+    for (const c of CLIENTS) {
+      if (['java', 'kafkajs', 'confluent-kafka'].includes(c.id)) expect(c.na.compaction, c.id).toBeUndefined();
+      else expect(c.na.compaction, c.id).toMatch(/log cleaner/);
+    }
+  });
+
+  it('runs both brokers with the same short log.cleaner.backoff.ms', () => {
+    expect(SHARED_BROKER_SETTINGS['log.cleaner.backoff.ms']).toBe('200');
   });
 });

@@ -137,6 +137,7 @@ public final class Scenarios {
       case "err-offset-out-of-range" -> errOffsetOutOfRange();
       case "err-oversize" -> errOversize();
       case "transactions" -> transactions();
+      case "compaction" -> new Compaction(bootstrap, prefix, result, violations).run();
       default -> throw new IllegalArgumentException("unknown scenario " + scenario);
     }
   }
