@@ -421,7 +421,9 @@ export class Compaction {
             await changed();
             continue;
           }
-          if (outHorizon !== null && (tombstones || markerForEmptyTxn)) horizon = Math.min(horizon, outHorizon);
+          // A horizon still ahead is when a pass can drop them; one already passed kept nothing back (the
+          // batch stayed for another reason: past the mapped range, the last batch of its producer).
+          if (outHorizon !== null && outHorizon > o.now && (tombstones || markerForEmptyTxn)) horizon = Math.min(horizon, outHorizon);
           stats.recordsRetained += retained.length;
         }
       }

@@ -173,8 +173,8 @@ export class LogCleaner {
   }
 
   /**
-   * Runs passes, on up to log.cleaner.threads logs at once, while some log is due. A log whose pass ran
-   * and changed nothing, failed or ended early is not picked again in the same round.
+   * Runs passes, on up to log.cleaner.threads logs at once, while some log is due: each due log once a
+   * round (again only after a pass that stopped at a full key map), the filthiest first.
    */
   async runUntilIdle(): Promise<number> {
     let passes = 0;
@@ -186,7 +186,9 @@ export class LogCleaner {
         if (!picked) return;
         const result = await this.clean(picked.log, picked.state);
         if (result) passes++;
-        else skip.add(picked.log.name);
+        // One pass per log and round, but for a pass whose key map filled: its checkpoint moved, the next
+        // pass goes on from there at once (Kafka's cleaner thread loops while it finds work).
+        if (!result?.mapFull) skip.add(picked.log.name);
       }
     };
     await Promise.all(Array.from({ length: this.#o.threads }, worker));

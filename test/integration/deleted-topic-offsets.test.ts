@@ -56,7 +56,8 @@ describe('committed offsets of a deleted topic', () => {
     await broker?.stop();
   });
 
-  it('are gone for a topic re-created under the same name while the group\'s partition was not loaded, after a restart too', async () => {
+  // Each takes ~15 s alone (two broker restarts); under the whole suite's load on two cores, more than 30.
+  it('are gone for a topic re-created under the same name while the group\'s partition was not loaded, after a restart too', { timeout: 90_000 }, async () => {
     broker = await BrokerProcess.start();
     conn = await RawConnection.connect(broker.port);
     expect(await createTopic(conn, 'recreated')).toBe(ErrorCode.NONE);
@@ -84,7 +85,7 @@ describe('committed offsets of a deleted topic', () => {
     expect(await committed(conn, 'kept')).toEqual({ errorCode: ErrorCode.NONE, offset: 7n });
   });
 
-  it('are gone when the broker restarted between the deletion and the partition\'s load: the offset carries its topic id', async () => {
+  it('are gone when the broker restarted between the deletion and the partition\'s load: the offset carries its topic id', { timeout: 90_000 }, async () => {
     conn?.destroy();
     await broker?.stop();
     broker = await BrokerProcess.start();
