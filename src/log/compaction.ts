@@ -207,12 +207,15 @@ export class Compaction {
     let headWritten = false;
     const checkpoint = Math.max(mapEnd, core.head.cleanerCheckpoint ?? 0);
 
-    // 3 and 4, a group at a time.
+    // 3 and 4, a group at a time, with one transaction walker for the whole range (Kafka's doClean shares one
+    // CleanedTransactionMetadata between its groups): a COMMIT or ABORT marker stays while its transaction has a
+    // batch left, in its own group or an earlier one.
+    const txns = new CleanedTxns(groups.length > 0 ? this.abortedOverlapping(groups[0]![0]!.startOffset, groups.at(-1)!.at(-1)!.endOffset) : []);
     for (let g = 0; g < groups.length; g++) {
       const group = groups[g]!;
       let out: GroupOutput;
       try {
-        out = await this.cleanGroup(group, map, mapEnd, producers, o, stats);
+        out = await this.cleanGroup(group, map, mapEnd, producers, txns, o, stats);
       } catch (err) {
         if (err instanceof PassAborted) return null;
         throw err;
@@ -345,13 +348,11 @@ export class Compaction {
     map: KeyOffsetMap,
     mapEnd: number,
     producers: Map<bigint, ActiveProducer>,
+    txns: CleanedTxns,
     o: CompactionOptions,
     stats: { bytesRead: number; bytesWritten: number; recordsRead: number; recordsRetained: number },
   ): Promise<GroupOutput> {
     const core = this.core;
-    const first = group[0]!;
-    const last = group[group.length - 1]!;
-    const txns = new CleanedTxns(this.abortedOverlapping(first.startOffset, last.endOffset));
     const deleteRetentionMs = core.config.deleteRetentionMs;
     const kept: Buffer[] = [];
     let changed = group.length > 1;
@@ -408,8 +409,9 @@ export class Compaction {
         kept.push(outBuf);
       }
     }
+    const retainedAborted = txns.takeRetained();
     if (!changed) return { ledger: null, retainedAborted: [], horizon, bytesWritten: 0, written: [] };
-    return this.writeGroup(group, kept, txns.retainedEntries, horizon, o, stats);
+    return this.writeGroup(group, kept, retainedAborted, horizon, o, stats);
   }
 
   /** Writes a group's kept batches into a new sealed ledger, with its index snapshot. */
