@@ -641,7 +641,7 @@ export class GroupCoordinator {
     return this.rebalanceCounts.get(groupId) ?? 0;
   }
 
-  /** Partitions by load status, and live records per partition (what a load reads, at least). */
+  /** The shards of the partitions, with their load status and the groups and offsets they hold. */
   partitionStatus(): Array<{ partition: number; status: string; groups: number; offsets: number }> {
     return this.shards.existing().map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size }));
   }
