@@ -5,7 +5,6 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
-import { createOffsetCommitRequest, createOffsetCommitRequestPartition, createOffsetCommitRequestTopic } from '../../../protocol/messages/008-offset-commit.gen.js';
 import { createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '../../../protocol/messages/009-offset-fetch.gen.js';
 import { createTxnOffsetCommitRequest, createTxnOffsetCommitRequestPartition, createTxnOffsetCommitRequestTopic } from '../../../protocol/messages/028-txn-offset-commit.gen.js';
 import { groupCoordinatorConfig } from '../../../src/coordinator/config.js';
@@ -55,13 +54,6 @@ function txn(c: GroupCoordinator, partition: number, offset: bigint, producerId 
       topics: [createTxnOffsetCommitRequestTopic({ name: 't', partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: partition, committedOffset: offset })] })],
     }),
     3,
-  );
-}
-
-function plain(c: GroupCoordinator, partition: number, offset: bigint) {
-  return c.commitOffsets(
-    createOffsetCommitRequest({ groupId: G, topics: [createOffsetCommitRequestTopic({ name: 't', partitions: [createOffsetCommitRequestPartition({ partitionIndex: partition, committedOffset: offset })] })] }),
-    8,
   );
 }
 
