@@ -26,11 +26,4 @@ export const GROUP_COORDINATOR_CONFIG_DEFS: readonly ConfigDef[] = [
     default: 'bidirectional',
     doc: 'Online conversion of non-empty groups between the protocols: bidirectional, upgrade (classic to consumer), downgrade (consumer to classic) or disabled.',
   },
-  {
-    name: 'ledgerline.offsets.compaction.min.records',
-    type: 'INT',
-    default: '10000',
-    doc: 'Records appended to a __consumer_offsets partition before its live records are rewritten and older history dropped.',
-    min: 1,
-  },
 ];

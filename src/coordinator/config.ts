@@ -24,9 +24,6 @@
  * | group.consumer.migration.policy          | bidirectional  | online conversion of non-empty groups between  |
  * |                                          |                | the protocols (KIP-848): upgrade, downgrade,   |
  * |                                          |                | bidirectional, disabled                        |
- * | ledgerline.offsets.compaction.min.records| 10000          | records appended to a partition before the     |
- * |                                          |                | coordinator rewrites its live records and      |
- * |                                          |                | drops the history before them                  |
  */
 import { ConfigError } from '../config.js';
 import { GROUP_COORDINATOR_CONFIG_DEFS } from './config-defs.js';
@@ -60,7 +57,6 @@ export interface GroupCoordinatorConfig {
   /** Assignor names, the default first. */
   readonly consumerGroupAssignors: readonly string[];
   readonly consumerGroupMigrationPolicy: ConsumerGroupMigrationPolicy;
-  readonly compactionMinRecords: number;
 }
 
 /** Kafka's class names for its assignors, accepted as aliases of the short names. */
@@ -153,7 +149,6 @@ export function groupCoordinatorConfig(values: ReadonlyMap<string, string | null
     consumerGroupMaxSize: int('group.consumer.max.size'),
     consumerGroupAssignors: assignors,
     consumerGroupMigrationPolicy: policy as ConsumerGroupMigrationPolicy,
-    compactionMinRecords: int('ledgerline.offsets.compaction.min.records'),
     ...overrides,
   };
 }

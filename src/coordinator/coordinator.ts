@@ -99,6 +99,14 @@ export interface GroupSummary {
   readonly offsets: ReadonlyMap<string, ReadonlyMap<number, bigint>>;
 }
 
+/**
+ * The configs __consumer_offsets is created with, Kafka's GroupCoordinatorService.groupMetadataTopicConfigs:
+ * compacted by the log cleaner, the producer's compression kept, ledgers of offsets.topic.segment.bytes.
+ */
+export function groupMetadataTopicConfigs(config: Pick<GroupCoordinatorConfig, 'offsetsTopicSegmentBytes'>): Record<string, string> {
+  return { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.offsetsTopicSegmentBytes) };
+}
+
 export class GroupCoordinator {
   readonly config: GroupCoordinatorConfig;
   private readonly clock: Clock;
@@ -131,7 +139,6 @@ export class GroupCoordinator {
     this.shards = new ShardSet({
       clock: this.clock,
       openLog: options.openLog,
-      compactionMinRecords: this.config.compactionMinRecords,
       defaultPartitions: this.config.offsetsTopicNumPartitions,
       ...(options.ownership ? { ownership: options.ownership } : {}),
       hooks: {
@@ -141,7 +148,6 @@ export class GroupCoordinator {
         onLoadFailed: (s, err) => this.log.error({ partition: s.partition, err }, 'cannot load __consumer_offsets partition; retrying'),
         onBackgroundError: (s, err) => this.log.warn({ partition: s.partition, err }, 'group coordinator background operation failed'),
         onUndecodable: (s, err) => this.log.error({ partition: s.partition, err }, 'skipped a stored __consumer_offsets record that does not decode'),
-        onCompaction: (s, info) => this.log.debug({ partition: s.partition, ...info }, 'rewrote live coordinator records'),
       },
     });
     this.txn = new TxnCommits({
@@ -207,8 +213,9 @@ export class GroupCoordinator {
       const t = await this.options.topics.create(GROUP_METADATA_TOPIC_NAME, {
         partitions: this.config.offsetsTopicNumPartitions,
         replicationFactor: 1,
-        // The coordinator compacts by rewriting its live records (storage.ts); time retention must never apply.
-        configs: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'segment.bytes': String(this.config.offsetsTopicSegmentBytes) },
+        // Kafka's GroupCoordinatorService.groupMetadataTopicConfigs: the log cleaner compacts the topic
+        // (storage.ts); time and size retention do not apply to a compact-only topic.
+        configs: groupMetadataTopicConfigs(this.config),
         allowInternal: true,
       });
       this.log.info({ partitions: t.partitions }, `created ${GROUP_METADATA_TOPIC_NAME}`);
@@ -634,9 +641,9 @@ export class GroupCoordinator {
     return this.rebalanceCounts.get(groupId) ?? 0;
   }
 
-  /** Partitions by load status, and live records per partition (what a load reads, at least). */
-  partitionStatus(): Array<{ partition: number; status: string; groups: number; offsets: number; liveRecords: number }> {
-    return this.shards.existing().map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size, liveRecords: s.liveRecords }));
+  /** The shards of the partitions, with their load status and the groups and offsets they hold. */
+  partitionStatus(): Array<{ partition: number; status: string; groups: number; offsets: number }> {
+    return this.shards.existing().map((s) => ({ partition: s.partition, status: s.status, groups: s.groups.size, offsets: s.offsets.size }));
   }
 
   /** The shard of a partition (created if need be), for tests and tools. */

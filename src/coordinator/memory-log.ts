@@ -1,10 +1,10 @@
 /**
  * An in-memory partition log with the coordinator's storage contract (CoordinatorPartitionLog): batches get
- * consecutive offsets, reads return whole batches, deleteRecords moves the log start offset. For tests of the
+ * consecutive offsets from 0, reads return whole batches; nothing is ever compacted or deleted. For tests of the
  * coordinator (failures can be injected into appends) and for brokers run without durable storage.
  *
  * ```
- *   batches: [base 0 │ 3 records][base 3 │ 1 record][base 4 │ 2 records]   logStartOffset ≤ 0, highWatermark 6
+ *   batches: [base 0 │ 3 records][base 3 │ 1 record][base 4 │ 2 records]   logStartOffset 0, highWatermark 6
  * ```
  */
 import { RecordBatch } from '../../protocol/records/batch.js';
@@ -12,14 +12,13 @@ import type { CoordinatorPartitionLog } from './storage.js';
 
 export class MemoryPartitionLog implements CoordinatorPartitionLog {
   private batches: Buffer[] = [];
-  private start = 0;
   private end = 0;
   private failures: Error[] = [];
   /** Appends that have been called, including failed ones. */
   appendCalls = 0;
 
   get logStartOffset(): number {
-    return this.start;
+    return 0;
   }
 
   get highWatermark(): number {
@@ -57,21 +56,12 @@ export class MemoryPartitionLog implements CoordinatorPartitionLog {
     let next = fromOffset;
     for (const b of this.batches) {
       const view = RecordBatch.wrap(b);
-      if (view.nextOffsetNumber <= fromOffset || view.nextOffsetNumber <= this.start) continue;
+      if (view.nextOffsetNumber <= fromOffset) continue;
       if (out.length > 0 && bytes + b.length > maxBytes) break;
       out.push(b);
       bytes += b.length;
       next = view.nextOffsetNumber;
     }
     return { records: out, nextOffset: next };
-  }
-
-  async deleteRecords(offset: number): Promise<{ lowWatermark: number }> {
-    if (offset > this.end) throw new RangeError(`offset ${offset} is above the high watermark ${this.end}`);
-    if (offset > this.start) {
-      this.start = offset;
-      this.batches = this.batches.filter((b) => RecordBatch.wrap(b).nextOffsetNumber > offset);
-    }
-    return { lowWatermark: this.start };
   }
 }

@@ -18,8 +18,8 @@
  * ```
  *
  * Other key versions (share groups, 9-11, and later Kafka additions) are kept as opaque `Unknown` records:
- * replay ignores them and compaction rewrites them unchanged. Keys are compared as bytes, so two records with
- * the same key bytes replace each other, exactly as Kafka's log compaction treats them.
+ * replay ignores them and the log cleaner keeps the latest of each key like any other. Keys are compared as bytes,
+ * so two records with the same key bytes replace each other, exactly as Kafka's log compaction treats them.
  */
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { Reader } from '../../protocol/wire/reader.js';
@@ -314,16 +314,4 @@ export function decodeRecord(key: Buffer, value: Buffer | null, context: { parti
     if (e instanceof CoordinatorCorruptError) throw e;
     throw new CoordinatorCorruptError(`cannot decode a ${c.type} record: ${(e as Error).message}`, context, e);
   }
-}
-
-/** The key bytes identify a record for compaction; hex makes them a Map key. */
-export function recordKeyId(key: Buffer): string {
-  return key.toString('hex');
-}
-
-/** Order of record types in a compacted rewrite: groups before their members, offsets last (KafkaRecordSerde-independent). */
-export function compactionRank(key: Buffer): number {
-  const v = key.length >= 2 ? key.readInt16BE(0) : -1;
-  if (v === 0 || v === 1) return 100;
-  return v < 0 ? 200 : v;
 }

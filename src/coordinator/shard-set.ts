@@ -22,7 +22,6 @@ export const LAZY_LOAD_WAIT_MS = 5_000;
 export interface ShardSetOptions {
   readonly clock: Clock;
   readonly openLog: (partition: number) => Promise<CoordinatorPartitionLog>;
-  readonly compactionMinRecords: number;
   /** Partitions assumed before `open` (offsets.topic.num.partitions), for partitionFor. */
   readonly defaultPartitions: number;
   /** Whether this broker owns a __consumer_offsets partition (the cluster view). Default: it owns them all. */
@@ -125,7 +124,6 @@ export class ShardSet {
       partition,
       clock: this.options.clock,
       openLog: this.options.openLog,
-      compactionMinRecords: this.options.compactionMinRecords,
       hooks: this.options.hooks,
     });
     this.shards[partition] = shard;

@@ -49,14 +49,12 @@ export interface ShardHooks {
   onBackgroundError(shard: Shard, err: Error): void;
   /** A stored record or batch that does not decode, skipped while loading. */
   onUndecodable(shard: Shard, err: CoordinatorCorruptError): void;
-  onCompaction?(shard: Shard, info: { liveRecords: number; droppedBefore: number }): void;
 }
 
 export interface ShardOptions {
   readonly partition: number;
   readonly clock: Clock;
   readonly openLog: (partition: number) => Promise<CoordinatorPartitionLog>;
-  readonly compactionMinRecords: number;
   readonly hooks: ShardHooks;
 }
 
@@ -86,10 +84,6 @@ export class Shard implements ReplayTarget {
 
   now(): number {
     return this.options.clock.now();
-  }
-
-  get liveRecords(): number {
-    return this.storage?.liveRecords ?? 0;
   }
 
   onGroupRemoved(group: Group): void {
@@ -134,10 +128,7 @@ export class Shard implements ReplayTarget {
       const storage = new CoordinatorStorage(log, {
         partition: this.partition,
         clock: this.options.clock,
-        compactionMinRecords: this.options.compactionMinRecords,
-        onCompaction: (info) => this.options.hooks.onCompaction?.(this, info),
-        onBackgroundError: (err) => this.options.hooks.onBackgroundError(this, err),
-        // A failed append (a write's or a rewrite's): memory may be ahead of the log, rebuild it.
+        // A failed append: memory may be ahead of the log, rebuild it.
         onFailure: () => {
           if (this.storage === storage) this.reload();
         },

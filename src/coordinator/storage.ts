@@ -3,29 +3,28 @@
  * record batches v2 (Kafka's format: see records.ts), and come back, in order, when the partition is loaded.
  *
  * ```
- *   log:  [history …][ rewrite of the live records ][ later changes … ]
- *          ^ dropped by deleteRecords once the rewrite is durable
+ *   log:  [ cleaned: the latest record of each key, at its offset ][ dirty tail … ][ open ledger ]
+ *          ^ the broker's log cleaner (src/log/log-cleaner.ts)       loading replays all of it, in offset order
  *
  *   ops ─► append(records) ─► pending ─┐   one append in flight at a time; every op queued
  *                                      ├─► meanwhile goes into the next batch (group commit),
  *   ops ─► append(records) ─► pending ─┘   which is acknowledged or failed as a whole
  * ```
  *
- * Compaction without a log cleaner: the storage keeps the latest value of every live key (the "image", the
- * records a compacted log would keep). Once more records were appended since the last rewrite than the image
- * holds (and at least `compactionMinRecords`), it appends the image as fresh batches after everything queued
- * before, and then moves the log start offset to the rewrite's first offset (Kafka's DeleteRecords). Replaying
- * the rewrite restates values already in effect, so a rewrite cut short by a crash is harmless; history is only
- * dropped once the whole rewrite is durable. Loading therefore reads O(live records + recent changes), not the
- * partition's whole history.
+ * Compaction is the log cleaner's, as Kafka's __consumer_offsets and __transaction_state are compacted by its
+ * LogCleaner: the topics are created with cleanup.policy=compact, and a pass keeps the latest record of every key
+ * at its original offset, drops tombstones delete.retention.ms after the pass that first kept them (KIP-534),
+ * drops the data of aborted transactions and keeps a COMMIT or ABORT marker while data of its transaction is left
+ * (src/log/compaction.ts). Offsets never move, so replaying what the cleaner left restates the same state in the
+ * same order: loading reads the cleaned part plus the dirty tail (Kafka's CoordinatorLoaderImpl), and takes time
+ * in proportion to the live records and what was written since the last pass.
  *
  * Transactions (KIP-98, KIP-447): a TxnOffsetCommit's records go out as one transactional batch of the producer
  * (sequence -1, as Kafka's coordinator writes them) and stay pending until the producer's COMMIT or ABORT control
- * batch; only then do committed ones join the image (where their record is newer than the image's: see
- * txn-offsets.ts), aborted ones are dropped. A rewrite never drops history at or above the first offset of a
- * pending transactional batch, so a load still finds every pending offset; nor the image record of a key a pending
- * offset would replace at commit, which it leaves out (restated, it would be newer than the pending record and
- * win over it at commit).
+ * batch (`appendMarker`); the partition log counts them as an ongoing transaction, so its last stable offset stays
+ * at or below their batch and the cleaner, which never cleans at or after the last stable offset, leaves them and
+ * everything after them alone until the marker is written. Replay hands each record its producer and each marker
+ * to the shard, which keeps the pending offsets (txn-offsets.ts).
  *
  * A failed append fails its whole group and everything queued after it: those records were computed from state
  * that included the failed ones. The owner (the shard) then reloads the partition from the log.
@@ -36,7 +35,7 @@ import { buildEndTxnMarkerBatch, parseEndTxnMarker } from '../../protocol/record
 import { isRecordsError } from '../../protocol/records/errors.js';
 import type { Clock } from '../metadata/clock.js';
 import { CoordinatorCorruptError, CoordinatorStorageError } from './errors.js';
-import { compactionRank, recordKeyId, type EncodedRecord } from './records.js';
+import type { EncodedRecord } from './records.js';
 
 /** What the coordinator needs of a partition log (src/log's PartitionLog provides it). */
 export interface CoordinatorPartitionLog {
@@ -44,21 +43,15 @@ export interface CoordinatorPartitionLog {
   readonly highWatermark: number;
   /** Appends one record batch; resolves once it is durable. */
   append(batch: Buffer): Promise<{ baseOffset: number; lastOffset: number }>;
-  /** Whole batches from `fromOffset` (the first may start before it). */
+  /** Whole batches from `fromOffset` (the first may start before it; offsets a compaction removed are skipped). */
   read(fromOffset: number, options?: { maxBytes?: number }): Promise<{ records: Buffer[]; nextOffset: number }>;
-  /** Moves the log start offset forward (Kafka's DeleteRecords). */
-  deleteRecords(offset: number): Promise<{ lowWatermark: number }>;
 }
 
 export interface CoordinatorStorageOptions {
   readonly partition: number;
   readonly clock: Clock;
-  /** Rewrite the live records once this many records were appended since the last rewrite (and more than are live). */
-  readonly compactionMinRecords: number;
   /** Largest batch written, in bytes of keys and values (Kafka's default max.message.bytes is about 1 MiB). */
   readonly maxBatchBytes?: number;
-  readonly onCompaction?: (info: { liveRecords: number; droppedBefore: number }) => void;
-  readonly onBackgroundError?: (err: Error) => void;
   /** Called once, when the first append fails (every later append fails too). */
   readonly onFailure?: (err: Error) => void;
 }
@@ -90,25 +83,12 @@ export interface TxnMarkerWrite extends TxnProducer {
 type Write =
   | { readonly kind: 'records'; readonly records: readonly EncodedRecord[] }
   | { readonly kind: 'txn'; readonly producer: TxnProducer; readonly records: readonly EncodedRecord[] }
-  | { readonly kind: 'marker'; readonly marker: TxnMarkerWrite }
-  | { readonly kind: 'compact' };
+  | { readonly kind: 'marker'; readonly marker: TxnMarkerWrite };
 
 interface QueueEntry {
   readonly write: Write;
   resolve(): void;
   reject(err: Error): void;
-}
-
-/** A record of the image or of a pending transaction, with the offset it was written at. */
-interface Kept {
-  readonly rec: EncodedRecord;
-  readonly offset: number;
-}
-
-interface PendingTxn {
-  /** The first offset of the producer's pending batches here: history from it on is kept. */
-  readonly firstOffset: number;
-  readonly records: Map<string, Kept>;
 }
 
 const DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
@@ -119,14 +99,6 @@ export class CoordinatorStorage {
   private readonly queue: QueueEntry[] = [];
   private inflight = false;
   private failure: Error | null = null;
-  /** Latest value of every live key, in first-write order. */
-  private readonly image = new Map<string, Kept>();
-  /** Records of open transactions, by producer. */
-  private readonly pending = new Map<bigint, PendingTxn>();
-  private appendedSinceCompaction = 0;
-  private compactionQueued = false;
-  /** A rewrite found nothing it could drop (pending transactions hold the history): retried once one completes. */
-  private compactionHeld = false;
   private readonly maxBatchBytes: number;
 
   constructor(
@@ -134,11 +106,6 @@ export class CoordinatorStorage {
     private readonly options: CoordinatorStorageOptions,
   ) {
     this.maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
-  }
-
-  /** Live keys (what a compacted log would keep). */
-  get liveRecords(): number {
-    return this.image.size;
   }
 
   get failed(): Error | null {
@@ -157,14 +124,10 @@ export class CoordinatorStorage {
     return bytes;
   }
 
-  /** Producers with a pending transaction in this partition. */
-  get openTransactions(): number {
-    return this.pending.size;
-  }
-
   /**
    * Reads the partition from its log start offset to its high watermark, calling `onRecord` for each record
-   * in offset order. Fills the image used for compaction.
+   * in offset order (with its producer when it is in a transactional batch) and `onMarker` for each COMMIT or
+   * ABORT marker.
    */
   async replay(
     onRecord: (record: EncodedRecord, offset: number, producerId: bigint, producerEpoch: number) => void,
@@ -198,9 +161,9 @@ export class CoordinatorStorage {
         // still load, rather than the partition's groups staying unavailable.
         try {
           if (batch.isControl) {
+            // A marker the cleaner emptied (its transaction has no data left) has no record: nothing to apply.
             for (const r of batch.records()) {
               const m = parseEndTxnMarker(r.key, r.value);
-              this.completeTxn(producerId, m.commit);
               onMarker({ producerId, producerEpoch: batch.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.commit }, r.offset);
               markers++;
               break;
@@ -212,8 +175,6 @@ export class CoordinatorStorage {
             if (r.offset < offset || r.key === null) continue;
             // Copy: the batch buffer may be reused by the log's reader.
             const rec: EncodedRecord = { key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) };
-            if (producerId >= 0n) this.rememberTxn(producerId, rec, r.offset);
-            else this.remember(rec, r.offset);
             onRecord(rec, r.offset, producerId, batch.producerEpoch);
             records++;
           }
@@ -231,8 +192,6 @@ export class CoordinatorStorage {
       }
       offset = res.nextOffset;
     }
-    this.appendedSinceCompaction = Math.max(0, records - this.image.size);
-    this.maybeQueueCompaction();
     return { batches, records, transactional, markers, skippedUndecodable, fromOffset, toOffset: offset };
   }
 
@@ -264,65 +223,15 @@ export class CoordinatorStorage {
     return this.append([]).catch(() => undefined);
   }
 
-  /** A plain record: the image keeps it; a tombstone also removes the key from every open transaction (as replay does). */
-  private remember(rec: EncodedRecord, offset: number): void {
-    const id = recordKeyId(rec.key);
-    this.image.delete(id);
-    if (rec.value !== null) this.image.set(id, { rec, offset });
-    else for (const p of this.pending.values()) p.records.delete(id);
-  }
-
-  private rememberTxn(producerId: bigint, rec: EncodedRecord, offset: number): void {
-    let p = this.pending.get(producerId);
-    if (!p) this.pending.set(producerId, (p = { firstOffset: offset, records: new Map() }));
-    if (rec.value === null) {
-      this.remember(rec, offset);
-      return;
-    }
-    const id = recordKeyId(rec.key);
-    p.records.delete(id);
-    p.records.set(id, { rec, offset });
-  }
-
-  /** A marker: committed records join the image where they are newer than its record of their key (txn-offsets.ts). */
-  private completeTxn(producerId: bigint, commit: boolean): void {
-    const p = this.pending.get(producerId);
-    if (!p) return;
-    this.pending.delete(producerId);
-    this.compactionHeld = false;
-    if (!commit) return;
-    for (const [id, kept] of p.records) {
-      const current = this.image.get(id);
-      if (current !== undefined && current.offset > kept.offset) continue;
-      this.image.delete(id);
-      this.image.set(id, kept);
-    }
-  }
-
-  private maybeQueueCompaction(): void {
-    if (this.compactionQueued || this.compactionHeld || this.failure) return;
-    if (this.appendedSinceCompaction < Math.max(this.options.compactionMinRecords, this.image.size)) return;
-    this.compactionQueued = true;
-    this.queue.push({
-      write: { kind: 'compact' },
-      resolve: () => undefined,
-      reject: (err) => this.options.onBackgroundError?.(err),
-    });
-    this.pump();
-  }
-
   private pump(): void {
     if (this.inflight || this.queue.length === 0) return;
     this.inflight = true;
     const head = this.queue[0]!.write;
     if (head.kind !== 'records') {
       const entry = this.queue.shift()!;
-      const run = head.kind === 'compact' ? this.compact() : head.kind === 'txn' ? this.writeTxn(head.producer, head.records) : this.writeMarker(head.marker);
+      const run = head.kind === 'txn' ? this.writeTxn(head.producer, head.records) : this.writeMarker(head.marker);
       void run.then(
-        () => {
-          this.settle([entry], null);
-          if (head.kind !== 'compact') this.maybeQueueCompaction();
-        },
+        () => this.settle([entry], null),
         (err: Error) => this.settle([entry], err),
       );
       return;
@@ -333,11 +242,7 @@ export class CoordinatorStorage {
     const records: EncodedRecord[] = [];
     for (const e of group) records.push(...(e.write as { records: readonly EncodedRecord[] }).records);
     void this.write(records).then(
-      () => {
-        this.appendedSinceCompaction += records.length;
-        this.settle(group, null);
-        this.maybeQueueCompaction();
-      },
+      () => this.settle(group, null),
       (err: Error) => this.settle(group, err),
     );
   }
@@ -356,12 +261,8 @@ export class CoordinatorStorage {
     this.pump();
   }
 
-  /**
-   * Writes plain records as batches of at most maxBatchBytes, one after the other, each remembered in the image
-   * once durable; resolves with the first offset.
-   */
-  private async write(records: readonly EncodedRecord[]): Promise<number> {
-    let first = -1;
+  /** Writes plain records as batches of at most maxBatchBytes, one after the other. */
+  private async write(records: readonly EncodedRecord[]): Promise<void> {
     let start = 0;
     while (start < records.length) {
       let end = start;
@@ -375,12 +276,9 @@ export class CoordinatorStorage {
       }
       const now = this.options.clock.now();
       const slice = records.slice(start, end);
-      const base = await this.appendBatch(buildRecordBatchSync(slice.map((r) => ({ key: r.key, value: r.value, timestamp: now })), { now }), slice.length);
-      if (first < 0) first = base;
-      slice.forEach((r, i) => this.remember(r, base + i));
+      await this.appendBatch(buildRecordBatchSync(slice.map((r) => ({ key: r.key, value: r.value, timestamp: now })), { now }), slice.length);
       start = end;
     }
-    return first;
   }
 
   /** One transactional batch of the producer: sequence -1, as Kafka's coordinator writes TxnOffsetCommit records. */
@@ -389,16 +287,11 @@ export class CoordinatorStorage {
     const now = this.options.clock.now();
     const inputs: RecordInput[] = records.map((r) => ({ key: r.key, value: r.value, timestamp: now }));
     const batch = buildRecordBatchSync(inputs, { now, producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: -1, isTransactional: true });
-    const base = await this.appendBatch(batch, records.length);
-    records.forEach((r, i) => this.rememberTxn(producer.producerId, r, base + i));
-    this.appendedSinceCompaction += records.length;
+    await this.appendBatch(batch, records.length);
   }
 
   private async writeMarker(m: TxnMarkerWrite): Promise<void> {
-    const batch = buildEndTxnMarkerBatch({ ...m, timestamp: this.options.clock.now() });
-    await this.appendBatch(batch, 1);
-    this.completeTxn(m.producerId, m.commit);
-    this.appendedSinceCompaction++;
+    await this.appendBatch(buildEndTxnMarkerBatch({ ...m, timestamp: this.options.clock.now() }), 1);
   }
 
   private async appendBatch(batch: Buffer, records: number): Promise<number> {
@@ -406,58 +299,6 @@ export class CoordinatorStorage {
       return (await this.log.append(batch)).baseOffset;
     } catch (e) {
       throw new CoordinatorStorageError(`cannot append ${records} records to __consumer_offsets-${this.options.partition}`, { partition: this.options.partition }, e);
-    }
-  }
-
-  /**
-   * Appends the live records again and drops the history before them, or before what open transactions hold:
-   * the first offset of their batches, and the record of every key one of their records would replace at commit
-   * (that key is not rewritten: see the top of the file).
-   */
-  private async compact(): Promise<void> {
-    this.compactionQueued = false;
-    let bound = Number.POSITIVE_INFINITY;
-    const held = new Set<string>();
-    for (const p of this.pending.values()) {
-      bound = Math.min(bound, p.firstOffset);
-      for (const [id, kept] of p.records) {
-        const current = this.image.get(id);
-        if (current === undefined || current.offset > kept.offset) continue;
-        held.add(id);
-        bound = Math.min(bound, current.offset);
-      }
-    }
-    if (bound <= this.log.logStartOffset) {
-      // Nothing could be dropped: wait for a transaction to complete.
-      this.compactionHeld = true;
-      return;
-    }
-    const live = [...this.image].filter(([id]) => !held.has(id)).map(([, k]) => k.rec);
-    live.sort((a, b) => compactionRank(a.key) - compactionRank(b.key));
-    const appended = this.appendedSinceCompaction;
-    if (live.length === 0) {
-      // Nothing is live (but what transactions hold): everything up to the end is history.
-      const end = Math.min(this.log.highWatermark, bound);
-      await this.truncate(end);
-      this.appendedSinceCompaction = 0;
-      this.options.onCompaction?.({ liveRecords: held.size, droppedBefore: end });
-      return;
-    }
-    const first = Math.min(await this.write(live), bound);
-    this.appendedSinceCompaction = Math.max(0, this.appendedSinceCompaction - appended);
-    await this.truncate(first);
-    this.options.onCompaction?.({ liveRecords: live.length + held.size, droppedBefore: first });
-  }
-
-  private async truncate(offset: number): Promise<void> {
-    if (offset <= this.log.logStartOffset) return;
-    try {
-      await this.log.deleteRecords(offset);
-    } catch (e) {
-      // The rewrite is durable; the history before it is only kept longer than needed.
-      this.options.onBackgroundError?.(
-        new CoordinatorStorageError(`cannot drop history of __consumer_offsets-${this.options.partition} before ${offset}`, { partition: this.options.partition, offset }, e),
-      );
     }
   }
 }

@@ -27,7 +27,7 @@ export class CleanedTxns {
   #next = 0;
   readonly #ongoingAborted = new Map<bigint, OngoingAborted>();
   readonly #ongoingCommitted = new Set<bigint>();
-  /** The aborted transactions whose markers stay, with data of theirs removed in this walk. */
+  /** The aborted transactions whose markers stay, with data of theirs removed in this walk (see takeRetained). */
   readonly retainedEntries: AbortedTxnEntry[] = [];
 
   /** `aborted`: the log's aborted transactions overlapping the walked range. */
@@ -78,5 +78,14 @@ export class CleanedTxns {
     }
     if (type === ControlRecordType.COMMIT) return !this.#ongoingCommitted.delete(pid);
     return false;
+  }
+
+  /**
+   * The retained entries found since the last call, for the ledger group just walked (its index snapshot). One
+   * walker serves a whole pass, as Kafka's one CleanedTransactionMetadata serves every segment group of a
+   * doClean: a marker's transaction may have data in an earlier group.
+   */
+  takeRetained(): AbortedTxnEntry[] {
+    return this.retainedEntries.splice(0);
   }
 }

@@ -208,12 +208,15 @@ export class Compaction {
     let headWritten = false;
     const checkpoint = Math.max(mapEnd, core.head.cleanerCheckpoint ?? 0);
 
-    // 3 and 4, a group at a time.
+    // 3 and 4, a group at a time, with one transaction walker for the whole range (Kafka's doClean shares one
+    // CleanedTransactionMetadata between its groups): a COMMIT or ABORT marker stays while its transaction has a
+    // batch left, in its own group or an earlier one.
+    const txns = new CleanedTxns(groups.length > 0 ? this.abortedOverlapping(groups[0]![0]!.startOffset, groups.at(-1)!.at(-1)!.endOffset) : []);
     for (let g = 0; g < groups.length; g++) {
       const group = groups[g]!;
       let out: GroupOutput;
       try {
-        out = await this.cleanGroup(group, map, mapEnd, producers, o, stats);
+        out = await this.cleanGroup(group, map, mapEnd, producers, txns, o, stats);
       } catch (err) {
         if (err instanceof PassAborted) return null;
         throw err;
@@ -350,13 +353,13 @@ export class Compaction {
     map: KeyOffsetMap,
     mapEnd: number,
     producers: Map<bigint, ActiveProducer>,
+    txns: CleanedTxns,
     o: CompactionOptions,
     stats: { bytesRead: number; bytesWritten: number; recordsRead: number; recordsRetained: number },
   ): Promise<GroupOutput> {
     const core = this.core;
     const first = group[0]!;
     const last = group[group.length - 1]!;
-    const txns = new CleanedTxns(this.abortedOverlapping(first.startOffset, last.endOffset));
     const deleteRetentionMs = core.config.deleteRetentionMs;
     const out = new GroupWriter(core, first, o);
     /** Batches of a lone ledger kept as they are before the first change: not written until one comes. */
@@ -427,10 +430,11 @@ export class Compaction {
           stats.recordsRetained += retained.length;
         }
       }
+      const retainedAborted = txns.takeRetained();
       if (!out.started) return { ledger: null, retainedAborted: [], horizon, bytesWritten: 0, written: [] };
-      const ledger = await out.finish(last, txns.retainedEntries);
+      const ledger = await out.finish(last, retainedAborted);
       stats.bytesWritten += out.bytesWritten;
-      return { ledger, retainedAborted: txns.retainedEntries, horizon, bytesWritten: out.bytesWritten, written: out.written };
+      return { ledger, retainedAborted, horizon, bytesWritten: out.bytesWritten, written: out.written };
     } catch (err) {
       core.deleteLedgersQuietly(out.written);
       // The log stopping under the pass (closed, fenced) is not a failure of the pass.

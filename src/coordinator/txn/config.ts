@@ -27,8 +27,6 @@ export interface TransactionCoordinatorConfig {
   readonly abortTimedOutIntervalMs: number;
   readonly removeExpiredIntervalMs: number;
   readonly transactionalIdExpirationMs: number;
-  /** Records appended to a partition before its live records are rewritten (storage.ts compaction). */
-  readonly compactionMinRecords: number;
 }
 
 function defaultOf(name: string): string {
@@ -53,7 +51,6 @@ export function transactionCoordinatorConfig(values: ReadonlyMap<string, string 
     abortTimedOutIntervalMs: int('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
     removeExpiredIntervalMs: int('transaction.remove.expired.transaction.cleanup.interval.ms'),
     transactionalIdExpirationMs: int('transactional.id.expiration.ms', '604800000'),
-    compactionMinRecords: int('ledgerline.offsets.compaction.min.records', '10000'),
     ...overrides,
   };
 }

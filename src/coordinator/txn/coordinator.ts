@@ -204,8 +204,9 @@ export class TransactionCoordinator {
     const existing = this.options.topics.get(TRANSACTION_STATE_TOPIC_NAME);
     if (existing) return existing.partitions;
     if (!this.options.topics.create) return this.config.numPartitions;
-    // Kafka's TransactionLog topic configs; the replication factor is capped to the live brokers (a broker alone
-    // can host one replica), and min.insync.replicas to it.
+    // Kafka's TransactionStateManager.transactionTopicConfigs (the log cleaner compacts the topic: storage.ts); the
+    // replication factor is capped to the live brokers (a broker alone can host one replica), and
+    // min.insync.replicas to it.
     const replicationFactor = Math.max(1, Math.min(this.config.replicationFactor, this.options.liveBrokers?.() ?? 1));
     try {
       const t = await this.options.topics.create(TRANSACTION_STATE_TOPIC_NAME, {
@@ -213,7 +214,6 @@ export class TransactionCoordinator {
         replicationFactor,
         configs: {
           'cleanup.policy': 'compact',
-          'retention.ms': '-1',
           'min.insync.replicas': String(Math.min(this.config.minIsr, replicationFactor)),
           'segment.bytes': String(this.config.segmentBytes),
           'unclean.leader.election.enable': 'false',
@@ -238,14 +238,12 @@ export class TransactionCoordinator {
       clock: this.clock,
       openLog: this.options.openLog,
       ...(this.options.coordinatorEpoch ? { coordinatorEpoch: this.options.coordinatorEpoch } : {}),
-      compactionMinRecords: this.config.compactionMinRecords,
       hooks: {
         onLoaded: (sh) => {
           this.log.debug({ partition: sh.partition, transactionalIds: sh.txns.size }, `loaded ${TRANSACTION_STATE_TOPIC_NAME} partition`);
           this.completion.onLoaded(sh);
         },
         onLoadFailed: (sh, err) => this.log.error({ partition: sh.partition, err }, `cannot load ${TRANSACTION_STATE_TOPIC_NAME} partition; retrying`),
-        onBackgroundError: (sh, err) => this.log.warn({ partition: sh.partition, err }, 'transaction coordinator background operation failed'),
         onUndecodable: (sh, err) => this.log.error({ partition: sh.partition, err }, `skipped a stored ${TRANSACTION_STATE_TOPIC_NAME} record that does not decode`),
       },
     });

@@ -1,6 +1,6 @@
 /**
  * One __transaction_state partition as the transaction coordinator runs it: the transactional ids it holds and
- * the write path to its log (CoordinatorStorage: group commit, replay, compaction by rewrite).
+ * the write path to its log (CoordinatorStorage: group commit, replay; the broker's log cleaner compacts it).
  *
  * ```
  *   loading ──replay done──► active ──append failed──► loading (reload from the log) ──► active
@@ -25,7 +25,6 @@ export interface TxnShardHooks {
   /** After a load, before requests: resume markers of Prepare* transactions, start timers. */
   onLoaded(shard: TxnShard): void;
   onLoadFailed(shard: TxnShard, err: Error): void;
-  onBackgroundError(shard: TxnShard, err: Error): void;
   onUndecodable(shard: TxnShard, err: CoordinatorCorruptError): void;
 }
 
@@ -35,7 +34,6 @@ export interface TxnShardOptions {
   readonly openLog: (partition: number) => Promise<CoordinatorPartitionLog>;
   /** The coordinator epoch of a loaded partition (its leader epoch, as Kafka's); read after the log opens. */
   readonly coordinatorEpoch?: (partition: number) => number;
-  readonly compactionMinRecords: number;
   readonly hooks: TxnShardHooks;
 }
 
@@ -92,8 +90,6 @@ export class TxnShard {
       const storage = new CoordinatorStorage(log, {
         partition: this.partition,
         clock: this.options.clock,
-        compactionMinRecords: this.options.compactionMinRecords,
-        onBackgroundError: (err) => this.options.hooks.onBackgroundError(this, err),
         onFailure: () => {
           if (this.storage === storage) this.reload();
         },

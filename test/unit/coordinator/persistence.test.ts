@@ -164,27 +164,4 @@ describe('coordinator persistence', () => {
     expect(await committed(c, 'after')).toBe(7n);
     expect(c.shard(0).lastLoad!.skippedUndecodable).toBe(1);
   });
-
-  it('rewrites the live records and drops older history, so a load reads only what is live', async () => {
-    const h = await harness({ compactionMinRecords: 20 }, { 'offsets.topic.num.partitions': '1' });
-    h.topics.add('t', 4);
-    for (let i = 0; i < 300; i++) await commit(h, `g${i % 3}`, BigInt(i), 't', i % 4);
-    await settle();
-    const log = h.logs[0]!;
-    expect(log.logStartOffset).toBeGreaterThan(200);
-    const stored = log.storedBatches.reduce((n, b) => n + RecordBatch.wrap(b).recordCount, 0);
-    expect(stored).toBeLessThan(80);
-    const c = await h.restart();
-    // g0 committed i = 0, 3, 6, ... to partition i % 4: the last for each partition.
-    for (const [groupId, p, expected] of [
-      ['g0', 0, 288n],
-      ['g0', 1, 297n],
-      ['g1', 1, 289n],
-      ['g2', 3, 299n],
-    ] as const) {
-      expect(await committed(c, groupId, 't', p)).toBe(expected);
-    }
-    const loaded = c.shard(0).lastLoad!;
-    expect(loaded.records).toBeLessThan(80);
-  });
 });

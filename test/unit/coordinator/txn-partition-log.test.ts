@@ -1,11 +1,10 @@
 /**
  * Transactional offsets over a real partition log (src/log): the transactional batch and the marker the
- * coordinator appends are stored and read back, a reopened log replays them, and a rewrite keeps what an open
- * transaction needs.
+ * coordinator appends are stored and read back, and a reopened log replays them (log-cleaner.test.ts: the same
+ * over a log the cleaner compacted).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
-import { createOffsetCommitRequest, createOffsetCommitRequestPartition, createOffsetCommitRequestTopic } from '../../../protocol/messages/008-offset-commit.gen.js';
 import { createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '../../../protocol/messages/009-offset-fetch.gen.js';
 import { createTxnOffsetCommitRequest, createTxnOffsetCommitRequestPartition, createTxnOffsetCommitRequestTopic } from '../../../protocol/messages/028-txn-offset-commit.gen.js';
 import { groupCoordinatorConfig } from '../../../src/coordinator/config.js';
@@ -25,12 +24,12 @@ afterEach(async () => {
   stores = null;
 });
 
-async function node(memory: MemoryStores, topics: FakeTopics, compactionMinRecords = 1000): Promise<{ c: GroupCoordinator; log: PartitionLog }> {
+async function node(memory: MemoryStores, topics: FakeTopics): Promise<{ c: GroupCoordinator; log: PartitionLog }> {
   stores ??= await memory.open();
   const log = await PartitionLog.open({ topic: '__consumer_offsets', partition: 0, ledgers: stores.ledgers, metadata: stores.metadata, retentionCheckIntervalMs: 0 });
   opened.push(log);
   const c = new GroupCoordinator({
-    config: groupCoordinatorConfig(new Map([['offsets.topic.num.partitions', '1']]), { compactionMinRecords }),
+    config: groupCoordinatorConfig(new Map([['offsets.topic.num.partitions', '1']])),
     topics,
     clock: new ManualClock(),
     openLog: async () => log,
@@ -40,9 +39,9 @@ async function node(memory: MemoryStores, topics: FakeTopics, compactionMinRecor
   return { c, log };
 }
 
-async function restart(memory: MemoryStores, topics: FakeTopics, compactionMinRecords?: number) {
+async function restart(memory: MemoryStores, topics: FakeTopics) {
   for (const x of opened.splice(0).reverse()) await (x instanceof GroupCoordinator ? x.stop() : x.close());
-  return node(memory, topics, compactionMinRecords);
+  return node(memory, topics);
 }
 
 function txn(c: GroupCoordinator, partition: number, offset: bigint, producerId = 9n) {
@@ -55,13 +54,6 @@ function txn(c: GroupCoordinator, partition: number, offset: bigint, producerId 
       topics: [createTxnOffsetCommitRequestTopic({ name: 't', partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: partition, committedOffset: offset })] })],
     }),
     3,
-  );
-}
-
-function plain(c: GroupCoordinator, partition: number, offset: bigint) {
-  return c.commitOffsets(
-    createOffsetCommitRequest({ groupId: G, topics: [createOffsetCommitRequestTopic({ name: 't', partitions: [createOffsetCommitRequestPartition({ partitionIndex: partition, committedOffset: offset })] })] }),
-    8,
   );
 }
 
@@ -90,27 +82,6 @@ describe('transactional offsets on a partition log', () => {
     expect(await fetched(c, [0, 1])).toEqual([
       [10n, ErrorCode.NONE],
       [-1n, ErrorCode.NONE],
-    ]);
-  });
-
-  it('rewrites the live records without dropping the history of an open transaction', async () => {
-    const memory = new MemoryStores();
-    const topics = new FakeTopics();
-    topics.add('t', 3);
-    let { c, log } = await node(memory, topics, 10);
-    for (let i = 0; i < 3; i++) await plain(c, 2, BigInt(i));
-    await txn(c, 0, 10n);
-    for (let i = 0; i < 30; i++) await plain(c, 1, BigInt(i));
-    await c.loaded();
-    const deadline = Date.now() + 5000;
-    while (log.logStartOffset !== 3 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
-    expect(log.logStartOffset).toBe(3);
-    ({ c, log } = await restart(memory, topics, 10));
-    expect(await c.completeTransaction(0, 9n, 0, 1, true)).toBe(ErrorCode.NONE);
-    expect(await fetched(c, [0, 1, 2])).toEqual([
-      [10n, ErrorCode.NONE],
-      [29n, ErrorCode.NONE],
-      [2n, ErrorCode.NONE],
     ]);
   });
 });

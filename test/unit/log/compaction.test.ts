@@ -213,4 +213,32 @@ describe('compaction', () => {
     expect(await reads).toBeGreaterThan(0);
     expect(passes).toBeGreaterThan(0);
   });
+
+  it('keeps a COMMIT marker while its transaction has data in an earlier ledger group, past delete.retention.ms too (one transaction walk per pass, as Kafka\'s doClean)', async () => {
+    const log = await open();
+    const txn = buildRecordBatchSync([{ key: 'y', value: 'committed', timestamp: clock.now() }], { producerId: 2n, producerEpoch: 0, baseSequence: 0, isTransactional: true, now: clock.now() });
+    // Ledgers of 4 batches, each its own group: the data at 0 in [0, 4), the marker at 4 in [4, 8).
+    await log.append(txn);
+    for (let i = 0; i < 3; i++) await log.append(put(`a${i}`, '1'));
+    await log.writeTxnMarker({ producerId: 2n, producerEpoch: 0, coordinatorEpoch: 0, commit: true });
+    for (let i = 0; i < 7; i++) await log.append(put(`b${i}`, '1'));
+    const markers = async (): Promise<number[]> => {
+      const out: number[] = [];
+      const res = await log.read(log.logStartOffset, { maxBytes: 1 << 20 });
+      for (const buf of res.records) {
+        const b = RecordBatch.wrap(buf);
+        if (b.isControl && b.recordCount > 0) out.push(b.baseOffsetNumber);
+      }
+      return out;
+    };
+    await pass(log, true);
+    clock.advance(COMPACT.deleteRetentionMs + 1);
+    await pass(log, true);
+    expect((await contents(log)).find(([, k]) => k === 'y')).toEqual([0, 'y', 'committed']);
+    // Dropped, the marker would leave the committed data looking like an open transaction.
+    expect(await markers()).toEqual([4]);
+    await log.close();
+    const reopened = await open();
+    expect(reopened.lastStableOffset).toBe(reopened.highWatermark);
+  });
 });

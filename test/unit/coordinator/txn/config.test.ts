@@ -62,7 +62,7 @@ describe('transaction coordinator config', () => {
           partitions: 7,
           replicationFactor: 1,
           allowInternal: true,
-          configs: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'min.insync.replicas': '1', 'segment.bytes': '104857600', 'unclean.leader.election.enable': 'false', 'compression.type': 'uncompressed' },
+          configs: { 'cleanup.policy': 'compact', 'min.insync.replicas': '1', 'segment.bytes': '104857600', 'unclean.leader.election.enable': 'false', 'compression.type': 'uncompressed' },
         },
       },
     ]);
