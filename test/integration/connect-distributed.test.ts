@@ -210,6 +210,26 @@ async function connectRoundTrip(kind: BrokerKind, restart: 'SIGTERM' | 'SIGKILL'
     if (restart === 'SIGTERM') await worker.stop();
     else await worker.kill();
     mark(`worker stopped (${restart}) with ${written} lines written, ${readLines(output).length} in the output`);
+    // Where the restart resumes: the source's last committed file position (the latest record of the offsets
+    // topic) and the sink group's committed offset.
+    const offsetRecords = (await admin.fetchTopicOffsets(internal.offset)).reduce((sum, p) => sum + Number(p.high), 0);
+    const positions: string[] = [];
+    const reader = kafka.consumer({ groupId: `${id}-offsets-reader`, allowAutoTopicCreation: false });
+    try {
+      await reader.connect();
+      await reader.subscribe({ topic: internal.offset, fromBeginning: true });
+      await reader.run({ eachMessage: async ({ message }) => void positions.push(message.value?.toString() ?? 'null') });
+      await waitFor(`reading the ${offsetRecords} records of ${internal.offset}`, 30_000, worker, () => positions.length >= offsetRecords);
+    } finally {
+      await reader.disconnect();
+    }
+    const [sinkCommitted] = await admin.fetchOffsets({ groupId: `connect-${id}-sink`, topics: [topic] });
+    const [topicEnd] = await admin.fetchTopicOffsets(topic);
+    const position = positions.length > 0 ? (JSON.parse(positions[positions.length - 1]!) as { position: number }).position : 0;
+    mark(
+      `source position committed: byte ${position} (${position / (lineText(0).length + 1)} lines), ${offsetRecords} records in the offsets topic; ` +
+        `sink group committed ${sinkCommitted?.partitions[0]?.offset} of ${topicEnd?.high}`,
+    );
 
     worker.start();
     await waitFor('the Connect worker answering again', 90_000, worker, () => rest.up());
