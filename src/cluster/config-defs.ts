@@ -107,6 +107,13 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'log.message.timestamp.type', type: 'STRING', default: 'CreateTime', doc: 'Topic default message.timestamp.type.', oneOf: ['CreateTime', 'LogAppendTime'] },
   { name: 'log.message.timestamp.before.max.ms', type: 'LONG', default: LONG_MAX, doc: 'Topic default message.timestamp.before.max.ms.', min: 0 },
   { name: 'log.message.timestamp.after.max.ms', type: 'LONG', default: '3600000', doc: 'Topic default message.timestamp.after.max.ms.', min: 0 },
+  // The log cleaner (src/log/log-cleaner.ts), under Kafka's names and defaults.
+  { name: 'log.cleaner.enable', type: 'BOOLEAN', default: 'true', doc: 'Run the log cleaner: topics whose cleanup.policy includes compact are compacted.', readOnly: true },
+  { name: 'log.cleaner.threads', type: 'INT', default: '1', doc: 'Compaction passes run at once.', min: 1, readOnly: true },
+  { name: 'log.cleaner.backoff.ms', type: 'LONG', default: '15000', doc: 'How long the cleaner sleeps when no log needs cleaning.', min: 0, readOnly: true },
+  { name: 'log.cleaner.dedupe.buffer.size', type: 'LONG', default: '134217728', doc: 'Memory for the key maps of all cleaner threads (24 bytes a key).', min: 1, readOnly: true },
+  { name: 'log.cleaner.io.buffer.load.factor', type: 'DOUBLE', default: '0.9', doc: 'Fill factor of the key map.', min: 0, max: 1, readOnly: true },
+  { name: 'log.cleaner.io.max.bytes.per.second', type: 'DOUBLE', default: '1.7976931348623157E308', doc: 'Most bytes per second the cleaner reads and writes together.', min: 0, readOnly: true },
   { name: 'log.cleaner.delete.retention.ms', type: 'LONG', default: '86400000', doc: 'Topic default delete.retention.ms.', min: 0 },
   { name: 'log.cleaner.min.compaction.lag.ms', type: 'LONG', default: '0', doc: 'Topic default min.compaction.lag.ms.', min: 0 },
   { name: 'log.cleaner.max.compaction.lag.ms', type: 'LONG', default: LONG_MAX, doc: 'Topic default max.compaction.lag.ms.', min: 1 },

@@ -13,7 +13,7 @@ import type { LedgerStore } from '../ledger/types.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { ClusterView } from './cluster-view.js';
-import { logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
+import { LOG_CONFIG_NAMES, logConfigFromKafkaConfigs, type PartitionLogConfig } from '../log/config.js';
 import { PartitionLog } from '../log/partition-log.js';
 import { retentionDue } from '../log/retention-due.js';
 import { readStoredPartitionStats } from '../log/stored-stats.js';
@@ -188,6 +188,11 @@ export class PartitionManager {
     return opened;
   }
 
+  /** The logs of the open partitions (what the log cleaner looks at). */
+  *openLogs(): IterableIterator<PartitionLog> {
+    for (const list of this.byTopic.values()) for (const part of list) if (part) yield part.log;
+  }
+
   /** An open partition, or undefined when it is not open (yet): synchronous, for the request path. */
   get(topic: string, partition: number): Partition | undefined {
     return this.byTopic.get(topic)?.[partition];
@@ -232,7 +237,7 @@ export class PartitionManager {
   logConfig(t: TopicRecord): Partial<PartitionLogConfig> {
     const topics = this.topics;
     const values: Record<string, string | null> = {};
-    for (const name of ['segment.bytes', 'segment.ms', 'ledgerline.segment.entries', 'retention.ms', 'retention.bytes', 'cleanup.policy', 'message.timestamp.type', 'max.message.bytes']) {
+    for (const name of Object.keys(LOG_CONFIG_NAMES)) {
       values[name] = topics.configValue(t, name);
     }
     return logConfigFromKafkaConfigs(values);

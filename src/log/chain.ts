@@ -19,7 +19,7 @@
  *
  * ```
  *   head:   {"format":1,"epoch":4,"ownerId":"6f1c…","owner":"broker-1","logStartOffset":0,"changes":17,
- *            "updatedAtMs":1700000000000}
+ *            "updatedAtMs":1700000000000,"cleanerCheckpoint":2950,"deleteHorizonMs":1700086400000}
  *   ledger: {"format":1,"ledgerId":12,"state":"open","startOffset":2950,"epoch":4,"createdAtMs":…}
  *           {"format":1,"ledgerId":9,"state":"sealed","startOffset":1200,"epoch":3,"createdAtMs":…,
  *            "endOffset":2950,"entries":1750,"bytes":1835008,"maxTimestamp":…,"sealedAtMs":…,
@@ -30,7 +30,9 @@
  * takeover. `endOffset` is the offset after the ledger's last batch. `indexLedgerId` names the ledger that
  * holds the ledger's persisted offset/time index (index-snapshot.ts), or null when there is none yet;
  * `producerSnapshotLedgerId` (absent when none) the one holding the idempotent-producer state as of the
- * ledger's end offset (producer-snapshot.ts).
+ * ledger's end offset (producer-snapshot.ts). A ledger the log cleaner wrote (compaction.ts) replaces
+ * one or more sealed ledgers of one epoch: it keeps their start and end offsets, holds fewer entries and
+ * bytes, and may hold none at all.
  *
  * Migrating: readers accept every format up to FORMAT; a new field gets a default when absent, so older
  * values stay readable in place; writers always write FORMAT.
@@ -53,6 +55,16 @@ export interface ChainHead {
   /** Number of chain changes so far. */
   readonly changes: number;
   readonly updatedAtMs: number;
+  /**
+   * The log cleaner's checkpoint (Kafka's cleaner-offset-checkpoint): the end of what its last pass
+   * compacted; the dirty part of the log begins here. Absent before the first pass.
+   */
+  readonly cleanerCheckpoint?: number;
+  /**
+   * The earliest delete horizon (KIP-534) among the batches the cleaner kept for their tombstones or
+   * transaction markers: a pass from then on can drop them. Absent when none waits.
+   */
+  readonly deleteHorizonMs?: number;
 }
 
 export type ChainLedger = OpenChainLedger | SealedChainLedger;
@@ -135,7 +147,19 @@ export function decodeHead(value: Buffer, key: string): ChainHead {
   if (!isSafeInt(logStartOffset) || !isSafeInt(changes) || !isSafeInt(updatedAtMs)) {
     throw new LogCorruptError(`${key}: bad offsets or counters`, { key });
   }
-  return { epoch, ownerId, owner, logStartOffset, changes, updatedAtMs };
+  const { cleanerCheckpoint, deleteHorizonMs } = o;
+  if (cleanerCheckpoint !== undefined && !isSafeInt(cleanerCheckpoint)) throw new LogCorruptError(`${key}: bad cleaner checkpoint`, { key });
+  if (deleteHorizonMs !== undefined && !isSafeInt(deleteHorizonMs)) throw new LogCorruptError(`${key}: bad delete horizon`, { key });
+  return {
+    epoch,
+    ownerId,
+    owner,
+    logStartOffset,
+    changes,
+    updatedAtMs,
+    ...(cleanerCheckpoint !== undefined ? { cleanerCheckpoint } : {}),
+    ...(deleteHorizonMs !== undefined ? { deleteHorizonMs } : {}),
+  };
 }
 
 export function encodeLedger(ledger: ChainLedger): Buffer {

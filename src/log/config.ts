@@ -16,6 +16,14 @@
  * |                               |                             |              | when it includes `delete`                 |
  * | messageTimestampType          | message.timestamp.type      | CreateTime   | LogAppendTime: the log stamps each batch  |
  * | maxMessageBytes               | max.message.bytes           | 1048588      | largest batch accepted (MESSAGE_TOO_LARGE)|
+ * | minCleanableDirtyRatio        | min.cleanable.dirty.ratio   | 0.5          | compact once dirty bytes are this share   |
+ * | minCompactionLagMs            | min.compaction.lag.ms       | 0            | a record stays uncompacted this long      |
+ * | maxCompactionLagMs            | max.compaction.lag.ms       | 2^63-1       | ... and at most this long (KIP-354)       |
+ * | deleteRetentionMs             | delete.retention.ms         | 1 day        | tombstones and markers kept this long     |
+ * |                               |                             |              | after the pass that first cleans them     |
+ *
+ * On a compacted topic a ledger rolls at min(segment.ms, max.compaction.lag.ms), as Kafka's
+ * LogConfig.maxSegmentMs, so that the guaranteed lag holds for records in the open ledger too.
  *
  * The ledger store's own entry limit (its maxEntryBytes) must not be below max.message.bytes.
  *
@@ -35,12 +43,16 @@ export interface PartitionLogConfig {
   readonly retentionBytes: number;
   /**
    * Kafka's cleanup.policy. Time and size retention delete ledgers only when it includes `delete` (Kafka's
-   * LogConfig.delete, checked by UnifiedLog.deleteOldSegments); a `compact`-only topic keeps everything
-   * until compaction exists, except what DeleteRecords puts below the log start offset.
+   * LogConfig.delete, checked by UnifiedLog.deleteOldSegments); with `compact` the log cleaner
+   * (log-cleaner.ts, compaction.ts) keeps the latest record of each key.
    */
   readonly cleanupPolicy: readonly CleanupPolicy[];
   readonly messageTimestampType: MessageTimestampType;
   readonly maxMessageBytes: number;
+  readonly minCleanableDirtyRatio: number;
+  readonly minCompactionLagMs: number;
+  readonly maxCompactionLagMs: number;
+  readonly deleteRetentionMs: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -54,6 +66,10 @@ export const DEFAULT_LOG_CONFIG: PartitionLogConfig = Object.freeze({
   cleanupPolicy: Object.freeze(['delete'] as CleanupPolicy[]),
   messageTimestampType: 'CreateTime',
   maxMessageBytes: 1048588,
+  minCleanableDirtyRatio: 0.5,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
+  deleteRetentionMs: DAY_MS,
 });
 
 /** Kafka config name → property, for configs given as Kafka's string map (CreateTopics, AlterConfigs). */
@@ -66,6 +82,10 @@ export const LOG_CONFIG_NAMES = {
   'cleanup.policy': 'cleanupPolicy',
   'message.timestamp.type': 'messageTimestampType',
   'max.message.bytes': 'maxMessageBytes',
+  'min.cleanable.dirty.ratio': 'minCleanableDirtyRatio',
+  'min.compaction.lag.ms': 'minCompactionLagMs',
+  'max.compaction.lag.ms': 'maxCompactionLagMs',
+  'delete.retention.ms': 'deleteRetentionMs',
 } as const satisfies Record<string, keyof PartitionLogConfig>;
 
 function integer(name: string, value: number, min: number): number {
@@ -85,6 +105,12 @@ export function resolveLogConfig(overrides: Partial<PartitionLogConfig> = {}): P
   integer('retention.ms', c.retentionMs, -1);
   integer('retention.bytes', c.retentionBytes, -1);
   integer('max.message.bytes', c.maxMessageBytes, 0);
+  integer('min.compaction.lag.ms', c.minCompactionLagMs, 0);
+  integer('max.compaction.lag.ms', c.maxCompactionLagMs, 1);
+  integer('delete.retention.ms', c.deleteRetentionMs, 0);
+  if (typeof c.minCleanableDirtyRatio !== 'number' || !(c.minCleanableDirtyRatio >= 0 && c.minCleanableDirtyRatio <= 1)) {
+    throw new LogInvalidArgumentError(`min.cleanable.dirty.ratio must be in [0, 1], got ${String(c.minCleanableDirtyRatio)}`);
+  }
   if (!Array.isArray(c.cleanupPolicy) || c.cleanupPolicy.some((p) => p !== 'delete' && p !== 'compact')) {
     throw new LogInvalidArgumentError(`cleanup.policy must be a list of delete and compact, got ${String(c.cleanupPolicy)}`);
   }
@@ -117,6 +143,16 @@ export function logConfigFromKafkaConfigs(
       continue;
     }
     const n = Number(raw.trim());
+    if (prop === 'minCleanableDirtyRatio') {
+      if (raw.trim() === '' || !Number.isFinite(n)) throw new LogInvalidArgumentError(`${name} must be a number, got ${JSON.stringify(raw)}`);
+      out[prop] = n;
+      continue;
+    }
+    if (prop === 'maxCompactionLagMs' && raw.trim() === '9223372036854775807') {
+      // Kafka's default, Long.MAX_VALUE: beyond JavaScript's exact integers, and as good as forever.
+      out[prop] = Number.MAX_SAFE_INTEGER;
+      continue;
+    }
     if (raw.trim() === '' || !Number.isSafeInteger(n)) {
       throw new LogInvalidArgumentError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
     }
@@ -134,4 +170,14 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 /** Whether time and size retention apply (Kafka's `LogConfig.delete`: cleanup.policy contains `delete`). */
 export function retentionDeletes(c: PartitionLogConfig): boolean {
   return c.cleanupPolicy.includes('delete');
+}
+
+/** Whether the log cleaner compacts this log (`cleanup.policy` contains `compact`). */
+export function compacts(c: PartitionLogConfig): boolean {
+  return c.cleanupPolicy.includes('compact');
+}
+
+/** Kafka's LogConfig.maxSegmentMs: a compacted log rolls by max.compaction.lag.ms too (KIP-354). */
+export function maxSegmentMs(c: PartitionLogConfig): number {
+  return compacts(c) ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs;
 }

@@ -36,7 +36,7 @@ import {
 import { PartitionIndex, type IndexedLedger } from './offset-index.js';
 import { encodeProducerSnapshot } from './producer-snapshot.js';
 import { PartitionProducerState } from './producer-state.js';
-import { TxnIndex } from './txn-index.js';
+import { TxnIndex, type AbortedTxnEntry } from './txn-index.js';
 import type {
   AppendResult,
   IsolationLevel,
@@ -148,7 +148,8 @@ export interface WrittenSnapshots {
 export interface SnapshotWriterPort {
   readonly snapshotTail: Promise<void>;
   scheduleSnapshot(ledger: IndexedLedger, work?: SnapshotWork): void;
-  writeLedgers(ledger: IndexedLedger, index: boolean, producers: Buffer[] | null): Promise<WrittenSnapshots>;
+  /** `aborted`: the aborted transactions to record with the index (default: the log's, in the ledger's range). */
+  writeLedgers(ledger: IndexedLedger, index: boolean, producers: Buffer[] | null, aborted?: readonly AbortedTxnEntry[]): Promise<WrittenSnapshots>;
   recordChange(ledger: IndexedLedger, written: WrittenSnapshots, sealedAtMs?: number): { put: SealedChainLedger[]; committed(): void };
 }
 
@@ -290,10 +291,18 @@ export class LogCore {
   }
 
   /** One chain txn against the head revision this owner last wrote. Throws LogFencedError if it moved. */
-  async commit(change: ChainChange, logStartOffset = this.head.logStartOffset): Promise<void> {
+  async commit(
+    change: ChainChange,
+    logStartOffset = this.head.logStartOffset,
+    cleaner?: Pick<ChainHead, 'cleanerCheckpoint' | 'deleteHorizonMs'>,
+  ): Promise<void> {
     if (this.state === 'fenced' || this.state === 'deleted') throw this.failure!;
+    const { cleanerCheckpoint: _c, deleteHorizonMs: _h, ...rest } = this.head;
+    const kept = cleaner ?? { cleanerCheckpoint: _c, deleteHorizonMs: _h };
     const head: ChainHead = {
-      ...this.head,
+      ...rest,
+      ...(kept.cleanerCheckpoint !== undefined ? { cleanerCheckpoint: kept.cleanerCheckpoint } : {}),
+      ...(kept.deleteHorizonMs !== undefined ? { deleteHorizonMs: kept.deleteHorizonMs } : {}),
       logStartOffset,
       changes: this.head.changes + 1,
       updatedAtMs: this.clock.now(),

@@ -159,6 +159,8 @@ export class IndexedLedger {
   #bytes = 0;
   #maxTimestamp = -Infinity;
   #maxTimestampEntry = -1;
+  /** Offsets the ledger covers beyond its last batch (a compacted ledger whose last records were removed). */
+  #coveredEnd = 0;
 
   constructor(ledgerId: number, startOffset: number, epoch: number, createdAtMs: number, capacity = INITIAL_CAPACITY) {
     this.ledgerId = ledgerId;
@@ -219,7 +221,16 @@ export class IndexedLedger {
   /** The offset after the last batch; startOffset while empty. */
   get endOffset(): number {
     const n = this.count;
-    return n === 0 ? this.startOffset : this.#lastOffsets.get(n - 1) + 1;
+    return Math.max(n === 0 ? this.startOffset : this.#lastOffsets.get(n - 1) + 1, this.#coveredEnd);
+  }
+
+  /**
+   * The ledger covers offsets up to `end` (exclusive) even where it holds no batch: a ledger the log cleaner
+   * wrote in place of others keeps their end offset (compaction.ts), so that what follows, and the producer
+   * snapshot taken at that end, stay where they were. For a sealed ledger only.
+   */
+  coverEnd(end: number): void {
+    if (end > this.#coveredEnd) this.#coveredEnd = end;
   }
 
   /** Largest batch maxTimestamp, -1 (Kafka's NO_TIMESTAMP) while empty. */
@@ -401,6 +412,32 @@ export class PartitionIndex {
       this.#bytes -= last.bytes;
     }
     return last;
+  }
+
+  /**
+   * Replaces the sealed ledgers at positions [from, to) by `ledger`, which covers the same offsets (the log
+   * cleaner's swap, compaction.ts).
+   */
+  replaceRange(from: number, to: number, ledger: IndexedLedger): IndexedLedger[] {
+    const ls = this.#ledgers;
+    if (!(from >= 0 && from < to && to <= ls.length) || ls[to - 1]!.sealedAtMs === null || ledger.sealedAtMs === null) {
+      throw new Error(`index: cannot replace ledgers [${from}, ${to}) of ${ls.length}`);
+    }
+    if (ledger.startOffset !== ls[from]!.startOffset || ledger.endOffset !== ls[to - 1]!.endOffset) {
+      throw new Error(`index: ledger ${ledger.ledgerId} does not cover the offsets of the ledgers it replaces`);
+    }
+    const removed = ls.splice(from, to - from, ledger);
+    for (const l of removed) {
+      this.#batches -= l.count;
+      this.#bytes -= l.bytes;
+    }
+    this.#batches += ledger.count;
+    this.#bytes += ledger.bytes;
+    this.#starts.copyWithin(from + 1, to, ls.length + removed.length - 1);
+    this.#maxima.copyWithin(from + 1, to, ls.length + removed.length - 1);
+    this.#starts[from] = ledger.startOffset;
+    this.#maxima[from] = ledger.count > 0 ? ledger.maxTimestamp : -Infinity;
+    return removed;
   }
 
   /** Removes the first `n` ledgers (retention). */

@@ -13,6 +13,7 @@
  * (log-core.ts) that holds the partition's offsets, index, chain head and open ledger.
  */
 import { Appender } from './append.js';
+import { Compaction, type CleanableState, type CompactionOptions, type CompactionResult } from './compaction.js';
 import { OffsetLookups } from './list-offsets.js';
 import { LogCore } from './log-core.js';
 import { Reader } from './read.js';
@@ -59,6 +60,7 @@ export class PartitionLog {
   readonly #lookups: OffsetLookups;
   readonly #retention: Retention;
   readonly #takeover: Takeover;
+  readonly #compaction: Compaction;
 
   private constructor(options: PartitionLogOptions) {
     const core = (this.#core = new LogCore(options));
@@ -70,6 +72,7 @@ export class PartitionLog {
     core.retention = this.#retention = new Retention(core);
     core.snapshotWriter = new SnapshotWriter(core);
     this.#takeover = new Takeover(core);
+    this.#compaction = new Compaction(core);
     this.topic = this.#core.topic;
     this.partition = this.#core.partition;
     this.name = this.#core.name;
@@ -179,6 +182,21 @@ export class PartitionLog {
     this.#core.config = resolveLogConfig({ ...this.#core.config, ...config });
     const a = this.#core.active;
     if (a && a.firstAppendAtMs !== null) this.#roller.armRollTimer(a);
+  }
+
+  // ---- compaction ----------------------------------------------------------------------------------
+
+  /** Where the log stands for the log cleaner: dirty ratio, cleanable range, whether a pass is due (compaction.ts). */
+  cleanableState(nowMs: number): CleanableState {
+    return this.#compaction.cleanableState(nowMs);
+  }
+
+  /**
+   * One compaction pass (Kafka's LogCleaner over this log), run by the broker's LogCleaner (log-cleaner.ts):
+   * null when the log does not compact (cleanup.policy), is not open or no pass is due.
+   */
+  compact(options: CompactionOptions): Promise<CompactionResult | null> {
+    return this.#compaction.compact(options);
   }
 
   // ---- append, read, lookups ----------------------------------------------------------------------

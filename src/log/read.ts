@@ -9,6 +9,8 @@ import type { BatchPosition } from './offset-index.js';
 import type { IsolationLevel, ReadOptions, ReadResult } from './types.js';
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
+/** Times one read looks its offset up again after the cleaner replaced the ledger it was reading. */
+const MAX_RELOOKUPS = 3;
 
 /** What onData returns when it woke its caller at once: nothing to cancel. */
 const NO_WAIT = (): void => undefined;
@@ -43,6 +45,7 @@ export class Reader {
     let size = 0;
     let nextOffset = fromOffset;
     let pos: BatchPosition | null = fromOffset < upper ? this.core.index.lookup(fromOffset) : null;
+    let relookups = 0;
     while (pos) {
       const { ledger, entryId } = pos;
       let lastEntry = ledger.count - 1;
@@ -60,6 +63,12 @@ export class Reader {
           if (fromOffset < this.core.logStartOffset) throw this.core.outOfRange(fromOffset);
           const gone = this.core.readError();
           if (gone) throw gone;
+          // Replaced by the log cleaner's compacted ledger (compaction.ts), which holds the same offsets:
+          // look the offset up again in the index as it is now.
+          if (!this.core.index.ledgers.includes(ledger) && relookups++ < MAX_RELOOKUPS) {
+            pos = nextOffset < upper ? this.core.index.lookup(nextOffset) : null;
+            continue;
+          }
         }
         throw new LogStorageError(
           `cannot read ${this.core.name} at offset ${fromOffset}`,

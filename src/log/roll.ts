@@ -15,6 +15,7 @@
 import { RecordBatch } from '../../protocol/records/batch.js';
 import type { LedgerMetadata, LedgerWriter } from '../ledger/types.js';
 import type { ChainChange } from './chain.js';
+import { maxSegmentMs } from './config.js';
 import { LogCorruptError, LogError, LogFencedError, LogStorageError } from './errors.js';
 import { isLedgerError, openRecord, sealedRecord, type ActiveLedger, type LogCore } from './log-core.js';
 import { IndexedLedger } from './offset-index.js';
@@ -31,13 +32,13 @@ export class Roller {
     const c = this.core.config;
     if (a.issuedBytes > c.segmentBytes - nextBatchBytes) return 'segment.bytes';
     if (a.issued >= c.segmentEntries) return 'ledgerline.segment.entries';
-    if (a.firstAppendAtMs !== null && this.core.clock.now() - a.firstAppendAtMs >= c.segmentMs) return 'segment.ms';
+    if (a.firstAppendAtMs !== null && this.core.clock.now() - a.firstAppendAtMs >= maxSegmentMs(c)) return 'segment.ms';
     return null;
   }
 
   armRollTimer(a: ActiveLedger): void {
     a.rollTimer?.cancel();
-    const due = a.firstAppendAtMs! + this.core.config.segmentMs - this.core.clock.now();
+    const due = a.firstAppendAtMs! + maxSegmentMs(this.core.config) - this.core.clock.now();
     // segment.ms also rolls an idle ledger, so that retention can delete it (Kafka rolls on the next append
     // only; Pulsar checks ledgers periodically).
     a.rollTimer = this.core.clock.setTimer(Math.max(0, due), () => {

@@ -7,7 +7,7 @@
  */
 import type { LedgerWriter } from '../ledger/types.js';
 import { encodeIndexSnapshot } from './index-snapshot.js';
-import { encodeTxnIndex } from './txn-index.js';
+import { encodeTxnIndex, type AbortedTxnEntry } from './txn-index.js';
 import type { SealedChainLedger } from './chain.js';
 import { sealedRecord, type LogCore, type SnapshotWork, type WrittenSnapshots } from './log-core.js';
 import type { IndexedLedger } from './offset-index.js';
@@ -54,11 +54,16 @@ export class SnapshotWriter {
    * that they share the ledger store's group commits; they are sealed, and named by no chain record yet.
    * On a failure the ones written are deleted.
    */
-  async writeLedgers(ledger: IndexedLedger, index: boolean, producers: Buffer[] | null): Promise<WrittenSnapshots> {
+  async writeLedgers(
+    ledger: IndexedLedger,
+    index: boolean,
+    producers: Buffer[] | null,
+    aborted: readonly AbortedTxnEntry[] = this.core.txnIndex.inRange(ledger.startOffset, ledger.endOffset),
+  ): Promise<WrittenSnapshots> {
     const written: LedgerWriter[] = [];
     const [indexWriter, producerWriter] = await Promise.allSettled([
       // The ledger's aborted transactions follow its index chunks (txn-index.ts).
-      index ? this.writeLedger([...encodeIndexSnapshot(ledger), ...encodeTxnIndex(ledger.ledgerId, ledger.startOffset, this.core.txnIndex.inRange(ledger.startOffset, ledger.endOffset))], written) : null,
+      index ? this.writeLedger([...encodeIndexSnapshot(ledger), ...encodeTxnIndex(ledger.ledgerId, ledger.startOffset, aborted)], written) : null,
       producers ? this.writeLedger(producers, written) : null,
     ]);
     if (indexWriter.status === 'rejected' || producerWriter.status === 'rejected') {

@@ -142,6 +142,8 @@ export class Takeover {
         logStartOffset,
         changes: (prevHead?.changes ?? 0) + 1,
         updatedAtMs: now,
+        ...(prevHead?.cleanerCheckpoint !== undefined ? { cleanerCheckpoint: prevHead.cleanerCheckpoint } : {}),
+        ...(prevHead?.deleteHorizonMs !== undefined ? { deleteHorizonMs: prevHead.deleteHorizonMs } : {}),
       };
       this.core.head = head;
       const active = this.core.roller.newActive(writer, startOffset);
@@ -256,6 +258,7 @@ export class Takeover {
           reason = aborted;
         } else {
           for (const e of aborted) this.core.txnIndex.add(e);
+          decoded.coverEnd(l.endOffset);
           decoded.indexLedgerId = l.indexLedgerId;
           decoded.producerSnapshotLedgerId = l.producerSnapshotLedgerId ?? null;
           this.loadedFromSnapshot.add(decoded);
@@ -277,6 +280,7 @@ export class Takeover {
         { partition: this.core.name, ledgerId: l.ledgerId },
       );
     }
+    built.coverEnd(l.endOffset);
     built.indexLedgerId = l.indexLedgerId;
     built.producerSnapshotLedgerId = l.producerSnapshotLedgerId ?? null;
     built.seal(l.sealedAtMs);

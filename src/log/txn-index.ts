@@ -80,6 +80,14 @@ export class TxnIndex {
     if (i > 0) this.entries.splice(0, i);
   }
 
+  /** The entries whose marker lies in [start, end) become `entries` (the log cleaner kept only those). */
+  replaceRange(start: number, end: number, entries: readonly AbortedTxnEntry[]): void {
+    const from = this.lowerBound(start);
+    let to = from;
+    while (to < this.entries.length && this.entries[to]!.lastOffset < end) to++;
+    this.entries.splice(from, to - from, ...entries.filter((e) => e.lastOffset >= start && e.lastOffset < end));
+  }
+
   clear(): void {
     this.entries = [];
     this.maxSpan = 0;

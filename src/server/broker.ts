@@ -39,6 +39,8 @@ import { METADATA_STORE_CONFIG, openMetadataStore } from '../metadata/open-store
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observability/metrics.js';
+import { registerLogCleanerMetrics } from '../observability/log-cleaner-metrics.js';
+import { LogCleaner, type LogCleanerOptions } from '../log/log-cleaner.js';
 import { RequestMetrics } from '../observability/request-metrics.js';
 import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
 import { encryptionReport } from '../cluster/encryption-report.js';
@@ -63,6 +65,7 @@ interface Parts {
   topics: TopicManager;
   view: ClusterView;
   partitions: PartitionManager;
+  cleaner: LogCleaner;
   groups: GroupCoordinator;
   transactions: TransactionCoordinator;
   metrics: BrokerMetrics;
@@ -180,6 +183,10 @@ export class Broker implements ConnectionHost {
     }));
     // Partitions open on first use, coordinator shards on the first request for one of their groups.
     const partitions = (p.partitions = new PartitionManager({ topics, view, ledgers, metadata, config, log }));
+    // The log cleaner compacts the open partitions whose cleanup.policy includes compact (__consumer_offsets too).
+    const cleaner = (p.cleaner = new LogCleaner({ logs: () => partitions.openLogs(), ...logCleanerOptions(config.values), logger: log.child({ component: 'log-cleaner' }) }));
+    cleaner.start();
+    topics.addListener({ topicDeleted: (t) => { for (let i = 0; i < t.partitions; i++) cleaner.forget(`${t.name}-${i}`); } });
     // KIP-890 part 1: Produce and TxnOffsetCommit ask the transaction coordinator whether a partition is in the
     // producer's ongoing transaction. It is built after the group coordinator, which its markers reach.
     const txnVerification: TxnVerificationService = {
@@ -242,6 +249,7 @@ export class Broker implements ConnectionHost {
       hosts: (s) => partitions.hosts(s.topicId, s.topic, s.partition),
       storage: ledgerStoreSpace(ledgers),
     }));
+    registerLogCleanerMetrics(metrics.registry, cleaner);
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });
     const topicMetrics = new TopicMetrics(metrics);
     topics.addListener({ topicDeleted: (t) => topicMetrics.forget(t.name) });
@@ -318,6 +326,8 @@ export class Broker implements ConnectionHost {
     this.stopping = true;
     const p = this.parts;
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    // Compaction passes in progress end (nothing they wrote is swapped in afterwards).
+    await p.cleaner?.close();
     // Waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR.
     // The transaction coordinator first: its markers reach the group coordinator's partitions.
     await p.transactions?.stop();
@@ -358,6 +368,22 @@ function topicService(topics: TopicManager, log: Logger): TopicService {
         return undefined;
       }
     },
+  };
+}
+
+/** The log cleaner's settings, from Kafka's log.cleaner.* broker configs. */
+function logCleanerOptions(values: ReadonlyMap<string, string | null>): Omit<LogCleanerOptions, 'logs'> {
+  const num = (name: string): number | undefined => {
+    const v = values.get(name);
+    return v === null || v === undefined || v.trim() === '' ? undefined : Number(v);
+  };
+  return {
+    enabled: values.get('log.cleaner.enable') !== 'false',
+    threads: num('log.cleaner.threads'),
+    backoffMs: num('log.cleaner.backoff.ms'),
+    dedupeBufferBytes: num('log.cleaner.dedupe.buffer.size'),
+    loadFactor: num('log.cleaner.io.buffer.load.factor'),
+    maxBytesPerSecond: num('log.cleaner.io.max.bytes.per.second'),
   };
 }
 

@@ -136,7 +136,7 @@ beforeAll(async () => {
   await generateKey(keysDir, 'users', 'secret');
   // The audit consumer has its private key (and none of billing's).
   for (const f of ['audit.pem', 'audit.pub.pem']) copyFileSync(join(keysDir, f), join(auditOnly, f));
-  broker = await BrokerProcess.start({ dataDir: mkdtempSync(join(tmpdir(), 'e2e-data-')), configs: { 'ledgerline.admin.listener': 'http://127.0.0.1:0', 'log.flush.interval.messages': '1' } });
+  broker = await BrokerProcess.start({ dataDir: mkdtempSync(join(tmpdir(), 'e2e-data-')), configs: { 'ledgerline.admin.listener': 'http://127.0.0.1:0', 'log.flush.interval.messages': '1', 'log.cleaner.backoff.ms': '200' } });
   const line = broker.logs.find((l) => l.includes('"admin HTTP endpoint listening"'))!;
   adminUrl = /"url":"([^"]+)"/.exec(line)![1]!;
   kafka = new Kafka({ clientId: 'e2e-test', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
@@ -149,6 +149,16 @@ beforeAll(async () => {
       { topic: 'plain', numPartitions: 1 },
       { topic: 'later', numPartitions: 1 },
       { topic: 'plat', numPartitions: 1, configEntries: [{ name: 'ledgerline.encryption.required', value: 'true' }] },
+      {
+        topic: 'profiles',
+        numPartitions: 1,
+        configEntries: [
+          { name: 'ledgerline.encryption.required', value: 'true' },
+          { name: 'cleanup.policy', value: 'compact' },
+          { name: 'ledgerline.segment.entries', value: '2' },
+          { name: 'min.cleanable.dirty.ratio', value: '0.01' },
+        ],
+      },
     ],
   });
 }, 60_000);
@@ -205,6 +215,26 @@ describe('end-to-end encryption through a broker', () => {
     }
   });
 
+  it('compacts an encrypted topic keyed by pseudonym: the last value of each key survives and decrypts', async () => {
+    const encryptor = new RecordEncryptor({ keys: new PemDirectoryKeyReader(keysDir), recipients: ['audit'], pseudonymKeyId: 'users', rotateAfterRecords: 7 });
+    // 40 records over 4 keys, 5 a batch, 2 batches a ledger: [0, 30) sealed, [30, 40) open.
+    await produceKafkajs('profiles', encryptor, 40, 'p');
+    const settled = await waitFor('the cleaner to compact the encrypted topic', async () => {
+      const n = (await neededKeys(broker.bootstrap, 'profiles', 1000)).records;
+      return n <= 4 + 10 ? n : null;
+    }, 30_000, 200);
+    const { got, failure } = await consumeKafkajs('profiles', auditOnly, 'FAIL', settled);
+    expect(failure).toBeNull();
+    expect(got.every((g) => g.status === 'decrypted')).toBe(true);
+    const last = new Map<string, Delivered>();
+    for (const g of got) last.set(g.key!, g);
+    expect([...last.keys()].sort()).toEqual(['p-key-0', 'p-key-1', 'p-key-2', 'p-key-3']);
+    for (let k = 0; k < 4; k++) expect(last.get(`p-key-${k}`)!.value).toBe(`p-${36 + k} ${MARKER}`);
+    // Below the open ledger each pseudonymous key kept one record: the broker compacted what it cannot read.
+    expect(got.filter((g) => Number(g.headers.n) < 30)).toHaveLength(got.length - 10);
+    expect(got.filter((g) => Number(g.headers.n) < 30).length).toBeLessThanOrEqual(4);
+  });
+
   it('decrypts in eachBatch too', async () => {
     const { got } = await consumeKafkajs('orders', auditOnly, 'FAIL', 40, 'batch');
     expect(got.filter((g) => g.status === 'decrypted')).toHaveLength(40);
@@ -252,7 +282,7 @@ describe('end-to-end encryption through a broker', () => {
     const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: 'later', configNames: ['ledgerline.encryption.required'] }] });
     expect(described.resources[0]!.configEntries).toMatchObject([{ configName: 'ledgerline.encryption.required', configValue: 'true' }]);
     const report = (await (await fetch(`${adminUrl}/v1/encryption`)).json()) as { brokerDefault: boolean; topics: { name: string; source: string }[] };
-    expect(report).toEqual({ brokerDefault: false, topics: [{ name: 'later', source: 'topic' }, { name: 'orders', source: 'topic' }, { name: 'plat', source: 'topic' }] });
+    expect(report).toEqual({ brokerDefault: false, topics: [{ name: 'later', source: 'topic' }, { name: 'orders', source: 'topic' }, { name: 'plat', source: 'topic' }, { name: 'profiles', source: 'topic' }] });
   });
 
   it('leaves no plaintext of an encrypted record in the data directory', async () => {
