@@ -27,8 +27,9 @@ import type { Admin, Consumer, IHeaders, Kafka as KafkaType, KafkaMessage, Produ
 import { describe, expect, it } from 'vitest';
 import { ReferenceKafka } from '../../compat/lib/brokers.js';
 import { COMPAT_DIR } from '../../compat/lib/paths.js';
+import { freePort } from '../../compat/lib/ports.js';
 import { BrokerProcess } from '../support/broker-process.js';
-import { ConnectProgram, waitFor, whyNoConnect, writeProperties } from '../support/connect-app.js';
+import { cleanerSummary, ConnectProgram, readToEnd, waitFor, whyNoConnect, writeProperties } from '../support/connect-app.js';
 
 const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
 
@@ -115,6 +116,8 @@ async function readUntil(
 
 interface Target {
   readonly bootstrap: string;
+  /** Ledgerline's admin endpoint's /metrics (the log cleaner's figures); none for Kafka. */
+  readonly metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -130,8 +133,11 @@ const targets: TargetKind[] = [
     start: async () => {
       // With the log cleaner, its work on MM2's compacted topics runs under the test (ledgers roll every few
       // seconds, the cleaner looks for work every 200 ms); without one, both are ignored.
-      const b = await BrokerProcess.start({ configs: { 'group.initial.rebalance.delay.ms': '0', 'log.roll.ms': '3000', 'log.cleaner.backoff.ms': '200' } });
-      return { bootstrap: b.bootstrap, stop: async () => void (await b.stop()) };
+      const adminPort = await freePort();
+      const b = await BrokerProcess.start({
+        configs: { 'group.initial.rebalance.delay.ms': '0', 'log.roll.ms': '3000', 'log.cleaner.backoff.ms': '200', 'ledgerline.admin.listener': `http://127.0.0.1:${adminPort}` },
+      });
+      return { bootstrap: b.bootstrap, metricsUrl: `http://127.0.0.1:${adminPort}/metrics`, stop: async () => void (await b.stop()) };
     },
   },
   {
@@ -252,6 +258,19 @@ for (const kind of targets) {
         });
         mm2.start();
         mark('MirrorMaker 2 started');
+        // The offset syncs are checked against the translation below, so none may be compacted away during
+        // the test: as soon as MM2 has created the topic (before its first ledger can roll), its records get
+        // a min.compaction.lag.ms longer than the test. Its other compacted topics are cleaned under it.
+        let syncsTopic = '';
+        await waitFor('MirrorMaker 2 creating its offset-syncs topic', 60_000, mm2, async () => {
+          syncsTopic = (await targetAdmin.listTopics()).find((t) => /^mm2-offset-syncs\..+\.internal$/.test(t)) ?? '';
+          return syncsTopic !== '';
+        });
+        await targetAdmin.alterConfigs({
+          validateOnly: false,
+          resources: [{ type: ConfigResourceTypes.TOPIC, name: syncsTopic, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'min.compaction.lag.ms', value: '600000' }] }],
+        });
+        mark(`${syncsTopic} created`);
 
         // Every record under kafka.<topic>, partition by partition in order, key, value and headers equal.
         const mirrored = names.map((n) => `kafka.${n}`);
@@ -291,11 +310,7 @@ for (const kind of targets) {
         mark(`translated: ${[...translated].map(([k, t]) => `${k.slice(stamp.length + 1)}@${t}`).join(' ')}`);
 
         // The offset syncs MM2 wrote (on Ledgerline: offset-syncs.topic.location=target).
-        const syncsTopic = (await targetAdmin.listTopics()).find((t) => /^mm2-offset-syncs\..+\.internal$/.test(t));
-        expect(syncsTopic, `the offset-syncs topic on ${kind.name}`).toBeDefined();
-        const [syncsEnd] = await targetAdmin.fetchTopicOffsets(syncsTopic!);
-        const syncRecords = await readUntil(target, [syncsTopic!], `${stamp}-syncs`, true, (seen) => (seen.get(`${syncsTopic}/0`)?.length ?? 0) >= Number(syncsEnd!.high), 30_000, mm2);
-        const syncs = (syncRecords.get(`${syncsTopic}/0`) ?? []).map((m) => decodeOffsetSync(m.key!, m.value!)).filter((s) => s.topic.startsWith(stamp));
+        const syncs = [...(await readToEnd(target, syncsTopic, mm2)).values()].flat().map((m) => decodeOffsetSync(m.key!, m.value!)).filter((s) => s.topic.startsWith(stamp));
 
         for (const k of withCommit) {
           const x = commitAt.get(k)!;
@@ -327,15 +342,19 @@ for (const kind of targets) {
         mark(`the group resumed on ${kind.name} at the translated offsets`);
 
         // MM2's internal topics on Ledgerline, compacted.
-        const internal = [syncsTopic!, 'kafka.checkpoints.internal', 'heartbeats', 'mm2-configs.kafka.internal', 'mm2-offsets.kafka.internal', 'mm2-status.kafka.internal'];
+        const internal = [syncsTopic, 'kafka.checkpoints.internal', 'heartbeats', 'mm2-configs.kafka.internal', 'mm2-offsets.kafka.internal', 'mm2-status.kafka.internal'];
         await waitFor(`the heartbeats topic on ${kind.name}`, 30_000, mm2, async () => (await targetAdmin.listTopics()).includes('heartbeats'));
         const described = await targetAdmin.describeConfigs({
           includeSynonyms: false,
           resources: internal.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['cleanup.policy'] })),
         });
         const policies = Object.fromEntries(described.resources.map((r) => [r.resourceName, r.errorCode === 0 ? r.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue : `error ${r.errorCode}`]));
+        if (ledgerline.metricsUrl) mark(`log cleaner: ${await cleanerSummary(ledgerline.metricsUrl, internal)}`);
         console.log(`MirrorMaker 2 from Kafka into ${kind.name}:\n  ${timeline.join('\n  ')}\n  offset syncs (upstream→downstream): ${syncs.map((s) => `${s.topic.slice(stamp.length + 1)}/${s.partition} ${s.upstream}→${s.downstream}`).join(', ')}`);
         expect(policies, `MM2's internal topics on ${kind.name}`).toEqual(Object.fromEntries(internal.map((n) => [n, 'compact'])));
+      } catch (e) {
+        if (e instanceof Error) e.message += `\ntimeline:\n  ${timeline.join('\n  ')}\nMirrorMaker 2's last output:\n${mm2.tail(40)}`;
+        throw e;
       } finally {
         await mm2.kill();
         for (const c of clients.reverse()) await c.disconnect().catch(() => undefined);

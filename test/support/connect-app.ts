@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 
 const CONNECT_DIR = fileURLToPath(new URL('../../compat/connect/', import.meta.url));
 const CLASSPATH_FILE = join(CONNECT_DIR, 'target', 'classpath.txt');
@@ -202,3 +203,73 @@ export class ConnectRest {
 
 /** A connector or task in state FAILED: a wait ends at once on it. */
 export class FailedConnector extends Error {}
+
+/**
+ * What Ledgerline's log cleaner did to some topics so far, from its admin endpoint's /metrics
+ * (kafka_log_logcleaner_cleaned_bytes / _written_bytes per partition): one line per topic the cleaner has
+ * looked at, or a note that it has none (a broker without a cleaner, or no pass yet). For the tests'
+ * timelines: the Connect programs' compacted topics are cleaned under them.
+ */
+export async function cleanerSummary(metricsUrl: string, topics: readonly string[]): Promise<string> {
+  let text: string;
+  try {
+    const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(5000) });
+    text = await res.text();
+  } catch (e) {
+    return `no metrics from ${metricsUrl}: ${String(e)}`;
+  }
+  const sums = new Map<string, { read: number; written: number; passes: number }>();
+  const line = /^kafka_log_logcleaner_(cleaned_bytes|written_bytes|last_clean_timestamp_seconds)\{(?=[^}]*topic="([^"]+)")[^}]*\} (\S+)$/gm;
+  for (const m of text.matchAll(line)) {
+    const topic = m[2]!;
+    if (!topics.includes(topic)) continue;
+    const s = sums.get(topic) ?? { read: 0, written: 0, passes: 0 };
+    const v = Number(m[3]);
+    if (m[1] === 'cleaned_bytes') s.read += v;
+    else if (m[1] === 'written_bytes') s.written += v;
+    else if (v > 0) s.passes++;
+    sums.set(topic, s);
+  }
+  if (sums.size === 0) return 'the log cleaner reports none of these topics (no cleaner, or no pass yet)';
+  return [...sums]
+    .map(([t, s]) => `${t}: ${s.passes} partition(s) cleaned, ${s.read} bytes read, ${s.written} written`)
+    .join('; ');
+}
+
+/**
+ * Reads a topic from its log start to the end offsets it had when called, partition by partition: done once
+ * each non-empty partition has given its record at high watermark - 1. Not a count of records: on a
+ * compacted topic the cleaner removes older records of a key, but never the last record of a partition (it
+ * is in the active ledger, which the cleaner leaves alone, as Kafka's does its active segment).
+ */
+export async function readToEnd(kafka: Kafka, topic: string, program: ConnectProgram, deadlineMs = 30_000): Promise<Map<number, KafkaMessage[]>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+  const last = new Map(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => [e.partition, Number(e.high) - 1]));
+  const seen = new Map<number, KafkaMessage[]>();
+  const consumer = kafka.consumer({ groupId: `read-to-end-${process.pid}-${Date.now()}-${topic}`, allowAutoTopicCreation: false });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition, message }) => {
+        if (!seen.has(partition)) seen.set(partition, []);
+        seen.get(partition)!.push(message);
+      },
+    });
+    const reached = (p: number, offset: number): boolean => (seen.get(p) ?? []).some((m) => Number(m.offset) >= offset);
+    await waitFor(`reading ${topic} to its end offsets (${[...last].map(([p, o]) => `${p}:${o + 1}`).join(' ')})`, deadlineMs, program, () => [...last].every(([p, o]) => reached(p, o)));
+    return seen;
+  } finally {
+    await consumer.disconnect().catch(() => undefined);
+  }
+}
+
+/** The latest value of each key of a compacted topic (null for a tombstone), read to its end offsets. */
+export async function latestByKey(kafka: Kafka, topic: string, program: ConnectProgram): Promise<Map<string, string | null>> {
+  const out = new Map<string, string | null>();
+  for (const messages of (await readToEnd(kafka, topic, program)).values()) for (const m of messages) out.set(m.key?.toString() ?? '', m.value?.toString() ?? null);
+  return out;
+}
