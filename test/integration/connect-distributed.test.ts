@@ -260,9 +260,10 @@ async function connectRoundTrip(kind: BrokerKind, restart: 'SIGTERM' | 'SIGKILL'
     const policies = Object.fromEntries(described.resources.map((r) => [r.resourceName, r.errorCode === 0 ? r.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue : `error ${r.errorCode}`]));
     // What the worker keeps in its compacted topics, read back after the cleaner's passes: both connectors'
     // configs, and the source's position at the end of the file (the graceful stop committed it).
+    // (The cleaner's figures first: what they show cleaned was cleaned before these reads.)
+    if (broker.metricsUrl) mark(`log cleaner: ${await cleanerSummary(broker.metricsUrl, Object.values(internal))}`);
     const configs = await latestByKey(kafka, internal.config, worker);
     const finalPosition = await committedPosition();
-    if (broker.metricsUrl) mark(`log cleaner: ${await cleanerSummary(broker.metricsUrl, Object.values(internal))}`);
     console.log(`Kafka Connect against ${kind.name}, restart by ${restart}:\n  ${timeline.join('\n  ')}`);
 
     expect(policies, "the worker's internal topics").toEqual(Object.fromEntries(Object.values(internal).map((n) => [n, 'compact'])));
