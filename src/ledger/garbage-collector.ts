@@ -1,7 +1,7 @@
 /**
  * Space reclamation for the local ledger store, modelled on BookKeeper's GarbageCollectorThread and its
  * entry-log compaction. Segments are shared by every ledger, so deleting a ledger frees nothing by itself:
- * one long-lived ledger (`__consumer_offsets`, with retention.ms=-1) with a few entries in a segment would
+ * one long-lived ledger (the open ledger of a quiet `__consumer_offsets` partition) with a few entries in a segment would
  * keep the whole segment on disk. The collector runs every `gcIntervalMs` (BookKeeper's `gcWaitTime`):
  *
  * 1. Segments with no live entries are deleted by the store's checkpoint (once no durable checkpoint lists a
