@@ -32,8 +32,7 @@ import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { ReferenceKafka } from '../../compat/lib/brokers.js';
-import { COMPAT_DIR } from '../../compat/lib/paths.js';
+import { appBrokerKinds, startReferenceKafka, type AppBroker, type AppBrokerKind } from '../support/app-brokers.js';
 import { freePort } from '../../compat/lib/ports.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { cleanerSummary, ConnectProgram, ConnectRest, latestByKey, waitFor, whyNoConnect, writeProperties } from '../support/connect-app.js';
@@ -44,18 +43,11 @@ const LINES = 900;
 const CHUNK = 10;
 const TEST_TIMEOUT_MS = 170_000;
 
-interface TestBroker {
+interface TestBroker extends AppBroker {
   readonly bootstrap: string;
   /** Ledgerline's admin endpoint's /metrics (the log cleaner's figures); none for Kafka. */
   readonly metricsUrl?: string;
   stop(): Promise<void>;
-}
-
-interface BrokerKind {
-  name: string;
-  skipReason: string | null;
-  optIn?: string;
-  start(): Promise<TestBroker>;
 }
 
 async function startLedgerline(): Promise<TestBroker> {
@@ -73,36 +65,14 @@ async function startLedgerline(): Promise<TestBroker> {
   return { bootstrap: b.bootstrap, metricsUrl: `http://127.0.0.1:${adminPort}/metrics`, stop: async () => void (await b.stop()) };
 }
 
-async function startKafka(): Promise<TestBroker> {
-  const logDir = mkdtempSync(join(tmpdir(), 'connect-kafka-logs-'));
-  const k = new ReferenceKafka({ label: 'kafka', logDir, heapMiB: 512, keepData: false });
-  const started = await k.start();
-  if (!started.ok) throw new Error(`Kafka did not start: ${started.reason}`);
-  return {
-    bootstrap: k.bootstrap,
-    stop: async () => {
-      await k.stop();
-      rmSync(logDir, { recursive: true, force: true });
-    },
-  };
-}
-
-const missing = whyNoConnect();
-const kinds: BrokerKind[] = [
-  { name: 'Ledgerline', skipReason: missing, start: startLedgerline },
-  {
-    name: 'Apache Kafka 4.4',
-    skipReason: missing ?? (existsSync(join(COMPAT_DIR, 'kafka-broker', 'target', 'classpath.txt')) ? null : 'the Kafka jars are not resolved (run `npm run compat -- --only kafka` once)'),
-    optIn: 'LEDGERLINE_CONNECT_REFERENCE',
-    start: startKafka,
-  },
-];
-const required = process.env.LEDGERLINE_REQUIRE_CONNECT === '1';
-const optedOut = (k: BrokerKind): boolean => k.optIn !== undefined && process.env[k.optIn] !== '1';
-for (const k of kinds) {
-  if (optedOut(k)) console.warn(`Kafka Connect against ${k.name} skipped: ${k.optIn}=1 runs it`);
-  else if (k.skipReason && !required) console.warn(`Kafka Connect against ${k.name} skipped: ${k.skipReason}`);
-}
+const kinds = appBrokerKinds({
+  what: 'Kafka Connect',
+  appMissing: whyNoConnect(),
+  requireVar: 'LEDGERLINE_REQUIRE_CONNECT',
+  referenceVar: 'LEDGERLINE_CONNECT_REFERENCE',
+  ledgerline: startLedgerline,
+  kafka: (): Promise<TestBroker> => startReferenceKafka('connect-kafka-logs-'),
+});
 
 const lineText = (i: number): string => `line ${String(i).padStart(5, '0')} of the input`;
 const lineIndex = (text: string): number => {
@@ -137,7 +107,7 @@ function atLeastOnceInOrder(out: string[]): { duplicates: number; problems: stri
   return { duplicates, problems };
 }
 
-async function connectRoundTrip(kind: BrokerKind, restart: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+async function connectRoundTrip(kind: AppBrokerKind<TestBroker>, restart: 'SIGTERM' | 'SIGKILL'): Promise<void> {
   const t0 = Date.now();
   const timeline: string[] = [];
   const mark = (what: string): void => void timeline.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${what}`);
@@ -296,10 +266,8 @@ async function connectRoundTrip(kind: BrokerKind, restart: 'SIGTERM' | 'SIGKILL'
 }
 
 for (const kind of kinds) {
-  describe.skipIf(optedOut(kind) || (kind.skipReason !== null && !required)).sequential(`Kafka Connect distributed worker against ${kind.name}`, () => {
-    const needs = (): void => {
-      if (kind.skipReason !== null) throw new Error(`LEDGERLINE_REQUIRE_CONNECT=1, but: ${kind.skipReason}`);
-    };
+  describe.skipIf(kind.skip).sequential(`Kafka Connect distributed worker against ${kind.name}`, () => {
+    const needs = (): void => kind.needs();
 
     it('FileStreamSource → topic → FileStreamSink delivers every line exactly once, in order, across a graceful restart (SIGTERM)', async () => {
       needs();

@@ -15,14 +15,12 @@
  * The run against Kafka, which checks the test itself, takes minutes: LEDGERLINE_STREAMS_REFERENCE=1 asks for it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import type { Admin, Kafka as KafkaType, Producer } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { ReferenceKafka } from '../../compat/lib/brokers.js';
-import { COMPAT_DIR } from '../../compat/lib/paths.js';
+import { appBrokerKinds, startReferenceKafka, type AppBroker, type AppBrokerKind } from '../support/app-brokers.js';
 import { IsolationLevel, KafkaClient, OffsetSpec } from '../../src/client/client.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { readCounts, StreamsApp, whyNoStreamsApp } from '../support/streams-app.js';
@@ -37,20 +35,11 @@ const BROKER_KILLS = 2;
 const VARIANT_TIMEOUT_MS = 240_000;
 
 /** A broker under test that can crash: SIGKILL and a start again on the same data directory and port. */
-interface CrashableBroker {
-  readonly bootstrap: string;
+interface CrashableBroker extends AppBroker {
   /** The requests the broker logged as refused (Ledgerline's refusal log), for failure messages. */
   refusals(): string[];
   crash(): Promise<void>;
   stop(): Promise<void>;
-}
-
-interface BrokerKind {
-  name: string;
-  skipReason: string | null;
-  /** The environment variable that must be 1 for this broker's run (absent: always runs). */
-  optIn?: string;
-  start(): Promise<CrashableBroker>;
 }
 
 async function startLedgerline(): Promise<CrashableBroker> {
@@ -66,41 +55,19 @@ async function startLedgerline(): Promise<CrashableBroker> {
 }
 
 async function startKafka(): Promise<CrashableBroker> {
-  const logDir = mkdtempSync(join(tmpdir(), 'streams-eos-kafka-logs-'));
-  const k = new ReferenceKafka({ label: 'kafka', logDir, heapMiB: 512, keepData: false });
-  const started = await k.start();
-  if (!started.ok) throw new Error(`Kafka did not start: ${started.reason}`);
-  return {
-    bootstrap: k.bootstrap,
-    refusals: () => [],
-    crash: async () => {
-      const again = await k.restart();
-      if (!again.ok) throw new Error(`Kafka did not start again after SIGKILL: ${again.reason}`);
-    },
-    stop: async () => {
-      await k.stop();
-      rmSync(logDir, { recursive: true, force: true });
-    },
-  };
+  const k = await startReferenceKafka('streams-eos-kafka-logs-');
+  return { bootstrap: k.bootstrap, refusals: () => [], crash: () => k.restart(), stop: () => k.stop() };
 }
 
-const appMissing = whyNoStreamsApp();
-const brokers: BrokerKind[] = [
-  { name: 'Ledgerline', skipReason: appMissing, start: startLedgerline },
-  {
-    name: 'Apache Kafka 4.4',
-    skipReason: appMissing ?? (existsSync(join(COMPAT_DIR, 'kafka-broker', 'target', 'classpath.txt')) ? null : 'the Kafka jars are not resolved (run `npm run compat -- --only kafka` once)'),
-    // The reference run checks the test itself and takes minutes: it runs when asked for.
-    optIn: 'LEDGERLINE_STREAMS_REFERENCE',
-    start: startKafka,
-  },
-];
-const requireStreams = process.env.LEDGERLINE_REQUIRE_STREAMS === '1';
-const optedOut = (b: BrokerKind): boolean => b.optIn !== undefined && process.env[b.optIn] !== '1';
-for (const b of brokers) {
-  if (optedOut(b)) console.warn(`Kafka Streams exactly-once against ${b.name} skipped: ${b.optIn}=1 runs it`);
-  else if (b.skipReason && !requireStreams) console.warn(`Kafka Streams exactly-once against ${b.name} skipped: ${b.skipReason}`);
-}
+// The reference run checks the test itself and takes minutes: it runs when asked for.
+const brokers = appBrokerKinds({
+  what: 'Kafka Streams exactly-once',
+  appMissing: whyNoStreamsApp(),
+  requireVar: 'LEDGERLINE_REQUIRE_STREAMS',
+  referenceVar: 'LEDGERLINE_STREAMS_REFERENCE',
+  ledgerline: startLedgerline,
+  kafka: startKafka,
+});
 
 /** mulberry32: a small seeded generator, so the input (and the expected counts) are the same every run. */
 function seeded(seed: number): () => number {
@@ -159,7 +126,7 @@ async function waitFor(what: string, deadlineMs: number, app: StreamsApp, cond: 
 }
 
 /** One run of the word count over the known input, with crashes of the application or of the broker. */
-async function wordCountWithCrashes(kind: BrokerKind, crash: 'app' | 'broker', seed: number): Promise<void> {
+async function wordCountWithCrashes(kind: AppBrokerKind<CrashableBroker>, crash: 'app' | 'broker', seed: number): Promise<void> {
   const t0 = Date.now();
   const rnd = seeded(seed);
   const broker = await kind.start();
@@ -304,10 +271,8 @@ async function wordCountWithCrashes(kind: BrokerKind, crash: 'app' | 'broker', s
 }
 
 for (const kind of brokers) {
-  describe.skipIf(optedOut(kind) || (kind.skipReason !== null && !requireStreams)).sequential(`Kafka Streams exactly_once_v2 word count against ${kind.name}`, () => {
-    const needs = (): void => {
-      if (kind.skipReason !== null) throw new Error(`LEDGERLINE_REQUIRE_STREAMS=1, but: ${kind.skipReason}`);
-    };
+  describe.skipIf(kind.skip).sequential(`Kafka Streams exactly_once_v2 word count against ${kind.name}`, () => {
+    const needs = (): void => kind.needs();
 
     it('counts every word exactly once when the application is killed with SIGKILL mid-run and restarted', async () => {
       needs();

@@ -18,14 +18,14 @@
  * missing; LEDGERLINE_REQUIRE_STREAMS=1 makes that a failure. The run against Kafka, which checks the test
  * itself, is asked for with LEDGERLINE_STREAMS_REFERENCE=1.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import type { Admin, Kafka as KafkaType, Producer } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { ReferenceKafka, SHARED_BROKER_SETTINGS } from '../../compat/lib/brokers.js';
-import { COMPAT_DIR } from '../../compat/lib/paths.js';
+import { SHARED_BROKER_SETTINGS } from '../../compat/lib/brokers.js';
+import { appBrokerKinds, startReferenceKafka, type AppBroker, type AppBrokerKind } from '../support/app-brokers.js';
 import { KafkaClient } from '../../src/client/client.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { readPartition } from '../support/records.js';
@@ -43,54 +43,22 @@ const SEGMENT_MS = 500;
 const LAST_UPDATE = 1000;
 const TEST_TIMEOUT_MS = 170_000;
 
-interface Broker {
-  readonly bootstrap: string;
-  stop(): Promise<void>;
-}
-
-interface BrokerKind {
-  name: string;
-  skipReason: string | null;
-  optIn?: string;
-  start(): Promise<Broker>;
-}
+type Broker = AppBroker;
 
 async function startLedgerline(): Promise<Broker> {
   const b = await BrokerProcess.start({ configs: { 'group.initial.rebalance.delay.ms': '0', 'log.cleaner.backoff.ms': SHARED_BROKER_SETTINGS['log.cleaner.backoff.ms']! } });
   return { bootstrap: b.bootstrap, stop: async () => void (await b.stop()) };
 }
 
-async function startKafka(): Promise<Broker> {
-  const logDir = mkdtempSync(join(tmpdir(), 'streams-restore-kafka-logs-'));
-  // SHARED_BROKER_SETTINGS (log.cleaner.backoff.ms=200 among them) are part of every ReferenceKafka.
-  const k = new ReferenceKafka({ label: 'kafka', logDir, heapMiB: 512, keepData: false });
-  const started = await k.start();
-  if (!started.ok) throw new Error(`Kafka did not start: ${started.reason}`);
-  return {
-    bootstrap: k.bootstrap,
-    stop: async () => {
-      await k.stop();
-      rmSync(logDir, { recursive: true, force: true });
-    },
-  };
-}
-
-const appMissing = whyNoStreamsApp('StreamsRestore');
-const brokers: BrokerKind[] = [
-  { name: 'Ledgerline', skipReason: appMissing, start: startLedgerline },
-  {
-    name: 'Apache Kafka 4.4',
-    skipReason: appMissing ?? (existsSync(join(COMPAT_DIR, 'kafka-broker', 'target', 'classpath.txt')) ? null : 'the Kafka jars are not resolved (run `npm run compat -- --only kafka` once)'),
-    optIn: 'LEDGERLINE_STREAMS_REFERENCE',
-    start: startKafka,
-  },
-];
-const requireStreams = process.env.LEDGERLINE_REQUIRE_STREAMS === '1';
-const optedOut = (b: BrokerKind): boolean => b.optIn !== undefined && process.env[b.optIn] !== '1';
-for (const b of brokers) {
-  if (optedOut(b)) console.warn(`Kafka Streams state restore against ${b.name} skipped: ${b.optIn}=1 runs it`);
-  else if (b.skipReason && !requireStreams) console.warn(`Kafka Streams state restore against ${b.name} skipped: ${b.skipReason}`);
-}
+// SHARED_BROKER_SETTINGS (log.cleaner.backoff.ms=200 among them) are part of every ReferenceKafka.
+const brokers = appBrokerKinds({
+  what: 'Kafka Streams state restore',
+  appMissing: whyNoStreamsApp('StreamsRestore'),
+  requireVar: 'LEDGERLINE_REQUIRE_STREAMS',
+  referenceVar: 'LEDGERLINE_STREAMS_REFERENCE',
+  ledgerline: startLedgerline,
+  kafka: () => startReferenceKafka('streams-restore-kafka-logs-'),
+});
 
 const key = (i: number): string => `k${String(i % KEYS).padStart(2, '0')}`;
 /** Update i adds 1 to 9, in a fixed pattern, to key i mod 20. */
@@ -129,7 +97,7 @@ async function waitFor(what: string, deadlineMs: number, app: StreamsApp, cond: 
   }
 }
 
-async function restoreFromCompactedChangelog(kind: BrokerKind): Promise<void> {
+async function restoreFromCompactedChangelog(kind: AppBrokerKind<Broker>): Promise<void> {
   const t0 = Date.now();
   const timeline: string[] = [];
   const mark = (what: string): void => void timeline.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${what}`);
@@ -238,9 +206,9 @@ async function restoreFromCompactedChangelog(kind: BrokerKind): Promise<void> {
 }
 
 for (const kind of brokers) {
-  describe.skipIf(optedOut(kind) || (kind.skipReason !== null && !requireStreams)).sequential(`Kafka Streams state store restore against ${kind.name}`, () => {
+  describe.skipIf(kind.skip).sequential(`Kafka Streams state store restore against ${kind.name}`, () => {
     it('restores an in-memory store from its compacted changelog with exactly the right value per key', async () => {
-      if (kind.skipReason !== null) throw new Error(`LEDGERLINE_REQUIRE_STREAMS=1, but: ${kind.skipReason}`);
+      kind.needs();
       await restoreFromCompactedChangelog(kind);
     }, TEST_TIMEOUT_MS);
   });

@@ -6,12 +6,12 @@
  * and leave their groups), and started again with the same file. Also a small client of the worker's
  * REST API.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Kafka, KafkaMessage } from 'kafkajs';
+import { JavaProgram } from './java-program.js';
 
 const CONNECT_DIR = fileURLToPath(new URL('../../compat/connect/', import.meta.url));
 const CLASSPATH_FILE = join(CONNECT_DIR, 'target', 'classpath.txt');
@@ -63,74 +63,23 @@ export interface ConnectProgramOptions {
   heapMiB?: number;
 }
 
-/** One Connect program, started again and again with the same properties file. */
-export class ConnectProgram {
-  private child: ChildProcess | null = null;
-  /** stdout and stderr of every run, tagged with the run's number; the tail goes into failure messages. */
-  readonly lines: string[] = [];
-  runs = 0;
-  /** Set when a run ended without being killed by kill() or stop(): its exit status. */
-  unexpectedExit: string | null = null;
+/**
+ * One Connect program, started again and again with the same properties file. stop() is a clean stop
+ * (SIGTERM: the shutdown hook stops the herder and its tasks), SIGKILL after 30 s.
+ */
+export class ConnectProgram extends JavaProgram {
   private readonly log4j: string;
 
   constructor(private readonly opts: ConnectProgramOptions) {
+    super(opts.label, 30_000);
     this.log4j = writeLog4j(opts.workDir);
   }
 
   start(): void {
-    const run = ++this.runs;
     const heap = this.opts.heapMiB ?? 384;
     const jvm = [`-Xmx${heap}m`, '-Xms64m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${this.log4j}`];
     const classpath = readFileSync(CLASSPATH_FILE, 'utf8').trim();
-    const child = spawn('java', [...jvm, '-cp', classpath, this.opts.mainClass, this.opts.propertiesFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    const keep = (stream: string) => (line: string) => {
-      this.lines.push(`[run ${run} ${stream}] ${line}`);
-      if (this.lines.length > 4000) this.lines.splice(0, 2000);
-    };
-    createInterface({ input: child.stdout! }).on('line', keep('out'));
-    createInterface({ input: child.stderr! }).on('line', keep('err'));
-    child.once('exit', (code, signal) => {
-      if (this.child === child) this.unexpectedExit = `run ${run} exited by itself (${signal ?? `status ${code}`})`;
-    });
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  /** The last lines the program printed, stack frames left out, for failure messages. */
-  tail(n = 25): string {
-    return this.lines
-      .filter((l) => !/^\[run \d+ err\] (\s+at |\s*\.\.\. \d+ more)/.test(l))
-      .slice(-n)
-      .join('\n');
-  }
-
-  /** Throws, with the program's output tail, when a run ended on its own. */
-  check(): void {
-    if (this.unexpectedExit !== null) throw new Error(`${this.opts.label} ${this.unexpectedExit}; its last output:\n${this.tail()}`);
-  }
-
-  private async end(signal: NodeJS.Signals, graceMs: number): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill(signal);
-    const hard = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(hard);
-  }
-
-  /** A crash: SIGKILL, no chance to commit offsets or leave a group. */
-  kill(): Promise<void> {
-    return this.end('SIGKILL', 0);
-  }
-
-  /** A clean stop (SIGTERM: the shutdown hook stops the herder and its tasks), SIGKILL after 30 s. */
-  stop(): Promise<void> {
-    return this.end('SIGTERM', 30_000);
+    this.run([...jvm, '-cp', classpath, this.opts.mainClass, this.opts.propertiesFile]);
   }
 }
 

@@ -4,11 +4,11 @@
  * the keyed aggregation whose in-memory store is restored from its changelog at every start
  * (StreamsRestore), and the read_committed reader of their output.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { JavaProgram } from './java-program.js';
 
 const STREAMS_DIR = fileURLToPath(new URL('../../compat/streams/', import.meta.url));
 const CLASSES = join(STREAMS_DIR, 'target', 'classes');
@@ -43,68 +43,19 @@ export interface WordCountArgs {
   extraArgs?: string[];
 }
 
-/** A program of compat/streams/ (StreamsWordCount unless told), started again and again on the same state directory. */
-export class StreamsApp {
-  private child: ChildProcess | null = null;
-  /** stdout and stderr of every run, tagged with the run's number; the tail goes into failure messages. */
-  readonly lines: string[] = [];
-  runs = 0;
-  /** Set when a run ended without being killed by kill() or stop(): its exit status. */
-  unexpectedExit: string | null = null;
-
-  constructor(private readonly args: WordCountArgs) {}
+/**
+ * A program of compat/streams/ (StreamsWordCount unless told), started again and again on the same state
+ * directory. stop() is a clean stop (SIGTERM: KafkaStreams.close() commits and leaves), SIGKILL after 20 s.
+ */
+export class StreamsApp extends JavaProgram {
+  constructor(private readonly args: WordCountArgs) {
+    super(`the Streams program ${args.program ?? 'StreamsWordCount'}`, 20_000);
+  }
 
   start(): void {
-    const run = ++this.runs;
     const a = this.args;
     const main = `dev.ledgerline.compat.${a.program ?? 'StreamsWordCount'}`;
-    const child = spawn('java', [...JVM, '-cp', classpath(), main, a.bootstrap, a.applicationId, a.input, a.output, a.stateDir, ...(a.extraArgs ?? [])], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    const keep = (stream: string) => (line: string) => {
-      this.lines.push(`[run ${run} ${stream}] ${line}`);
-      if (this.lines.length > 4000) this.lines.splice(0, 2000);
-    };
-    createInterface({ input: child.stdout! }).on('line', keep('out'));
-    createInterface({ input: child.stderr! }).on('line', keep('err'));
-    child.once('exit', (code, signal) => {
-      if (this.child === child) this.unexpectedExit = `run ${run} exited by itself (${signal ?? `status ${code}`})`;
-    });
-  }
-
-  /** The last lines the program printed, stack frames left out, for failure messages. */
-  tail(n = 20): string {
-    return this.lines
-      .filter((l) => !/^\[run \d+ err\] (\s+at |\s*\.\.\. \d+ more)/.test(l))
-      .slice(-n)
-      .join('\n');
-  }
-
-  /** Throws, with the program's output tail, when a run ended on its own. */
-  check(): void {
-    if (this.unexpectedExit !== null) throw new Error(`the Streams program ${this.args.program ?? 'StreamsWordCount'} ${this.unexpectedExit}; its last output:\n${this.tail()}`);
-  }
-
-  private async end(signal: NodeJS.Signals, graceMs: number): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill(signal);
-    const hard = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(hard);
-  }
-
-  /** A crash: SIGKILL, no chance to commit, abort or leave the group. */
-  kill(): Promise<void> {
-    return this.end('SIGKILL', 0);
-  }
-
-  /** A clean stop (SIGTERM: KafkaStreams.close() commits and leaves), SIGKILL after 20 s. */
-  stop(): Promise<void> {
-    return this.end('SIGTERM', 20_000);
+    this.run([...JVM, '-cp', classpath(), main, a.bootstrap, a.applicationId, a.input, a.output, a.stateDir, ...(a.extraArgs ?? [])]);
   }
 }
 
