@@ -61,9 +61,15 @@ export async function startZooKeeper(
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'll-zookeeper-'));
   const port = opts.port ?? (await freePort());
   const tick = opts.tickTimeMs ?? 500;
+  // The server runs under a shell that kills it once its stdin (a pipe from this process) closes: when this
+  // process exits, however it exits (a test runner's worker is often ended without 'exit' handlers), the
+  // server goes too.
   const child: ChildProcess = spawn(
-    'java',
+    'sh',
     [
+      '-c',
+      'java "$@" & pid=$!; trap "kill $pid 2>/dev/null; wait $pid; exit 0" TERM; read _ignored; kill -9 $pid 2>/dev/null; wait $pid',
+      'zookeeper',
       '-Xmx256m',
       '-Dzookeeper.admin.enableServer=false',
       '-Dzookeeper.4lw.commands.whitelist=srvr',
@@ -75,24 +81,27 @@ export async function startZooKeeper(
       dir,
       String(tick),
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: ['pipe', 'ignore', 'pipe'] },
   );
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d.toString()).slice(-4_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const onParentExit = (): void => void child.kill('SIGKILL');
+  const onParentExit = (): void => void child.stdin?.end();
   process.once('exit', onParentExit);
   const deadline = Date.now() + 30_000;
   while (!(await serving(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
+      child.stdin?.end();
       throw new Error(`ZooKeeper did not start on port ${port}: ${stderr}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   const end = async (signal: NodeJS.Signals): Promise<void> => {
     process.removeListener('exit', onParentExit);
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    if (child.exitCode === null && child.signalCode === null) {
+      if (signal === 'SIGKILL') child.stdin?.end(); // the shell kills the server with SIGKILL
+      else child.kill('SIGTERM');
+    }
     await exited;
     if (ownsDir) rmSync(dir, { recursive: true, force: true });
   };
