@@ -16,7 +16,7 @@ import {
   type WatchResponse,
 } from '../../../src/metadata/index.js';
 import { ZooKeeperMetadataStore } from '../../../src/metadata/zookeeper/index.js';
-import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../support/zookeeper-launcher.js';
+import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../../compat/cluster/index.js';
 
 /** One engine's storage for one test: `open` may be called again after `close` to reopen it. */
 export interface EngineInstance {

@@ -1,5 +1,5 @@
 /**
- * ZooKeeperClient against a real ZooKeeper server (test/support/zookeeper-launcher.ts). Session expiry is
+ * ZooKeeperClient against a real ZooKeeper server (compat/cluster, the development-cluster launcher). Session expiry is
  * forced by a TCP relay between the client and the server that stops relaying: the client's pings go
  * unanswered, the server expires the session, and the client learns it when it reconnects.
  */
@@ -14,7 +14,7 @@ import {
   ZooKeeperNotEmptyError,
   ZooKeeperSessionExpiredError,
 } from '../../../src/zookeeper/errors.js';
-import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../support/zookeeper-launcher.js';
+import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../../compat/cluster/index.js';
 
 const available = bookKeeperClasspath() !== undefined || requireBookKeeper();
 
