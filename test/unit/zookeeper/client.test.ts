@@ -148,6 +148,22 @@ describe.skipIf(!available)('ZooKeeperClient on a real ZooKeeper', () => {
     expect((await client.exists('/mf/new')).stat).toBeNull();
   });
 
+  it('checks version 0 in a multi instead of matching any version', async () => {
+    await client.create('/v0', Buffer.from('a'));
+    await client.set('/v0', Buffer.from('b'));
+    for (const op of [
+      { type: 'check', path: '/v0', version: 0 },
+      { type: 'set', path: '/v0', data: Buffer.from('c'), version: 0 },
+      { type: 'delete', path: '/v0', version: 0 },
+    ] as const) {
+      const err = await client.multi([op]).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ZooKeeperMultiError);
+      expect((err as ZooKeeperMultiError).error).toBeInstanceOf(ZooKeeperBadVersionError);
+    }
+    expect((await client.get('/v0')).data.toString()).toBe('b');
+    await client.multi([{ type: 'check', path: '/v0', version: 1 }, { type: 'delete', path: '/v0', version: 1 }]);
+  });
+
   it('fires one-shot watches for data, existence and children', async () => {
     await client.create('/w', Buffer.from('0'));
     const data = await client.get('/w', { watch: true });
