@@ -61,7 +61,8 @@ import type {
 import { WriteBatch } from '../write-batch.js';
 import { ZooKeeperClient, ZooKeeperMultiError, type MultiOp } from '../../zookeeper/client.js';
 import { ZooKeeperBadVersionError, ZooKeeperConnectionLossError, ZooKeeperNoNodeError, ZooKeeperNodeExistsError } from '../../zookeeper/errors.js';
-import { KV_HEADER_BYTES, TOKEN_BYTES, decodeHistory, decodeKv, encodeHistory, encodeKv, escapeKey, historyName } from './codec.js';
+import { KV_HEADER_BYTES, TOKEN_BYTES, decodeHistory, decodeKv, encodeHistory, encodeKv, escapeKey } from './codec.js';
+import { READ_BATCH, historyPath, ignore, inBatches, readHistory } from './history.js';
 import { ZooKeeperLeases } from './leases.js';
 
 export interface ZooKeeperMetadataStoreOptions extends LocalMetadataStoreOptions {
@@ -92,22 +93,13 @@ export const DEFAULT_JUTE_MAX_BUFFER = 0xfffff;
 export const DEFAULT_ZOOKEEPER_MAX_REQUEST_BYTES = 480 * 1024;
 const REV_DATA = Buffer.from('ledgerline-metadata 1');
 const MAX_ATTEMPTS = 64;
-const READ_BATCH = 128;
 const ROLLBACK = Symbol('rollback');
 
 const P = { rev: '/rev', compact: '/compact', kv: '/kv', history: '/history', leases: '/leases', lock: '/lock' } as const;
 const kvPath = (key: string): string => `${P.kv}/${escapeKey(key)}`;
-const historyPath = (revision: number): string => `${P.history}/${historyName(revision)}`;
 
 function wrap(err: unknown, operation: string): MetadataError {
   return err instanceof MetadataError ? err : new MetadataStorageError(operation, err);
-}
-
-/** Runs `fn` over `items` at most `width` at a time; results in order. */
-export async function inBatches<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += width) out.push(...(await Promise.all(items.slice(i, i + width).map(fn))));
-  return out;
 }
 
 interface Staged<T> {
@@ -341,6 +333,8 @@ export class ZooKeeperMetadataStore implements MetadataStore {
         void old.close();
         this.#revWatchArmed = false;
         this.#armRevWatch();
+        // What others wrote while this instance had no session: its watches get it now, not at the next change.
+        this.#serial('follow', () => this.#sync()).catch((err: unknown) => this.#options.onBackgroundError?.(wrap(err, 'follow')));
       })
       .catch(() => setTimeout(() => this.#onExpired(), 1_000).unref());
   }
@@ -630,7 +624,8 @@ export class ZooKeeperMetadataStore implements MetadataStore {
       const watch = new LocalWatch(this.#nextWatchId++, target, listener, prevKv, start, (w) => this.#watches.delete(w));
       if (start < this.#replicaHistoryFrom && start <= this.#revision) {
         const upTo = Math.min(this.#replicaHistoryFrom - 1, this.#revision);
-        for (const [revision, events] of await this.#readHistory(start, upTo, target, prevKv)) watch.offer(revision, events);
+        const history = await readHistory(this.#zk, start, upTo, target, prevKv, () => this.#readCompactRevision());
+        for (const [revision, events] of history) watch.offer(revision, events);
       }
       if (start <= this.#revision) {
         const events = this.#replica.readEvents(Math.max(start, this.#replicaHistoryFrom), target);
@@ -644,41 +639,6 @@ export class ZooKeeperMetadataStore implements MetadataStore {
       this.#watches.add(watch);
       return watch;
     });
-  }
-
-  /** History from ZooKeeper for revisions [from, to], with previous values when asked (see codec.ts). */
-  async #readHistory(from: number, to: number, target: WatchTarget, prevKv: boolean): Promise<Array<[number, StoredEvent[]]>> {
-    const matches = (key: string): boolean => ('key' in target ? key === target.key : key.startsWith(target.prefix));
-    const revisions: number[] = [];
-    // Revision 1 is the empty store's: no change, no history znode.
-    for (let r = Math.max(2, from); r <= to; r++) revisions.push(r);
-    const byRevision = new Map<number, StoredEvent[]>();
-    const read = async (r: number): Promise<StoredEvent[]> => {
-      const known = byRevision.get(r);
-      if (known) return known;
-      const got = await this.#zk.get(historyPath(r)).catch(ignore(ZooKeeperNoNodeError));
-      if (got === undefined) throw new MetadataCompactedError(from, await this.#readCompactRevision());
-      const { events } = decodeHistory(got.data, r, historyPath(r));
-      byRevision.set(r, events);
-      return events;
-    };
-    await inBatches(revisions, READ_BATCH, read);
-    const out: Array<[number, StoredEvent[]]> = [];
-    for (const r of revisions) {
-      const events = byRevision.get(r)!.filter((e) => matches(e.kv.key));
-      if (events.length === 0) continue;
-      if (prevKv) {
-        for (let i = 0; i < events.length; i++) {
-          const e = events[i]!;
-          if (e.prev === null) continue;
-          const source = (await read(e.prev.modRevision)).find((x) => x.kv.key === e.kv.key && x.type === 'put');
-          if (source === undefined) throw new MetadataCompactedError(from, this.#compactRevision);
-          events[i] = { ...e, prev: { ...e.prev, value: source.kv.value } };
-        }
-      }
-      out.push([r, events]);
-    }
-    return out;
   }
 
   // --------------------------------------------------------------------------------------- lease
@@ -724,12 +684,4 @@ export class ZooKeeperMetadataStore implements MetadataStore {
     await this.#zk.close();
     this.#replica.close();
   }
-}
-
-/** A catch handler that turns one error class into `undefined` and rethrows the rest. */
-function ignore(cls: new (...args: never[]) => Error): (err: unknown) => undefined {
-  return (err: unknown) => {
-    if (err instanceof cls) return undefined;
-    throw err;
-  };
 }

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, compareKeys, type MetadataError, type MetadataStore } from '../../../src/metadata/index.js';
 import { ZooKeeperMetadataStore, type ZooKeeperMetadataStoreOptions } from '../../../src/metadata/zookeeper/index.js';
 import { ZooKeeperClient } from '../../../src/zookeeper/client.js';
-import { Recorder, bytes, sharedZooKeeper, zooKeeperAvailable } from './support.js';
+import { StallingRelay } from '../../support/stalling-relay.js';
+import { Recorder, bytes, sharedZooKeeper, until, zooKeeperAvailable } from './support.js';
 
 let chroots = 0;
 
@@ -184,6 +185,48 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
     const shared = await openStore();
     expect(await shared.revision()).toBe(1);
   });
+
+  it('goes on after its ZooKeeper session expires: a new session, and its watches get what was written meanwhile', async () => {
+    const zk = await sharedZooKeeper();
+    const relay = await StallingRelay.start(zk.port);
+    const relays = [relay];
+    const clients: ZooKeeperClient[] = [];
+    const chroot = connect.slice(connect.indexOf('/'));
+    try {
+      const writer = await openStore();
+      const errors: Error[] = [];
+      const cut = await openStore({ connect: `127.0.0.1:${relay.port}${chroot}`, sessionTimeoutMs: 1_500, onBackgroundError: (e) => errors.push(e) });
+      const rec = new Recorder();
+      await cut.watch({ prefix: '/s/' }, rec);
+      await writer.put('/s/before', bytes('1'));
+      await rec.waitForEvents(1, 10_000);
+      // A witness session with the same timeout, stalled just after the store's: once the server has expired
+      // it (its ephemeral goes), it has expired the store's session, whose last sign of life was earlier.
+      const witnessRelay = await StallingRelay.start(zk.port);
+      relays.push(witnessRelay);
+      const witness = await ZooKeeperClient.connect({ connect: `127.0.0.1:${witnessRelay.port}${chroot}`, sessionTimeoutMs: 1_500 });
+      clients.push(witness);
+      await witness.create('/witness', Buffer.alloc(0), 'ephemeral');
+      const observer = await ZooKeeperClient.connect({ connect: zk.connectString + chroot });
+      clients.push(observer);
+      const gone = (await observer.exists('/witness', { watch: true })).changed;
+      relay.stall();
+      witnessRelay.stall();
+      await writer.put('/s/during', bytes('2'));
+      expect(await gone).toEqual({ type: 'deleted', path: '/witness' });
+      relay.resume();
+      await rec.waitForEvents(2, 20_000);
+      expect(rec.summary).toEqual(['put /s/before=1@2', 'put /s/during=2@3']);
+      await until(() => rec.errors.length === 0, 'no watch error');
+      expect((await cut.put('/s/after', bytes('3'))).revision).toBe(4);
+      expect((await writer.get('/s/after'))?.value.toString()).toBe('3');
+      await rec.waitForEvents(3, 10_000);
+    } finally {
+      for (const store of open.splice(0)) await store.close();
+      for (const c of clients) await c.close();
+      for (const r of relays) await r.close();
+    }
+  }, 60_000);
 
   it('refuses a znode that is not one of its own with a format error instead of reading garbage', async () => {
     const store = await openStore();

@@ -3,7 +3,6 @@
  * forced by a TCP relay between the client and the server that stops relaying: the client's pings go
  * unanswered, the server expires the session, and the client learns it when it reconnects.
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperClient, ZooKeeperMultiError, parseConnectString } from '../../../src/zookeeper/client.js';
 import {
@@ -14,6 +13,7 @@ import {
   ZooKeeperNotEmptyError,
   ZooKeeperSessionExpiredError,
 } from '../../../src/zookeeper/errors.js';
+import { StallingRelay } from '../../support/stalling-relay.js';
 import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../../compat/cluster/index.js';
 
 const available = bookKeeperClasspath() !== undefined || requireBookKeeper();
@@ -23,45 +23,6 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Relays TCP to `port`; `stall()` keeps the connections open but relays nothing, `resume()` relays again. */
-class StallingRelay {
-  private stalled = false;
-  private readonly sockets = new Set<Socket>();
-  private constructor(readonly server: Server, readonly port: number) {}
-
-  static async start(targetPort: number): Promise<StallingRelay> {
-    let relay!: StallingRelay;
-    const server = createServer((client) => {
-      const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
-      for (const s of [client, upstream]) {
-        relay.sockets.add(s);
-        s.on('error', () => {});
-        s.on('close', () => {
-          relay.sockets.delete(s);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.on('data', (d) => relay.stalled || upstream.write(d));
-      upstream.on('data', (d) => relay.stalled || client.write(d));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    relay = new StallingRelay(server, (server.address() as { port: number }).port);
-    return relay;
-  }
-
-  stall(): void {
-    this.stalled = true;
-  }
-  resume(): void {
-    this.stalled = false;
-  }
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
 
