@@ -4,13 +4,12 @@
  * is registered under <ledgersRootPath>/available as "127.0.0.1:<port>" (its id, from advertisedAddress) and
  * its port accepts connections.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { classpathOrThrow } from './classpath.js';
-import { COMMON_JVM_OPTIONS, JvmProcess, freePort } from './process.js';
+import { COMMON_JVM_OPTIONS, JvmProcess, freePort, runJava, textTail } from './process.js';
 import { connectZk, type ZkClient } from './zk-client.js';
 
 export interface BookieProcess {
@@ -80,61 +79,10 @@ export async function initBookKeeperMetadata(zkConnect: string, opts: { ledgersR
   const conf = join(dir, 'bk_shell.conf');
   writeConf(conf, { metadataServiceUri: metadataServiceUri(zkConnect, opts.ledgersRootPath), zkTimeout: '10000' });
   const r = await runJava(classpath, 'org.apache.bookkeeper.bookie.BookieShell', ['-conf', conf, 'initnewcluster'], opts.timeoutMs ?? 60_000);
+  rmSync(dir, { recursive: true, force: true });
   if (r.code !== 0 || !/successfully/i.test(r.output)) {
-    throw new Error(`BookieShell initnewcluster on ${zkConnect} failed (${r.code === null ? 'timed out' : `status ${r.code}`}):\n${tailOf(r.output)}`);
+    throw new Error(`BookieShell initnewcluster on ${zkConnect} failed (${r.code === null ? 'timed out' : `status ${r.code}`}):\n${textTail(r.output)}`);
   }
-}
-
-export interface JavaRun {
-  code: number | null;
-  /** stdout and stderr interleaved. */
-  output: string;
-  stdout: string;
-}
-
-/** Runs a short-lived JVM of the cluster's classpath to its end (SIGKILL to its group after timeoutMs). */
-export function runJava(classpath: string, mainClass: string, args: readonly string[], timeoutMs: number, jvmOptions: readonly string[] = []): Promise<JavaRun> {
-  return new Promise((resolve) => {
-    const child = spawn('java', ['-Xmx256m', ...COMMON_JVM_OPTIONS, ...jvmOptions, '-cp', classpath, mainClass, ...args], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    let stdout = '';
-    const cap = (s: string): string => (s.length > 4_000_000 ? s.slice(-2_000_000) : s);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      stdout = cap(stdout + d);
-      output = cap(output + d);
-    });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (output = cap(output + d)));
-    const kill = (): void => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    };
-    const timer = setTimeout(kill, timeoutMs);
-    process.once('exit', kill);
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      process.off('exit', kill);
-      resolve({ code: -1, output: `could not start java: ${e.message}`, stdout: '' });
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      process.off('exit', kill);
-      resolve({ code, output, stdout });
-    });
-  });
-}
-
-function tailOf(text: string, lines = 40): string {
-  return text
-    .split('\n')
-    .filter((l) => !/^\s+at |^\s*\.\.\. \d+ more/.test(l))
-    .slice(-lines)
-    .join('\n');
 }
 
 /** The session that owns the registration znode, or null when there is none. */

@@ -178,12 +178,7 @@ export class JvmProcess {
 export function logTail(file: string, lines = 40): string {
   try {
     const size = statSync(file).size;
-    const text = readFileSync(file, 'utf8').slice(Math.max(0, size - 64 * 1024));
-    return text
-      .split('\n')
-      .filter((l) => !/^\s+at |^\s*\.\.\. \d+ more/.test(l))
-      .slice(-lines)
-      .join('\n');
+    return textTail(readFileSync(file, 'utf8').slice(Math.max(0, size - 64 * 1024)), lines);
   } catch {
     return '(no log)';
   }
@@ -210,4 +205,57 @@ export function alive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+export interface JavaRun {
+  code: number | null;
+  /** stdout and stderr interleaved. */
+  output: string;
+  stdout: string;
+}
+
+/** Runs a short-lived JVM of the cluster's classpath to its end (SIGKILL to its group after timeoutMs). */
+export function runJava(classpath: string, mainClass: string, args: readonly string[], timeoutMs: number, jvmOptions: readonly string[] = []): Promise<JavaRun> {
+  return new Promise((resolve) => {
+    const child = spawn('java', ['-Xmx256m', ...COMMON_JVM_OPTIONS, ...jvmOptions, '-cp', classpath, mainClass, ...args], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let stdout = '';
+    const cap = (s: string): string => (s.length > 4_000_000 ? s.slice(-2_000_000) : s);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout = cap(stdout + d);
+      output = cap(output + d);
+    });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (output = cap(output + d)));
+    const kill = (): void => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    };
+    const timer = setTimeout(kill, timeoutMs);
+    process.once('exit', kill);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      process.off('exit', kill);
+      resolve({ code: -1, output: `could not start java: ${e.message}`, stdout: '' });
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      process.off('exit', kill);
+      resolve({ code, output, stdout });
+    });
+  });
+}
+
+/** The last lines of a text, stack frames left out. */
+export function textTail(text: string, lines = 40): string {
+  return text
+    .split('\n')
+    .filter((l) => !/^\s+at |^\s*\.\.\. \d+ more/.test(l))
+    .slice(-lines)
+    .join('\n');
 }
