@@ -45,7 +45,8 @@ export async function startDevCluster(opts: DevClusterOptions): Promise<DevClust
   const bookies: BookieHandle[] = [];
   let next = 0;
   const addBookie = async (): Promise<BookieHandle> => {
-    const bookieDir = join(dir, `bookie-${++next}`);
+    const n = ++next;
+    const bookieDir = join(dir, `bookie-${n}`);
     mkdirSync(bookieDir, { recursive: true });
     const b = await startBookie({
       zkConnect: zk.connectString,
@@ -56,11 +57,12 @@ export async function startDevCluster(opts: DevClusterOptions): Promise<DevClust
       extraConf: opts.extraConf,
       detached: opts.detached ?? false,
     });
-    bookies.push(b);
+    // In their numbers' order, whichever of those started side by side registered first.
+    bookies[n - 1] = b;
     return b;
   };
   const stop = async (): Promise<void> => {
-    await Promise.all(bookies.map((b) => b.stop()));
+    await Promise.all(bookies.filter((b) => b !== undefined).map((b) => b.stop()));
     await zk.stop();
   };
   try {
