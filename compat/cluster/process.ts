@@ -143,12 +143,15 @@ export class JvmProcess {
       await this.exited;
       clearTimeout(hard);
     }
-    // The group's other members (the watchdog) go with it.
+    // The group's other members (the watchdog) go with it; resolve once the group is empty, so that a caller
+    // who checks finds nothing left (bounded: a member the kernel has not reaped yet is waited for 5 s).
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
       // already gone
     }
+    const deadline = Date.now() + 5000;
+    while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     live.delete(this);
   }
 
@@ -195,6 +198,16 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Whether any process of the group `pgid` exists. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Whether a process with this pid exists (the state file's processes). */
