@@ -48,6 +48,8 @@ interface State {
   /** The launcher, when it stays attached (--foreground): `down` ends it too. */
   launcherPid: number | null;
   startedAt: string;
+  /** Set by `down` (and a --foreground launcher's Ctrl-C): the file stays so that `up` knows the directory. */
+  stoppedAt?: string;
   processes: StateProcess[];
 }
 
@@ -137,8 +139,12 @@ async function up(dir: string, bookies: number, brokers: number, autoRecovery: b
   });
   console.log('stopping...');
   await cluster.stop();
-  if (existsSync(join(dir, STATE_FILE))) unlinkSync(join(dir, STATE_FILE));
+  markStopped(dir, state);
   console.log('stopped');
+}
+
+function markStopped(dir: string, state: State): void {
+  writeFileSync(join(dir, STATE_FILE), JSON.stringify({ ...state, launcherPid: null, stoppedAt: new Date().toISOString() }, null, 2) + '\n');
 }
 
 async function down(dir: string): Promise<void> {
@@ -153,13 +159,14 @@ async function down(dir: string): Promise<void> {
   await stopProcesses(state.processes.filter((p) => p.name === 'zookeeper'));
   const left = liveProcesses(state);
   if (left.length > 0) fail(`still running: ${left.map((p) => `${p.name} pid ${p.pid}`).join(', ')}`);
-  if (existsSync(join(dir, STATE_FILE))) unlinkSync(join(dir, STATE_FILE));
-  console.log(`stopped ${state.processes.length} process(es); data and logs stay in ${dir}`);
+  markStopped(dir, state);
+  console.log(`stopped ${state.processes.length} process(es); data and logs stay in ${dir} (the next up there starts afresh)`);
 }
 
 function status(dir: string): void {
   const state = readState(dir);
   if (!state) fail(`no ${STATE_FILE} in ${dir}: no cluster`);
+  console.log(state.stoppedAt ? `stopped at ${state.stoppedAt}` : `started at ${state.startedAt}`);
   console.log(`zkConnect=${state.zkConnect}`);
   console.log(`metadataServiceUri=${state.metadataServiceUri}`);
   for (const p of state.processes) console.log(`${p.name.padEnd(10)} ${p.address.padEnd(16)} pid ${String(p.pid).padEnd(8)} ${alive(p.pid) ? 'running' : 'gone'}  ${p.log}`);
