@@ -3,7 +3,8 @@
  * loopback. BookKeeper's own tools work on it (BookieShell simpletest with ensemble 3, write quorum 2, ack
  * quorum 2; BkTool writing and reading a ledger with BookKeeper's client); a bookie killed with SIGKILL leaves
  * /ledgers/available once its ZooKeeper session expires and registers again on restart (same directory and
- * port: its cookie matches), its ledger still readable; stop leaves no process behind.
+ * port: its cookie matches), its ledger still readable; a paused one (SIGSTOP) leaves and comes back once
+ * resumed; stop leaves no process behind.
  *
  * Needs compat/bookkeeper built (`mvn -B -q -Dmaven.repo.local=compat/.work/m2 -f compat/pom.xml -pl bookkeeper
  * -am package`, or `npm run compat`); skipped without it unless LEDGERLINE_REQUIRE_BOOKKEEPER=1 (CI).
@@ -91,6 +92,19 @@ describe.skipIf(missing !== null && !requireBookKeeper()).sequential('developmen
     // The ledger written before the crash is still whole, read through recovery.
     const entries = await bkTool<BkEntry>(['read', String(ledgerId), '--recovery'], { metadataServiceUri: cluster.metadataServiceUri });
     expect(entries).toHaveLength(20);
+  }, 120_000);
+
+  it('a paused bookie (SIGSTOP) leaves /ledgers/available when its session expires and registers again once resumed', async () => {
+    const bookie = cluster.bookies[1]!;
+    const path = `/ledgers/available/${bookie.address}`;
+    bookie.pause();
+    try {
+      await waitForZnode(zk, path, false, 30_000);
+    } finally {
+      bookie.resume();
+    }
+    // Its session expired while it was stopped: the bookie opens a new one and registers again.
+    await waitForZnode(zk, path, true, 60_000);
   }, 120_000);
 
   it('refuses --brokers until brokers run on BookKeeper', () => {
