@@ -4,13 +4,13 @@
  * is registered under <ledgersRootPath>/available as "127.0.0.1:<port>" (its id, from advertisedAddress) and
  * its port accepts connections.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { classpathOrThrow } from './classpath.js';
-import { COMMON_JVM_OPTIONS, JvmProcess, freePort, runJava, textTail } from './process.js';
-import { connectZk, type ZkClient } from './zk-client.js';
+import { COMMON_JVM_OPTIONS, JvmProcess, PortInUseError, fileSize, freePort, logShowsPortInUse, runJava, textTail } from './process.js';
+import { connectZk, removeIfExists, type ZkClient } from './zk-client.js';
 
 export interface BookieProcess {
   /** "127.0.0.1:<port>", its id in <ledgersRootPath>/available. */
@@ -144,9 +144,31 @@ export async function waitForPort(port: number, timeoutMs: number, proc?: JvmPro
 }
 
 export async function startBookie(opts: BookieOptions): Promise<BookieHandle> {
-  const classpath = classpathOrThrow();
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ledgerline-bookie-'));
-  const port = opts.port ?? (await freePort());
+  const fresh = !existsSync(join(dir, 'journal', 'current'));
+  if (opts.port !== undefined || !fresh) return startBookieOn(opts, dir, opts.port ?? (await freePort()));
+  // An ephemeral port another process took before the bookie bound it: another one, up to three times. The
+  // failed start may have written its cookie (which names the port) to its directories and to ZooKeeper:
+  // both go, so that the next start is a new bookie again.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await startBookieOn(opts, dir, port);
+    } catch (e) {
+      if (!(e instanceof PortInUseError) || attempt >= 3) throw e;
+      for (const d of ['journal', 'ledgers']) rmSync(join(dir, d), { recursive: true, force: true });
+      const client = await connectZk(opts.zkConnect, 30_000);
+      try {
+        await removeIfExists(client, `${opts.ledgersRootPath ?? '/ledgers'}/cookies/127.0.0.1:${port}`);
+      } finally {
+        client.close();
+      }
+    }
+  }
+}
+
+async function startBookieOn(opts: BookieOptions, dir: string, port: number): Promise<BookieHandle> {
+  const classpath = classpathOrThrow();
   const root = opts.ledgersRootPath ?? '/ledgers';
   const address = `127.0.0.1:${port}`;
   for (const d of ['journal', 'ledgers']) mkdirSync(join(dir, d), { recursive: true });
@@ -205,17 +227,20 @@ export async function startBookie(opts: BookieOptions): Promise<BookieHandle> {
   const registration = `${root}/available/${address}`;
   const readyTimeout = opts.readyTimeoutMs ?? 90_000;
 
+  let logStart = 0;
   const launch = async (): Promise<void> => {
     const client = await connectZk(opts.zkConnect, 30_000);
     try {
       const stale = await owner(client, registration);
+      logStart = fileSize(logFile);
       proc.start();
       await waitForRegistration(client, registration, stale, proc, readyTimeout);
       await waitForPort(port, 30_000, proc);
     } catch (e) {
       const tail = proc.logTail();
       await proc.kill();
-      throw new Error(`bookie ${address} did not start: ${(e as Error).message}\n--- ${logFile} (tail)\n${tail}`);
+      const E = logShowsPortInUse(logFile, logStart) ? PortInUseError : Error;
+      throw new E(`bookie ${address} did not start: ${(e as Error).message}\n--- ${logFile} (tail)\n${tail}`);
     } finally {
       client.close();
     }

@@ -17,3 +17,4 @@ export {
 } from './bookie.js';
 export { startDevCluster, type DevCluster, type DevClusterHandle, type DevClusterOptions } from './dev-cluster.js';
 export { bkTool, bookieShell, entryBytes, type BkEntry, type BkLedgerMetadata, type BkToolOptions } from './bk-tool.js';
+export { PortInUseError } from './process.js';

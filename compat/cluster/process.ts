@@ -187,6 +187,30 @@ export function logTail(file: string, lines = 40): string {
   }
 }
 
+/**
+ * A start that failed because another process took the port between freePort() and the JVM's bind (engineers
+ * and tests share the machine): the caller picks another port and tries again.
+ */
+export class PortInUseError extends Error {}
+
+/** Whether the log, from byte `offset` on (this run's part), tells of a port already in use. */
+export function logShowsPortInUse(file: string, offset: number): boolean {
+  try {
+    return /BindException|Address already in use/.test(readFileSync(file).subarray(offset).toString('utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The size of a file, 0 when it does not exist (where this run's part of an appended log starts). */
+export function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
 /** A free TCP port on 127.0.0.1 (the kernel's pick; closed again before the JVM binds it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

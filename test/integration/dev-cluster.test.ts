@@ -11,10 +11,23 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bkTool, bookKeeperClasspath, bookieShell, entryBytes, requireBookKeeper, startDevCluster, type BkEntry, type BkLedgerMetadata, type DevClusterHandle } from '../../compat/cluster/index.js';
+import {
+  PortInUseError,
+  bkTool,
+  bookKeeperClasspath,
+  bookieShell,
+  entryBytes,
+  requireBookKeeper,
+  startBookie,
+  startDevCluster,
+  type BkEntry,
+  type BkLedgerMetadata,
+  type DevClusterHandle,
+} from '../../compat/cluster/index.js';
 import { children, connectZk, waitForZnode, type ZkClient } from '../../compat/cluster/zk-client.js';
 
 const missing = bookKeeperClasspath() === undefined ? 'compat/bookkeeper is not built' : null;
@@ -105,6 +118,27 @@ describe.skipIf(missing !== null && !requireBookKeeper()).sequential('developmen
     }
     // Its session expired while it was stopped: the bookie opens a new one and registers again.
     await waitForZnode(zk, path, true, 60_000);
+  }, 120_000);
+
+  it('a bookie whose port is taken fails with PortInUseError and its log tail (an ephemeral port is then picked again)', async () => {
+    const squatter = createServer();
+    await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', () => r()));
+    const port = (squatter.address() as { port: number }).port;
+    const dir = mkdtempSync(join(tmpdir(), 'ledgerline-bookie-taken-'));
+    try {
+      const err = await startBookie({ zkConnect: cluster.zkConnect, port, dir }).then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
+      expect(err).toBeInstanceOf(PortInUseError);
+      expect(err!.message).toContain(`bookie 127.0.0.1:${port} did not start`);
+      expect(err!.message).toMatch(/Address already in use/);
+      const available = await children(zk, '/ledgers/available');
+      expect(available).not.toContain(`127.0.0.1:${port}`);
+    } finally {
+      squatter.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('refuses --brokers until brokers run on BookKeeper', () => {
