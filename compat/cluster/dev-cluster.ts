@@ -2,7 +2,7 @@
  * A development cluster on loopback: one ZooKeeper, its BookKeeper metadata (initnewcluster), and N bookies
  * started side by side. Directories under one root (a new temporary one by default): zk/, bookie-1/, ...
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBookKeeperMetadata, metadataServiceUri, startBookie, type BookieHandle, type BookieProcess } from './bookie.js';
@@ -16,7 +16,10 @@ export interface DevCluster {
   readonly metadataServiceUri: string;
   /** Starts one more bookie (bookie-<n+1>/ under the cluster's directory). */
   addBookie(): Promise<BookieProcess>;
-  /** Stops the bookies, then ZooKeeper; every process is gone when it resolves. */
+  /**
+   * Stops the bookies, then ZooKeeper; every process is gone when it resolves. A temporary directory the
+   * cluster made itself (no `dir` given) is deleted with it; a given one stays, with its data and logs.
+   */
   stop(): Promise<void>;
 }
 
@@ -64,6 +67,7 @@ export async function startDevCluster(opts: DevClusterOptions): Promise<DevClust
   const stop = async (): Promise<void> => {
     await Promise.all(bookies.filter((b) => b !== undefined).map((b) => b.stop()));
     await zk.stop();
+    if (opts.dir === undefined) rmSync(dir, { recursive: true, force: true });
   };
   try {
     await initBookKeeperMetadata(zk.connectString);

@@ -10,7 +10,7 @@
  * -am package`, or `npm run compat`); skipped without it unless LEDGERLINE_REQUIRE_BOOKKEEPER=1 (CI).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -155,7 +155,7 @@ describe.skipIf(missing !== null && !requireBookKeeper()).sequential('developmen
     }
   }, 40_000);
 
-  it('stop leaves no process behind', async () => {
+  it('stop leaves no process (and no temporary directory) behind', async () => {
     const groups = [cluster.zk.pid, ...cluster.bookies.map((b) => b.pid)].filter((p): p is number => p !== undefined);
     expect(groups).toHaveLength(4);
     for (const g of groups) expect(liveGroups().has(g)).toBe(true);
@@ -163,5 +163,7 @@ describe.skipIf(missing !== null && !requireBookKeeper()).sequential('developmen
     await cluster.stop();
     const left = liveGroups();
     expect(groups.filter((g) => left.has(g))).toEqual([]);
+    // The temporary directory it made itself goes with it.
+    expect(existsSync(cluster.dir)).toBe(false);
   }, 60_000);
 });
