@@ -4,7 +4,7 @@
  * is registered under <ledgersRootPath>/available as "127.0.0.1:<port>" (its id, from advertisedAddress) and
  * its port accepts connections.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,7 @@ export interface BookieOptions {
   zkConnect: string;
   /** Holds bk_server.conf, journal/, ledgers/ and bookie.log; a new temporary directory by default. */
   dir?: string;
-  /** A free ephemeral port by default. */
+  /** A free ephemeral port by default; for a directory that already holds a bookie, the port it had. */
   port?: number;
   /** Default /ledgers. */
   ledgersRootPath?: string;
@@ -143,10 +143,22 @@ export async function waitForPort(port: number, timeoutMs: number, proc?: JvmPro
   }
 }
 
+/** The bookiePort of the bk_server.conf a previous start wrote in `dir`, if any. */
+function previousPort(dir: string): number | undefined {
+  try {
+    const m = /^bookiePort=(\d+)$/m.exec(readFileSync(join(dir, 'bk_server.conf'), 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startBookie(opts: BookieOptions): Promise<BookieHandle> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ledgerline-bookie-'));
   const fresh = !existsSync(join(dir, 'journal', 'current'));
-  if (opts.port !== undefined || !fresh) return startBookieOn(opts, dir, opts.port ?? (await freePort()));
+  if (opts.port !== undefined) return startBookieOn(opts, dir, opts.port);
+  // A directory that already holds a bookie is that bookie again: its cookie names its port.
+  if (!fresh) return startBookieOn(opts, dir, previousPort(dir) ?? (await freePort()));
   // An ephemeral port another process took before the bookie bound it: another one, up to three times. The
   // failed start may have written its cookie (which names the port) to its directories and to ZooKeeper:
   // both go, so that the next start is a new bookie again.
