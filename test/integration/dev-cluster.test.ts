@@ -120,6 +120,19 @@ describe.skipIf(missing !== null && !requireBookKeeper()).sequential('developmen
     await waitForZnode(zk, path, true, 60_000);
   }, 120_000);
 
+  it('a bookie started again on its directory without a port comes back on the port its cookie names', async () => {
+    const original = cluster.bookies[2]!;
+    await original.stop();
+    const again = await startBookie({ zkConnect: cluster.zkConnect, dir: original.dir });
+    try {
+      expect(again.address).toBe(original.address);
+      expect(await children(zk, '/ledgers/available')).toContain(original.address);
+    } finally {
+      await again.stop();
+    }
+    await original.restart();
+  }, 120_000);
+
   it('a bookie whose port is taken fails with PortInUseError and its log tail (an ephemeral port is then picked again)', async () => {
     const squatter = createServer();
     await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', () => r()));
