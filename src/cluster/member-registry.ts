@@ -66,8 +66,12 @@ export interface MemberRegistryOptions {
 export interface MemberRegistryListener {
   /** The live set or a registration changed. */
   changed(): void;
-  /** This broker's lease is lost (expired, or past its deadline here): stop serving at once. */
-  leaseLost(): void;
+  /**
+   * This broker's lease is lost (expired, or past its deadline here): stop serving at once. The registry
+   * registers again once the returned Promise settles (what was served under the old lease is closed), or
+   * after one TTL at most.
+   */
+  leaseLost(): void | Promise<void>;
   /** Registered again under a new lease after a loss. */
   reregistered(): void;
 }
@@ -255,8 +259,9 @@ export class MemberRegistry {
     this.deadline = -Infinity;
     this.ownKv = null;
     this.clearTimers();
-    this.listener?.leaseLost();
+    const closed = this.listener?.leaseLost();
     this.recovering ??= (async () => {
+      await Promise.race([Promise.resolve(closed).catch(() => undefined), sleep(this.clock, this.ttlMs)]);
       // Whatever is still under the old lease goes now (the store may not have expired it yet).
       await this.options.store.revokeLease(old).catch(() => undefined);
       while (!this.stopped) {

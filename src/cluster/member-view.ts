@@ -380,14 +380,15 @@ export class MemberView implements ClusterView {
   }
 
   /** The lease is lost: nothing is owned from this instant; the listeners are told, and the keys went with the lease. */
-  private leaseLost(): void {
+  private leaseLost(): Promise<void> {
     this.active = false;
     this.generation++;
     const lost: [string, number][] = [];
     for (const [topic, list] of this.held) list.forEach((h, p) => h !== undefined && h.state !== ACQUIRING && lost.push([topic, p]));
     this.held.clear();
-    for (const [topic, p] of lost) void this.events.releasedInOrder(topic, p);
     this.checkIdle();
+    // Closed before this broker registers again: its next owner's log open fences what these leave open.
+    return Promise.all(lost.map(([topic, p]) => this.events.releasedInOrder(topic, p))).then(() => undefined);
   }
 
   private setHeld(topic: string, p: number, h: Held | undefined): void {
