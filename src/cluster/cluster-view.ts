@@ -10,8 +10,8 @@
  * ```
  *
  * `SingleNodeView` is the view of a broker alone in its cluster: it owns every partition of every topic and
- * is the controller. A multi-node view (leases in the metadata store, `/owners/<t>/<p>`) implements the same
- * interface. Coordinator keys map to partitions of the internal topics as Kafka hashes them:
+ * is the controller. `MemberView` (member-view.ts: leases in the metadata store, `/owners/<t>/<p>`) is the view
+ * of a broker sharing its stores with others, behind the same interface. Coordinator keys map to partitions of the internal topics as Kafka hashes them:
  * `Utils.abs(key.hashCode()) % partitions` (GroupCoordinatorService.partitionFor, TransactionStateManager.
  * partitionFor), with `offsets.topic.num.partitions` / `transaction.state.log.num.partitions` (both 50 by
  * default) until the topic exists.
