@@ -101,6 +101,8 @@ export class MemberRegistry {
   private readonly incarnationId = randomUUID();
   private readonly startedAtMs: number;
   private listener: MemberRegistryListener | null = null;
+  /** Leases this broker held and lost: a registration still under one is its own, waited out, not a duplicate. */
+  private readonly lostLeases = new Set<LeaseId>();
 
   constructor(private readonly options: MemberRegistryOptions) {
     this.clock = options.clock ?? systemClock;
@@ -209,6 +211,12 @@ export class MemberRegistry {
       }
       const current = r.current;
       if (current === null) continue;
+      if (current.lease !== null && this.lostLeases.has(current.lease)) {
+        // Our own registration under a lost lease the store has not ended yet (the revoke did not reach it).
+        await store.keepAliveLease(grant.id).catch(() => undefined);
+        await sleep(this.clock, Math.max(1, Math.floor(this.ttlMs / 3)));
+        continue;
+      }
       const ttl = current.lease === null ? null : await store.leaseTimeToLive(current.lease);
       const now = this.clock.now();
       waitUntil ??= now + (waitMs ?? ((ttl?.grantedTtl ?? 0) + 1) * 1000);
@@ -254,6 +262,7 @@ export class MemberRegistry {
   private lost(why: string): void {
     if (this.stopped || this.lease === null) return;
     const old = this.lease;
+    this.lostLeases.add(old);
     this.options.log?.error({ nodeId: this.nodeId, lease: old, why }, 'the broker lease is lost: this broker stops serving its partitions and registers again');
     this.lease = null;
     this.deadline = -Infinity;
