@@ -146,7 +146,7 @@ export class MemberView implements ClusterView {
         this.enqueueAll();
       },
     });
-    this.active = true;
+    this.active = !this.leaving;
     this.membershipChanged();
   }
 
@@ -161,7 +161,18 @@ export class MemberView implements ClusterView {
     this.active = false;
     await this.registry.drain();
     this.enqueueAll();
-    await this.idle();
+    // Bounded: a store that keeps refusing the key deletes must not hold the stop; the revoke deletes them too.
+    const boundMs = 2 * this.options.leaseTtlSeconds * 1000;
+    await new Promise<void>((resolve) => {
+      const timer = this.clock.setTimer(boundMs, () => {
+        this.options.log?.warn({ boundMs }, 'partitions still held after the leave bound; revoking the lease releases them');
+        resolve();
+      });
+      void this.idle().then(() => {
+        timer.cancel();
+        resolve();
+      });
+    });
     await this.registry.stop();
     await this.ownersWatch?.cancel();
     this.ownersWatch = null;
