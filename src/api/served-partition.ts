@@ -1,8 +1,8 @@
 /**
  * The partition a request names, as the partition APIs (Produce, Fetch, ListOffsets, DeleteRecords,
- * OffsetForLeaderEpoch, DescribeProducers) find it: open already (synchronously, allocating nothing: the hot
- * path), opened now because this broker owns it (src/cluster/partitions.ts opens partitions on first use), or
- * the error Kafka answers: UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist,
+ * OffsetForLeaderEpoch, DescribeProducers) find it: open already and owned (synchronously, allocating nothing:
+ * the hot path), opened now because this broker owns it (src/cluster/partitions.ts opens partitions on first
+ * use), or the error Kafka answers: UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist,
  * NOT_LEADER_OR_FOLLOWER for one another broker owns (ReplicaManager.getPartitionOrError; the client
  * refreshes its metadata and goes to the leader).
  */
@@ -16,7 +16,9 @@ export type Served = Partition | number;
 
 export function servedPartition(services: Pick<Services, 'topics' | 'cluster' | 'partitions'>, topic: string, partition: number): Served | Promise<Served> {
   const open = services.partitions.get(topic, partition);
-  if (open) return open;
+  // Open and still owned: a member that lost its lease, or is handing the partition over, still has the log open
+  // until it closes, and answers NOT_LEADER_OR_FOLLOWER from the instant it stopped owning it.
+  if (open && services.cluster.owns(topic, partition)) return open;
   const t = services.topics.get(topic);
   if (!t || !Number.isInteger(partition) || partition < 0 || partition >= t.partitions) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
   if (!services.cluster.owns(topic, partition)) return ErrorCode.NOT_LEADER_OR_FOLLOWER;

@@ -10,8 +10,8 @@
  * ```
  *
  * `SingleNodeView` is the view of a broker alone in its cluster: it owns every partition of every topic and
- * is the controller. A multi-node view (leases in the metadata store, `/owners/<t>/<p>`) implements the same
- * interface. Coordinator keys map to partitions of the internal topics as Kafka hashes them:
+ * is the controller. `MemberView` (member-view.ts: leases in the metadata store, `/owners/<t>/<p>`) is the view
+ * of a broker sharing its stores with others, behind the same interface. Coordinator keys map to partitions of the internal topics as Kafka hashes them:
  * `Utils.abs(key.hashCode()) % partitions` (GroupCoordinatorService.partitionFor, TransactionStateManager.
  * partitionFor), with `offsets.topic.num.partitions` / `transaction.state.log.num.partitions` (both 50 by
  * default) until the topic exists.
@@ -43,10 +43,14 @@ export interface CoordinatorLocation {
   readonly nodeId: number;
 }
 
-/** Told when this broker gains or loses a partition. Callbacks must not throw. */
+/**
+ * Told when this broker gains or loses a partition. Callbacks must not throw. `released` may return a Promise:
+ * a view that hands the partition to another broker (MemberView) waits for it (the log closed, its open ledger
+ * sealed) before it gives up the partition's ownership key.
+ */
 export interface OwnershipListener {
   acquired?(topic: string, partition: number): void;
-  released?(topic: string, partition: number): void;
+  released?(topic: string, partition: number): void | Promise<void>;
 }
 
 export interface ClusterView {
@@ -72,7 +76,7 @@ export interface ClusterView {
 
 /** The topic registry as the view needs it: partition counts and topic events (TopicManager). */
 export interface TopicSource {
-  get(name: string): { readonly partitions: number } | undefined;
+  get(name: string): { readonly partitions: number; readonly replicationFactor?: number } | undefined;
   addListener(l: {
     topicCreated?(t: { readonly name: string; readonly partitions: number }): void;
     partitionsAdded?(t: { readonly name: string; readonly partitions: number }, from: number): void;
@@ -111,7 +115,22 @@ export class OwnershipEvents {
   }
 
   released(topic: string, partition: number): void {
-    for (const l of this.listeners) l.released?.(topic, partition);
+    for (const l of this.listeners) void l.released?.(topic, partition);
+  }
+
+  /**
+   * Tells the listeners one after the other, the last subscribed first (the group and transaction coordinators
+   * stop before the partition layer under them closes the log), waiting for each; a listener that fails is
+   * passed over. Resolves once all are done.
+   */
+  async releasedInOrder(topic: string, partition: number): Promise<void> {
+    for (const l of [...this.listeners].reverse()) {
+      try {
+        await l.released?.(topic, partition);
+      } catch {
+        // Listeners log their own failures; the next one still runs.
+      }
+    }
   }
 }
 

@@ -139,6 +139,12 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'group.max.size', type: 'INT', default: '2147483647', doc: 'Most members a classic group may have.', min: 1 },
   { name: 'transactional.id.expiration.ms', type: 'INT', default: '604800000', doc: 'Transactional ids unused this long expire.', min: 1 },
   { name: 'producer.id.expiration.ms', type: 'INT', default: '86400000', doc: 'Idempotent producer state unused this long expires.', min: 1 },
+  // Membership of a shared cluster (src/cluster/member-view.ts): brokers on one metadata store and one ledger
+  // store, each owning the partitions the rendezvous rule gives it through leased keys. broker.session.timeout.ms
+  // is KRaft's "length of time that a broker lease lasts if no heartbeats are made" (the controller's, 9000 ms).
+  { name: 'ledgerline.cluster.membership', type: 'STRING', default: 'single', oneOf: ['single', 'shared'], doc: 'Ledgerline: single (this broker alone owns every partition) or shared (a member of the brokers sharing its metadata and ledger stores, owning the partitions the rendezvous rule gives it).', readOnly: true },
+  { name: 'broker.session.timeout.ms', type: 'INT', default: '9000', doc: 'The broker lease of a shared cluster: a broker that keeps it alive no longer loses its partitions this long after (rounded up to seconds).', min: 1000, readOnly: true },
+  { name: 'broker.rack', type: 'STRING', default: null, doc: 'Rack of the broker, reported in Metadata and DescribeCluster.', readOnly: true },
   { name: 'ledgerline.admin.listener', type: 'STRING', default: '', doc: 'Ledgerline: the admin HTTP endpoint (GET /metrics, /health), e.g. http://127.0.0.1:9644; empty disables it.', readOnly: true },
   // Space reclamation of the ledger store (src/ledger/garbage-collector.ts), after BookKeeper's gcWaitTime,
   // minor/majorCompactionThreshold, minor/majorCompactionInterval and compactionRateByBytes. The defaults free a

@@ -276,7 +276,7 @@ export class PartitionManager {
     }
     if (!this.view.owns(t.name, p) && !this.closing) {
       // Released while opening: close it again.
-      this.release(t.name, p);
+      void this.release(t.name, p);
       return undefined;
     }
     return part;
@@ -304,10 +304,13 @@ export class PartitionManager {
     await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, t.partitions) }, worker));
   }
 
-  /** The view released a partition: close it (sealing its open ledger); the data stays for its next owner. */
-  private release(topic: string, partition: number): void {
+  /**
+   * The view released a partition: close it (sealing its open ledger); the data stays for its next owner.
+   * Resolves once it is closed (a view moving the partition to another broker waits for that).
+   */
+  private release(topic: string, partition: number): Promise<void> {
     // A deleted topic's partitions are deleted by deleteTopic, not closed.
-    if (!this.topics.get(topic) && !this.closing) return;
+    if (!this.topics.get(topic) && !this.closing) return Promise.resolve();
     const pending = this.opening.get(topic)?.[partition];
     const run = (async () => {
       if (pending) await failedAsUndefined(pending);
@@ -320,6 +323,7 @@ export class PartitionManager {
     })();
     this.closingParts.add(run);
     void run.finally(() => this.closingParts.delete(run));
+    return run;
   }
 
   private reconfigure(t: TopicRecord): void {

@@ -12,7 +12,7 @@
  *                                              one key per ledger of the chain: ledger id, first offset,
  *                                              state (open/sealed/offloaded), last offset once sealed
  *   /ids/<name>                                id counters (next ledger id, …), see id-allocator.ts
- *   /brokers/<brokerId>                        broker registration, put with the broker's lease
+ *   /brokers/ids/<brokerId>                    broker registration, put with the broker's lease
  *   /configs/brokers                           dynamic broker configs at the cluster level (Kafka's default
  *                                              broker resource, `kafka-configs --entity-default`)
  *   /nodes/<nodeId>                            a node's identity: its metadata directory id (KIP-858),
@@ -34,6 +34,8 @@ export const TOPIC_IDS_PREFIX = '/topic-ids/';
 export const PARTITIONS_PREFIX = '/partitions/';
 export const IDS_PREFIX = '/ids/';
 export const BROKERS_PREFIX = '/brokers/';
+/** The registrations of the live brokers of a shared cluster (src/cluster/member-registry.ts). */
+export const BROKER_IDS_PREFIX = '/brokers/ids/';
 export const NODES_PREFIX = '/nodes/';
 export const CLUSTER_CONFIGS_KEY = '/configs/brokers';
 export const OWNERS_PREFIX = '/owners/';
@@ -120,7 +122,7 @@ export function brokerKey(brokerId: number): string {
   if (!Number.isInteger(brokerId) || brokerId < 0 || brokerId > 0x7fffffff) {
     throw new MetadataInvalidArgumentError('broker id must be an int32 >= 0', { brokerId });
   }
-  return BROKERS_PREFIX + String(brokerId);
+  return BROKER_IDS_PREFIX + String(brokerId);
 }
 
 export function partitionOwnerKey(topic: string, partition: number): string {

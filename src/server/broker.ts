@@ -23,6 +23,7 @@ import type { BrokerConfig, Listener } from '../config.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { TopicManager } from '../cluster/topics.js';
 import { SingleNodeView, type ClusterView } from '../cluster/cluster-view.js';
+import { MemberView } from '../cluster/member-view.js';
 import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
@@ -48,6 +49,9 @@ import { Connection, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatch.js';
 import { RefusalLog } from './refusals.js';
 import { MemoryPool } from './memory-pool.js';
+
+/** Which cluster view the broker runs with: single (the default) or shared (src/cluster/member-view.ts). */
+const MEMBERSHIP_CONFIG = 'ledgerline.cluster.membership';
 
 /** How long shutdown waits for in-flight requests before closing connections anyway. */
 const SHUTDOWN_DRAIN_MS = 10_000;
@@ -84,6 +88,8 @@ export class Broker implements ConnectionHost {
   /** Every store and layer, set once start() has opened them (stop() closes what was opened). */
   private parts: Partial<Parts> = {};
   private admin: AdminHttpServer | null = null;
+  /** The membership of a shared cluster, when ledgerline.cluster.membership=shared. */
+  private member: MemberView | null = null;
   private requestMemoryWarnedAt = -Infinity;
   private stopping = false;
 
@@ -169,16 +175,22 @@ export class Broker implements ConnectionHost {
     topics.useDynamicDefaults(clusterConfigs);
     clusterConfigs.onChange(() => void topics.dynamicDefaultsChanged().catch((err: unknown) => log.error({ err }, 'applying the cluster-level broker configs failed')));
     await topics.load();
-    // Alone in its cluster, this broker owns every partition and coordinator key.
-    const view = (p.view = new SingleNodeView({
+    // Alone in its cluster (ledgerline.cluster.membership=single, the default), this broker owns every partition
+    // and coordinator key; a member of a shared cluster owns what the rendezvous rule gives it (member-view.ts).
+    const viewOptions = {
       nodeId: this.nodeId,
       topics,
       // Clients are told of the broker listeners only; the controller listeners are the voter's (DescribeQuorum).
       endpoints: () => this.advertised.filter((a) => !controllerListeners.has(a.name)).map((a) => ({ listenerName: a.name, host: a.host, port: a.port })),
       offsetsTopicPartitions: Number(config.values.get('offsets.topic.num.partitions') ?? '50'),
       transactionTopicPartitions: Number(config.values.get('transaction.state.log.num.partitions') ?? '50'),
-    }));
-    topics.liveBrokerCount = () => view.liveBrokers().length;
+    };
+    const member = config.values.get(MEMBERSHIP_CONFIG) === 'shared'
+      ? (this.member = new MemberView({ ...viewOptions, store: metadata, rack: config.values.get('broker.rack') ?? null, leaseTtlSeconds: Math.ceil(Number(config.values.get('broker.session.timeout.ms') ?? '9000') / 1000), log: log.child({ component: 'membership' }) }))
+      : null;
+    const view = (p.view = member ?? new SingleNodeView(viewOptions));
+    // A member serving requests is live itself, registered or not yet.
+    topics.liveBrokerCount = member ? () => Math.max(1, view.liveBrokers().length) : () => view.liveBrokers().length;
     const ledgers = (p.ledgers = await openLedgerStore({
       store: config.values.get(LEDGER_STORE_CONFIG),
       dir: join(dataDir, 'ledgers'),
@@ -211,7 +223,8 @@ export class Broker implements ConnectionHost {
       txnVerification,
       logger: log.child({ component: 'group-coordinator' }),
     }));
-    view.subscribe({ released: (t, index) => void (t === GROUP_METADATA_TOPIC_NAME && groups.released(index)) });
+    // A member hands a partition over once these resolve (the shard closed before its log closes).
+    view.subscribe({ released: (t, index) => (t === GROUP_METADATA_TOPIC_NAME ? groups.released(index) : undefined) });
     await groups.start();
     const producerIds = new ProducerIdAllocator(metadata);
     // Transaction markers go to the partitions this broker leads, __consumer_offsets ones to the group coordinator.
@@ -232,7 +245,10 @@ export class Broker implements ConnectionHost {
       liveBrokers: () => view.liveBrokers().length,
       logger: log.child({ component: 'transaction-coordinator' }),
     }));
-    view.subscribe({ released: (t, index) => void (t === TRANSACTION_STATE_TOPIC_NAME && transactions.released(index)) });
+    view.subscribe({ released: (t, index) => (t === TRANSACTION_STATE_TOPIC_NAME ? transactions.released(index) : undefined) });
+    // A member loads a __transaction_state partition as it takes it, as Kafka's does as it becomes its leader, so
+    // transactions its previous owner left in PrepareCommit/PrepareAbort finish.
+    if (member) view.subscribe({ acquired: (t, index) => void (t === TRANSACTION_STATE_TOPIC_NAME && transactions.load([index]).catch((err: unknown) => log.warn({ err, partition: index }, 'loading a taken __transaction_state partition failed; it loads on first use'))) });
     await transactions.start();
     // The __transaction_state partitions holding records load now, in the background: a transaction a crash
     // left in PrepareCommit/PrepareAbort finishes its markers and a hung one times out without waiting for a
@@ -286,6 +302,8 @@ export class Broker implements ConnectionHost {
     });
     if (!Number.isFinite(this.requestMemory.capacity)) log.warn('queued.max.request.bytes is -1: request memory is unbounded, as Kafka\'s default leaves it');
     for (const l of config.listeners) await this.listen(l);
+    // Registered once its endpoints are known (ports bound to 0); a live broker with the same id refuses the start.
+    await member?.start();
     const admin = parseAdminListener(config.values.get('ledgerline.admin.listener') ?? '');
     if (admin) {
       this.admin = await startAdminHttp(admin.host, admin.port, {
@@ -333,6 +351,9 @@ export class Broker implements ConnectionHost {
     this.stopping = true;
     const p = this.parts;
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    // A member leaves first, as Kafka's controlled shutdown moves leadership away: each partition closed and
+    // handed over while connections are still served (their clients are told NOT_LEADER_OR_FOLLOWER and move).
+    await this.member?.stop().catch((err: unknown) => this.log.warn({ err }, 'leaving the cluster failed; the lease ends with this process'));
     // Compaction passes in progress end (nothing they wrote is swapped in afterwards).
     await p.cleaner?.close();
     // Waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR.

@@ -42,6 +42,8 @@ const BROKERS: LiveBroker[] = [
 
 /** Node 7 owns orders-0; node 8 owns orders-1; orders-2 has no owner. */
 async function setup(o: { coordinatorNode?: number } = {}) {
+  /** Partitions the view stopped owning (a lease lost, a handover under way). */
+  const revoked = new Set<string>();
   const config = loadConfig({ overrides: [['log.dirs', '/unused']] });
   const log = pino({ level: 'silent' });
   const store = await openMemoryMetadataStore();
@@ -52,7 +54,7 @@ async function setup(o: { coordinatorNode?: number } = {}) {
   const cluster = fakeCluster({
     brokers: BROKERS,
     controllerId: 8,
-    owned: (t, p) => t !== 'orders' || p === 0,
+    owned: (t, p) => (t !== 'orders' || p === 0) && !revoked.has(`${t}-${p}`),
     ownerOf: (t, p) => (t === 'orders' && p === 1 ? 8 : -1),
     coordinatorNode: o.coordinatorNode,
   });
@@ -75,7 +77,7 @@ async function setup(o: { coordinatorNode?: number } = {}) {
     await ledgers.close();
     await store.close();
   };
-  return { services, partitions, close };
+  return { services, partitions, revoked, close };
 }
 
 describe('handlers over a cluster view that owns some partitions', () => {
@@ -96,6 +98,21 @@ describe('handlers over a cluster view that owns some partitions', () => {
       [9, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
     ]);
     expect([partitions.get('orders', 0)?.log.highWatermark, partitions.get('orders', 1)]).toEqual([2, undefined]);
+    await close();
+  });
+
+  it('Produce and Fetch answer NOT_LEADER_OR_FOLLOWER for an open partition from the instant the view stops owning it, before its log closes', async () => {
+    const { services, partitions, revoked, close } = await setup();
+    const first = await answer(produce.handle(produceRequest([{ topic: 'orders', partition: 0, records: buildBatch(2) }]), requestContext(services, { apiVersion: 9 })));
+    expect(first.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NONE);
+    revoked.add('orders-0');
+    // Still open: the view's release has not closed it yet.
+    expect(partitions.get('orders', 0)).toBeDefined();
+    const again = await answer(produce.handle(produceRequest([{ topic: 'orders', partition: 0, records: buildBatch(2) }]), requestContext(services, { apiVersion: 9 })));
+    expect(again.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    const fetched = await answer(fetch.handle(fetchRequest({ topics: [{ topicId: services.topics.get('orders')!.topicId, partitions: [{ partition: 0, offset: 0n }] }] }), requestContext(services, { apiVersion: 16 })));
+    expect(fetched.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    expect(partitions.get('orders', 0)!.log.highWatermark).toBe(2);
     await close();
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SingleNodeView } from '../../../src/cluster/cluster-view.js';
+import { OwnershipEvents, SingleNodeView } from '../../../src/cluster/cluster-view.js';
 import { TopicManager } from '../../../src/cluster/topics.js';
 import { loadConfig } from '../../../src/config.js';
 import { openMemoryMetadataStore } from '../../../src/metadata/index.js';
@@ -53,5 +53,22 @@ describe('SingleNodeView', () => {
     await topics.create('__consumer_offsets', { ...opts(3), allowInternal: true });
     expect(view.coordinator('group', 'hello')).toEqual({ topic: '__consumer_offsets', partition: 99162322 % 3, nodeId: 7 });
     await store.close();
+  });
+});
+
+describe('OwnershipEvents.releasedInOrder', () => {
+  it('tells the last subscribed first, waits for each, and goes on past one that fails', async () => {
+    const events = new OwnershipEvents();
+    const log: string[] = [];
+    const slow = (name: string) => async () => {
+      log.push(`${name} start`);
+      await new Promise((r) => setImmediate(r));
+      log.push(`${name} done`);
+    };
+    events.subscribe({ released: slow('partitions') });
+    events.subscribe({ released: () => Promise.reject(new Error('shard close failed')) });
+    events.subscribe({ released: slow('transactions') });
+    await events.releasedInOrder('t', 0);
+    expect(log).toEqual(['transactions start', 'transactions done', 'partitions start', 'partitions done']);
   });
 });
