@@ -73,6 +73,15 @@ export class ZooKeeperLeases {
     }
   }
 
+  /**
+   * Learns the leases that keys written by other instances are attached to, so that this instance can end
+   * them too when their holder stops keeping them alive (a broker killed with SIGKILL): without this, a lease
+   * granted elsewhere after this instance opened would be known only to its (dead) granter.
+   */
+  async noteAttached(ids: Iterable<number>): Promise<void> {
+    for (const id of ids) if (id > 0 && !this.#known.has(id)) await this.#learn(id);
+  }
+
   async #learn(id: number): Promise<KnownLease | null> {
     const known = this.#known.get(id);
     if (known) return known;

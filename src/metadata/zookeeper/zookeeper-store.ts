@@ -268,11 +268,14 @@ export class ZooKeeperMetadataStore implements MetadataStore {
       for (const w of [...this.#watches]) w.endAfterQueued(new MetadataCompactedError(wanted[0]!, this.#compactRevision));
       return;
     }
+    const attached = new Set<number>();
     for (let i = 0; i < wanted.length; i++) {
       const revision = wanted[i]!;
       const { events } = decodeHistory(records[i]!.data, revision, historyPath(revision));
+      for (const e of events) if (e.type === 'put' && e.kv.lease !== 0) attached.add(e.kv.lease);
       this.#applyCommitted(revision, events.map((e) => ({ ...e, prev: this.#replica.getKv(e.kv.key) ?? null })));
     }
+    await this.leases.noteAttached(attached);
   }
 
   /** Applies a committed revision to the replica and offers it to the watches. */

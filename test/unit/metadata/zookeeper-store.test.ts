@@ -118,6 +118,25 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
     expect(await other.leaseTimeToLive(lease.id)).toBeNull();
   });
 
+  it('expires a lease granted on another instance after it opened, having only followed the writes under it', async () => {
+    // A broker killed with SIGKILL: its lease was granted after the surviving broker's store opened, and the
+    // survivor never asked about it; it learned of it from the keys put under it, and ends it one TTL later.
+    const holderClock = new ManualClock();
+    const otherClock = new ManualClock();
+    const other = await openStore({ clock: otherClock });
+    const holder = await openStore({ clock: holderClock });
+    const rec = new Recorder();
+    await other.watch({ prefix: '/' }, rec);
+    const lease = await holder.grantLease(5);
+    await holder.put('/brokers/ids/2', bytes('x'), { lease: lease.id });
+    await rec.waitForEvents(1, 10_000);
+    await holder.close();
+    otherClock.advance(5_000);
+    await rec.waitForEvents(2, 10_000);
+    expect(rec.summary).toEqual(['put /brokers/ids/2=x@2', 'delete /brokers/ids/2@3']);
+    expect(await other.get('/brokers/ids/2')).toBeNull();
+  });
+
   it('does not expire a lease its holder keeps alive on another instance', async () => {
     const holderClock = new ManualClock();
     const otherClock = new ManualClock();
