@@ -67,7 +67,7 @@ function failure(step: StepId, t0: number, what: string, r: { stdout: string; st
 
 async function maven(force: boolean): Promise<StepReport> {
   const t0 = Date.now();
-  const outputs = ['kafka-broker', 'java', 'kafka-tools', 'streams', 'java-e2e', 'connect'].map((m) => join(COMPAT_DIR, m, 'target', 'classpath.txt'));
+  const outputs = ['kafka-broker', 'java', 'kafka-tools', 'streams', 'java-e2e', 'connect', 'bookkeeper'].map((m) => join(COMPAT_DIR, m, 'target', 'classpath.txt'));
   const inputs = [
     join(COMPAT_DIR, 'pom.xml'),
     ...(await filesUnder(join(COMPAT_DIR, 'kafka-broker'), ['.xml'])),
@@ -76,6 +76,7 @@ async function maven(force: boolean): Promise<StepReport> {
     ...(await filesUnder(join(COMPAT_DIR, 'streams'), ['.xml', '.java'])),
     ...(await filesUnder(join(COMPAT_DIR, 'java-e2e'), ['.xml', '.java'])),
     ...(await filesUnder(join(COMPAT_DIR, 'connect'), ['.xml'])),
+    ...(await filesUnder(join(COMPAT_DIR, 'bookkeeper'), ['.xml', '.java'])),
   ];
   const hash = await hashFiles(inputs);
   if (!force && (await stampMatches('maven', hash, outputs))) return { step: 'maven', ok: true, skipped: true, ms: Date.now() - t0 };
