@@ -1,12 +1,11 @@
 /**
- * What the ledger manager needs of ZooKeeper, as an interface (`LedgerZk`), and its implementation over
- * node-zookeeper-client. Kept to the calls BookKeeper's ZK ledger manager makes: get with the znode's version,
- * create (with parents, persistent or ephemeral-sequential), set by version (CAS), delete by version, children.
+ * What the ledger manager needs of ZooKeeper (`LedgerZk`): the calls BookKeeper's ZK ledger manager makes —
+ * get with the znode's version, create (with parents, persistent or ephemeral-sequential), set by version
+ * (CAS), delete by version, children. Implemented over the project's ZooKeeper session client
+ * (src/zookeeper/), whose typed errors map to the names below.
  */
-import zookeeper from 'node-zookeeper-client';
-
-/** world:anyone with every permission (ZooDefs.Ids.OPEN_ACL_UNSAFE), as BookKeeper creates its znodes by default. */
-const OPEN_ACL_UNSAFE = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('world', 'anyone'))];
+import { ZooKeeperClient } from '../../zookeeper/client.js';
+import { ZooKeeperBadVersionError, ZooKeeperError, ZooKeeperNodeExistsError, ZooKeeperNoNodeError } from '../../zookeeper/errors.js';
 
 /** A znode's data and its version (Stat.version), the CAS token of metadata updates. */
 export interface Versioned {
@@ -14,7 +13,7 @@ export interface Versioned {
   readonly version: number;
 }
 
-/** ZooKeeper's error of a failed call, by KeeperException name: NO_NODE, NODE_EXISTS, BAD_VERSION, … */
+/** A failed ZooKeeper call, by KeeperException name: NO_NODE, NODE_EXISTS, BAD_VERSION, … */
 export class ZkError extends Error {
   constructor(
     readonly zkCode: string,
@@ -39,73 +38,63 @@ export interface LedgerZk {
   close(): Promise<void>;
 }
 
-function zkError(err: unknown, path: string): ZkError {
-  const e = err as { name?: string; getName?: () => string; message?: string };
-  const name = typeof e?.getName === 'function' ? e.getName() : (e?.name ?? 'UNKNOWN');
-  return new ZkError(name, `ZooKeeper ${name} at ${path}: ${e?.message ?? String(err)}`, { cause: err });
+function mapError(err: unknown): unknown {
+  if (err instanceof ZooKeeperNoNodeError) return new ZkError('NO_NODE', err.message, { cause: err });
+  if (err instanceof ZooKeeperNodeExistsError) return new ZkError('NODE_EXISTS', err.message, { cause: err });
+  if (err instanceof ZooKeeperBadVersionError) return new ZkError('BAD_VERSION', err.message, { cause: err });
+  if (err instanceof ZooKeeperError) return new ZkError(err.code, err.message, { cause: err });
+  return err;
 }
 
-/**
- * Connects to `connectString` (host:port[,host:port…], with an optional chroot); rejects after `timeoutMs`
- * without a session.
- */
-export async function connectLedgerZk(connectString: string, options: { sessionTimeoutMs?: number; timeoutMs?: number } = {}): Promise<LedgerZk> {
-  const client = zookeeper.createClient(connectString, { sessionTimeout: options.sessionTimeoutMs ?? 30_000, spinDelay: 200, retries: 1 });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      client.close();
-      reject(new ZkError('CONNECTION_LOSS', `no ZooKeeper session with ${connectString} within ${options.timeoutMs ?? 10_000} ms`));
-    }, options.timeoutMs ?? 10_000);
-    client.once('connected', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    client.connect();
-  });
-  const call = <T>(path: string, fn: (cb: (err: unknown, v: T) => void) => void): Promise<T> =>
-    new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(zkError(err, path)) : resolve(v))));
-  const isNoNode = (err: unknown): boolean => err instanceof ZkError && err.zkCode === 'NO_NODE';
+/** `client` as a LedgerZk; `close()` closes it only when `owned`. */
+export function ledgerZkOf(client: ZooKeeperClient, owned: boolean): LedgerZk {
+  const wrap = async <T>(f: () => Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (err) {
+      throw mapError(err);
+    }
+  };
   return {
     async get(path) {
       try {
-        return await new Promise<Versioned>((resolve, reject) =>
-          client.getData(path, (err, data, stat) => (err ? reject(zkError(err, path)) : resolve({ data: data ?? Buffer.alloc(0), version: stat.version }))),
-        );
+        const { data, stat } = await client.get(path);
+        return { data, version: stat.version };
       } catch (err) {
-        if (isNoNode(err)) return null;
-        throw err;
+        if (err instanceof ZooKeeperNoNodeError) return null;
+        throw mapError(err);
       }
     },
-    async create(path, data, mode) {
-      const m = mode === 'persistent' ? zookeeper.CreateMode.PERSISTENT : zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL;
-      const parent = path.slice(0, path.lastIndexOf('/'));
-      const once = () => call<string>(path, (cb) => client.create(path, data, OPEN_ACL_UNSAFE, m, cb));
-      try {
-        return await once();
-      } catch (err) {
-        if (!isNoNode(err) || parent === '') throw err;
-        // ZkUtils.asyncCreateFullPathOptimistic: create the parents, then try again.
-        await call<string>(parent, (cb) => client.mkdirp(parent, OPEN_ACL_UNSAFE, zookeeper.CreateMode.PERSISTENT, cb));
-        return once();
-      }
-    },
-    async set(path, data, version) {
-      const stat = await call<zookeeper.Stat>(path, (cb) => client.setData(path, data, version, cb));
-      return stat.version;
-    },
-    async delete(path, version) {
-      await call<void>(path, (cb) => client.remove(path, version, (err) => cb(err, undefined)));
-    },
+    create: (path, data, mode) =>
+      wrap(async () => {
+        try {
+          return await client.create(path, data, mode);
+        } catch (err) {
+          const parent = path.slice(0, path.lastIndexOf('/'));
+          if (!(err instanceof ZooKeeperNoNodeError) || parent === '') throw err;
+          // ZkUtils.asyncCreateFullPathOptimistic: create the parents, then try again.
+          await client.mkdirp(parent);
+          return client.create(path, data, mode);
+        }
+      }),
+    set: (path, data, version) => wrap(async () => (await client.set(path, data, version)).version),
+    delete: (path, version) => wrap(() => client.delete(path, version)),
     async children(path) {
       try {
-        return await call<string[]>(path, (cb) => client.getChildren(path, cb));
+        return (await client.getChildren(path)).children;
       } catch (err) {
-        if (isNoNode(err)) return [];
-        throw err;
+        if (err instanceof ZooKeeperNoNodeError) return [];
+        throw mapError(err);
       }
     },
-    async close() {
-      client.close();
+    close: async () => {
+      if (owned) await client.close();
     },
   };
+}
+
+/** Connects a session to `connectString` (host:port[,host:port…][/chroot]). */
+export async function connectLedgerZk(connectString: string, options: { sessionTimeoutMs?: number; timeoutMs?: number } = {}): Promise<LedgerZk> {
+  const client = await ZooKeeperClient.connect({ connect: connectString, sessionTimeoutMs: options.sessionTimeoutMs, connectTimeoutMs: options.timeoutMs ?? 10_000 });
+  return ledgerZkOf(client, true);
 }
