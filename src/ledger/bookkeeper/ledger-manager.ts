@@ -110,7 +110,11 @@ export class ZkLedgerManager {
   /** The ledger's metadata and version, or null when it does not exist. */
   async read(ledgerId: number): Promise<VersionedMetadata | null> {
     const v = await this.zk.get(this.path(ledgerId));
-    return v ? { metadata: parseLedgerMetadata(v.data), version: v.version } : null;
+    if (!v) return null;
+    const metadata = parseLedgerMetadata(v.data);
+    // BookKeeper stores ctime only with storeSystemtimeAsLedgerCreationTime; otherwise its readers take the
+    // znode's creation time (LedgerMetadataSerDe.parseConfig's metadataStoreCtime).
+    return { metadata: metadata.ctime > 0 ? metadata : { ...metadata, ctime: v.ctime }, version: v.version };
   }
 
   /** CAS write: MetadataConflictError (with what is there now) if the znode is no longer at `expectedVersion`. */

@@ -11,6 +11,8 @@ import { ZooKeeperBadVersionError, ZooKeeperError, ZooKeeperNodeExistsError, Zoo
 export interface Versioned {
   readonly data: Buffer;
   readonly version: number;
+  /** The znode's creation time, ms since the epoch (Stat.ctime). */
+  readonly ctime: number;
 }
 
 /** A failed ZooKeeper call, by KeeperException name: NO_NODE, NODE_EXISTS, BAD_VERSION, … */
@@ -59,7 +61,7 @@ export function ledgerZkOf(client: ZooKeeperClient, owned: boolean): LedgerZk {
     async get(path) {
       try {
         const { data, stat } = await client.get(path);
-        return { data, version: stat.version };
+        return { data, version: stat.version, ctime: stat.ctime };
       } catch (err) {
         if (err instanceof ZooKeeperNoNodeError) return null;
         throw mapError(err);
