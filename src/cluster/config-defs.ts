@@ -151,7 +151,18 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'ledgerline.storage.compaction.rate.bytes', type: 'LONG', default: '33554432', doc: 'Ledgerline: most bytes per second compaction copies.', min: 1, readOnly: true },
   // The engines under the storage contracts, picked by openLedgerStore() (src/ledger/open-store.ts) and
   // openMetadataStore() (src/metadata/open-store.ts); a value outside oneOf is refused as Kafka's ValidString is.
-  { name: 'ledgerline.ledger.store', type: 'STRING', default: 'local', oneOf: ['local', 'memory'], doc: 'Ledgerline: the ledger store (partition data): local (embedded, in log.dirs) or memory (nothing on disk, lost when the broker stops; for tests).', readOnly: true },
+  { name: 'ledgerline.ledger.store', type: 'STRING', default: 'local', oneOf: ['local', 'memory', 'bookkeeper'], doc: 'Ledgerline: the ledger store (partition data): local (embedded, in log.dirs), memory (nothing on disk, lost when the broker stops; for tests) or bookkeeper (Apache BookKeeper bookies, ledgerline.bookkeeper.*).', readOnly: true },
+  // The BookKeeper ledger store's client settings (src/ledger/bookkeeper/config.ts).
+  { name: 'ledgerline.bookkeeper.metadata.service.uri', type: 'STRING', default: null, doc: "Ledgerline: BookKeeper's metadataServiceUri, e.g. zk+hierarchical://127.0.0.1:2181/ledgers (ledgerline.ledger.store=bookkeeper).", readOnly: true },
+  { name: 'ledgerline.bookkeeper.ensemble.size', type: 'INT', default: null, doc: 'Ledgerline: bookies per ledger (BookKeeper ensemble size); default default.replication.factor.', min: 1, readOnly: true },
+  { name: 'ledgerline.bookkeeper.write.quorum.size', type: 'INT', default: null, doc: 'Ledgerline: copies of each entry (BookKeeper write quorum); default the ensemble size, at most default.replication.factor.', min: 1, readOnly: true },
+  { name: 'ledgerline.bookkeeper.ack.quorum.size', type: 'INT', default: null, doc: 'Ledgerline: copies acknowledged before an append is (BookKeeper ack quorum); default min.insync.replicas.', min: 1, readOnly: true },
+  { name: 'ledgerline.bookkeeper.password', type: 'PASSWORD', default: '', doc: "Ledgerline: the password of the store's ledgers (their master key is SHA-1(\"ledger\" + it)).", sensitive: true, readOnly: true },
+  { name: 'ledgerline.bookkeeper.digest.type', type: 'STRING', default: 'CRC32C', oneOf: ['CRC32C', 'CRC32', 'MAC', 'DUMMY'], doc: "Ledgerline: BookKeeper's entry digest of new ledgers.", readOnly: true },
+  { name: 'ledgerline.bookkeeper.add.entry.timeout.ms', type: 'INT', default: '30000', doc: "Ledgerline: a bookie's add answer is awaited this long, then the bookie is replaced (BookKeeper addEntryTimeoutSec).", min: 1, readOnly: true },
+  { name: 'ledgerline.bookkeeper.read.entry.timeout.ms', type: 'INT', default: '30000', doc: 'Ledgerline: a bookie read answer is awaited this long (BookKeeper readEntryTimeoutSec).', min: 1, readOnly: true },
+  { name: 'ledgerline.bookkeeper.speculative.read.timeout.ms', type: 'INT', default: '2000', doc: 'Ledgerline: after this long without an answer a read also asks the next replica (BookKeeper speculativeReadTimeout); 0 disables it.', min: 0, readOnly: true },
+  { name: 'ledgerline.bookkeeper.zk.session.timeout.ms', type: 'INT', default: '30000', doc: "Ledgerline: the BookKeeper store's ZooKeeper session timeout (BookKeeper zkTimeout).", min: 1, readOnly: true },
   { name: 'ledgerline.metadata.store', type: 'STRING', default: 'sqlite', oneOf: ['sqlite', 'memory'], doc: 'Ledgerline: the metadata store (topics, their configs, each partition\'s chain of ledgers): sqlite (embedded, in log.dirs) or memory (nothing on disk, lost when the broker stops; for tests).', readOnly: true },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
   ...GROUP_COORDINATOR_CONFIG_DEFS,
