@@ -29,7 +29,14 @@ export interface BookKeeperLedgerStoreOptions extends BookKeeperStoreConfig {
   readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
   /** An already connected ZooKeeper client (tests); default: connect to the URI's servers. */
   readonly zk?: LedgerZk;
+  /**
+   * Separates the ledgers of several Ledgerline clusters (or test stores) on one BookKeeper cluster: stored as
+   * custom metadata `ledgerline.namespace`, and only ledgers of the same namespace are this store's.
+   */
+  readonly namespace?: string;
 }
+
+export const NAMESPACE_KEY = 'ledgerline.namespace';
 
 /** At most this many entries of one read are in flight at once. */
 const READ_WINDOW = 32;
@@ -140,7 +147,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
         password: this.config.password,
         ctime: Date.now(),
         ensembles: [{ firstEntryId: 0, bookies: ensemble }],
-        customMetadata: new Map([[APPLICATION_KEY, Buffer.from(APPLICATION_VALUE)]]),
+        customMetadata: new Map([[APPLICATION_KEY, Buffer.from(APPLICATION_VALUE)], ...(this.config.namespace ? ([[NAMESPACE_KEY, Buffer.from(this.config.namespace)]] as const) : [])]),
         cToken: 0,
       };
       const vm = await this.manager.createLedger(ledgerId, metadata);
@@ -161,7 +168,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
     } catch (err) {
       throw storageError(err, `ledger ${ledgerId}'s metadata could not be read`);
     }
-    if (!vm || !isOurs(vm.metadata)) {
+    if (!vm || !isOurs(vm.metadata, this.config.namespace)) {
       this.ours.set(ledgerId, false);
       throw new NoSuchLedgerError(ledgerId);
     }
@@ -301,9 +308,12 @@ export class BookKeeperLedgerStore implements LedgerStore {
   }
 }
 
-function isOurs(m: BkLedgerMetadata): boolean {
-  const v = m.customMetadata.get(APPLICATION_KEY);
-  return v !== undefined && Buffer.from(v).toString('utf8') === APPLICATION_VALUE;
+function isOurs(m: BkLedgerMetadata, namespace: string | undefined): boolean {
+  const text = (key: string): string | undefined => {
+    const v = m.customMetadata.get(key);
+    return v === undefined ? undefined : Buffer.from(v).toString('utf8');
+  };
+  return text(APPLICATION_KEY) === APPLICATION_VALUE && text(NAMESPACE_KEY) === namespace;
 }
 
 function validId(ledgerId: LedgerId): void {
