@@ -4,14 +4,13 @@
  * is registered under <ledgersRootPath>/available as "127.0.0.1:<port>" (its id, from advertisedAddress) and
  * its port accepts connections.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { classpathOrThrow } from './classpath.js';
-import { COMMON_JVM_OPTIONS, JvmProcess, freePort } from './process.js';
-import { connectZk, type ZkClient } from './zk-client.js';
+import { COMMON_JVM_OPTIONS, JvmProcess, PortInUseError, fileSize, freePort, logShowsPortInUse, runJava, textTail } from './process.js';
+import { connectZk, removeIfExists, type ZkClient } from './zk-client.js';
 
 export interface BookieProcess {
   /** "127.0.0.1:<port>", its id in <ledgersRootPath>/available. */
@@ -41,7 +40,7 @@ export interface BookieOptions {
   zkConnect: string;
   /** Holds bk_server.conf, journal/, ledgers/ and bookie.log; a new temporary directory by default. */
   dir?: string;
-  /** A free ephemeral port by default. */
+  /** A free ephemeral port by default; for a directory that already holds a bookie, the port it had. */
   port?: number;
   /** Default /ledgers. */
   ledgersRootPath?: string;
@@ -80,61 +79,10 @@ export async function initBookKeeperMetadata(zkConnect: string, opts: { ledgersR
   const conf = join(dir, 'bk_shell.conf');
   writeConf(conf, { metadataServiceUri: metadataServiceUri(zkConnect, opts.ledgersRootPath), zkTimeout: '10000' });
   const r = await runJava(classpath, 'org.apache.bookkeeper.bookie.BookieShell', ['-conf', conf, 'initnewcluster'], opts.timeoutMs ?? 60_000);
+  rmSync(dir, { recursive: true, force: true });
   if (r.code !== 0 || !/successfully/i.test(r.output)) {
-    throw new Error(`BookieShell initnewcluster on ${zkConnect} failed (${r.code === null ? 'timed out' : `status ${r.code}`}):\n${tailOf(r.output)}`);
+    throw new Error(`BookieShell initnewcluster on ${zkConnect} failed (${r.code === null ? 'timed out' : `status ${r.code}`}):\n${textTail(r.output)}`);
   }
-}
-
-export interface JavaRun {
-  code: number | null;
-  /** stdout and stderr interleaved. */
-  output: string;
-  stdout: string;
-}
-
-/** Runs a short-lived JVM of the cluster's classpath to its end (SIGKILL to its group after timeoutMs). */
-export function runJava(classpath: string, mainClass: string, args: readonly string[], timeoutMs: number, jvmOptions: readonly string[] = []): Promise<JavaRun> {
-  return new Promise((resolve) => {
-    const child = spawn('java', ['-Xmx256m', ...COMMON_JVM_OPTIONS, ...jvmOptions, '-cp', classpath, mainClass, ...args], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    let stdout = '';
-    const cap = (s: string): string => (s.length > 4_000_000 ? s.slice(-2_000_000) : s);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      stdout = cap(stdout + d);
-      output = cap(output + d);
-    });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (output = cap(output + d)));
-    const kill = (): void => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    };
-    const timer = setTimeout(kill, timeoutMs);
-    process.once('exit', kill);
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      process.off('exit', kill);
-      resolve({ code: -1, output: `could not start java: ${e.message}`, stdout: '' });
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      process.off('exit', kill);
-      resolve({ code, output, stdout });
-    });
-  });
-}
-
-function tailOf(text: string, lines = 40): string {
-  return text
-    .split('\n')
-    .filter((l) => !/^\s+at |^\s*\.\.\. \d+ more/.test(l))
-    .slice(-lines)
-    .join('\n');
 }
 
 /** The session that owns the registration znode, or null when there is none. */
@@ -195,10 +143,44 @@ export async function waitForPort(port: number, timeoutMs: number, proc?: JvmPro
   }
 }
 
+/** The bookiePort of the bk_server.conf a previous start wrote in `dir`, if any. */
+function previousPort(dir: string): number | undefined {
+  try {
+    const m = /^bookiePort=(\d+)$/m.exec(readFileSync(join(dir, 'bk_server.conf'), 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startBookie(opts: BookieOptions): Promise<BookieHandle> {
-  const classpath = classpathOrThrow();
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ledgerline-bookie-'));
-  const port = opts.port ?? (await freePort());
+  const fresh = !existsSync(join(dir, 'journal', 'current'));
+  if (opts.port !== undefined) return startBookieOn(opts, dir, opts.port);
+  // A directory that already holds a bookie is that bookie again: its cookie names its port.
+  if (!fresh) return startBookieOn(opts, dir, previousPort(dir) ?? (await freePort()));
+  // An ephemeral port another process took before the bookie bound it: another one, up to three times. The
+  // failed start may have written its cookie (which names the port) to its directories and to ZooKeeper:
+  // both go, so that the next start is a new bookie again.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await startBookieOn(opts, dir, port);
+    } catch (e) {
+      if (!(e instanceof PortInUseError) || attempt >= 3) throw e;
+      for (const d of ['journal', 'ledgers']) rmSync(join(dir, d), { recursive: true, force: true });
+      const client = await connectZk(opts.zkConnect, 30_000);
+      try {
+        await removeIfExists(client, `${opts.ledgersRootPath ?? '/ledgers'}/cookies/127.0.0.1:${port}`);
+      } finally {
+        client.close();
+      }
+    }
+  }
+}
+
+async function startBookieOn(opts: BookieOptions, dir: string, port: number): Promise<BookieHandle> {
+  const classpath = classpathOrThrow();
   const root = opts.ledgersRootPath ?? '/ledgers';
   const address = `127.0.0.1:${port}`;
   for (const d of ['journal', 'ledgers']) mkdirSync(join(dir, d), { recursive: true });
@@ -257,17 +239,20 @@ export async function startBookie(opts: BookieOptions): Promise<BookieHandle> {
   const registration = `${root}/available/${address}`;
   const readyTimeout = opts.readyTimeoutMs ?? 90_000;
 
+  let logStart = 0;
   const launch = async (): Promise<void> => {
     const client = await connectZk(opts.zkConnect, 30_000);
     try {
       const stale = await owner(client, registration);
+      logStart = fileSize(logFile);
       proc.start();
       await waitForRegistration(client, registration, stale, proc, readyTimeout);
       await waitForPort(port, 30_000, proc);
     } catch (e) {
       const tail = proc.logTail();
       await proc.kill();
-      throw new Error(`bookie ${address} did not start: ${(e as Error).message}\n--- ${logFile} (tail)\n${tail}`);
+      const E = logShowsPortInUse(logFile, logStart) ? PortInUseError : Error;
+      throw new E(`bookie ${address} did not start: ${(e as Error).message}\n--- ${logFile} (tail)\n${tail}`);
     } finally {
       client.close();
     }

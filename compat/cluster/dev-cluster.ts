@@ -2,7 +2,7 @@
  * A development cluster on loopback: one ZooKeeper, its BookKeeper metadata (initnewcluster), and N bookies
  * started side by side. Directories under one root (a new temporary one by default): zk/, bookie-1/, ...
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBookKeeperMetadata, metadataServiceUri, startBookie, type BookieHandle, type BookieProcess } from './bookie.js';
@@ -16,7 +16,10 @@ export interface DevCluster {
   readonly metadataServiceUri: string;
   /** Starts one more bookie (bookie-<n+1>/ under the cluster's directory). */
   addBookie(): Promise<BookieProcess>;
-  /** Stops the bookies, then ZooKeeper; every process is gone when it resolves. */
+  /**
+   * Stops the bookies, then ZooKeeper; every process is gone when it resolves. A temporary directory the
+   * cluster made itself (no `dir` given) is deleted with it; a given one stays, with its data and logs.
+   */
   stop(): Promise<void>;
 }
 
@@ -45,7 +48,8 @@ export async function startDevCluster(opts: DevClusterOptions): Promise<DevClust
   const bookies: BookieHandle[] = [];
   let next = 0;
   const addBookie = async (): Promise<BookieHandle> => {
-    const bookieDir = join(dir, `bookie-${++next}`);
+    const n = ++next;
+    const bookieDir = join(dir, `bookie-${n}`);
     mkdirSync(bookieDir, { recursive: true });
     const b = await startBookie({
       zkConnect: zk.connectString,
@@ -56,12 +60,14 @@ export async function startDevCluster(opts: DevClusterOptions): Promise<DevClust
       extraConf: opts.extraConf,
       detached: opts.detached ?? false,
     });
-    bookies.push(b);
+    // In their numbers' order, whichever of those started side by side registered first.
+    bookies[n - 1] = b;
     return b;
   };
   const stop = async (): Promise<void> => {
-    await Promise.all(bookies.map((b) => b.stop()));
+    await Promise.all(bookies.filter((b) => b !== undefined).map((b) => b.stop()));
     await zk.stop();
+    if (opts.dir === undefined) rmSync(dir, { recursive: true, force: true });
   };
   try {
     await initBookKeeperMetadata(zk.connectString);

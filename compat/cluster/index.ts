@@ -16,3 +16,5 @@ export {
   type BookieOptions,
 } from './bookie.js';
 export { startDevCluster, type DevCluster, type DevClusterHandle, type DevClusterOptions } from './dev-cluster.js';
+export { bkTool, bookieShell, entryBytes, type BkEntry, type BkLedgerMetadata, type BkToolOptions } from './bk-tool.js';
+export { PortInUseError } from './process.js';

@@ -143,12 +143,15 @@ export class JvmProcess {
       await this.exited;
       clearTimeout(hard);
     }
-    // The group's other members (the watchdog) go with it.
+    // The group's other members (the watchdog) go with it; resolve once the group is empty, so that a caller
+    // who checks finds nothing left (bounded: a member the kernel has not reaped yet is waited for 5 s).
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
       // already gone
     }
+    const deadline = Date.now() + 5000;
+    while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     live.delete(this);
   }
 
@@ -178,14 +181,33 @@ export class JvmProcess {
 export function logTail(file: string, lines = 40): string {
   try {
     const size = statSync(file).size;
-    const text = readFileSync(file, 'utf8').slice(Math.max(0, size - 64 * 1024));
-    return text
-      .split('\n')
-      .filter((l) => !/^\s+at |^\s*\.\.\. \d+ more/.test(l))
-      .slice(-lines)
-      .join('\n');
+    return textTail(readFileSync(file, 'utf8').slice(Math.max(0, size - 64 * 1024)), lines);
   } catch {
     return '(no log)';
+  }
+}
+
+/**
+ * A start that failed because another process took the port between freePort() and the JVM's bind (engineers
+ * and tests share the machine): the caller picks another port and tries again.
+ */
+export class PortInUseError extends Error {}
+
+/** Whether the log, from byte `offset` on (this run's part), tells of a port already in use. */
+export function logShowsPortInUse(file: string, offset: number): boolean {
+  try {
+    return /BindException|Address already in use/.test(readFileSync(file).subarray(offset).toString('utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The size of a file, 0 when it does not exist (where this run's part of an appended log starts). */
+export function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }
 
@@ -202,6 +224,16 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Whether any process of the group `pgid` exists. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Whether a process with this pid exists (the state file's processes). */
 export function alive(pid: number): boolean {
   try {
@@ -210,4 +242,57 @@ export function alive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+export interface JavaRun {
+  code: number | null;
+  /** stdout and stderr interleaved. */
+  output: string;
+  stdout: string;
+}
+
+/** Runs a short-lived JVM of the cluster's classpath to its end (SIGKILL to its group after timeoutMs). */
+export function runJava(classpath: string, mainClass: string, args: readonly string[], timeoutMs: number, jvmOptions: readonly string[] = []): Promise<JavaRun> {
+  return new Promise((resolve) => {
+    const child = spawn('java', ['-Xmx256m', ...COMMON_JVM_OPTIONS, ...jvmOptions, '-cp', classpath, mainClass, ...args], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let stdout = '';
+    const cap = (s: string): string => (s.length > 4_000_000 ? s.slice(-2_000_000) : s);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout = cap(stdout + d);
+      output = cap(output + d);
+    });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (output = cap(output + d)));
+    const kill = (): void => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    };
+    const timer = setTimeout(kill, timeoutMs);
+    process.once('exit', kill);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      process.off('exit', kill);
+      resolve({ code: -1, output: `could not start java: ${e.message}`, stdout: '' });
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      process.off('exit', kill);
+      resolve({ code, output, stdout });
+    });
+  });
+}
+
+/** The last lines of a text, stack frames left out. */
+export function textTail(text: string, lines = 40): string {
+  return text
+    .split('\n')
+    .filter((l) => !/^\s+at |^\s*\.\.\. \d+ more/.test(l))
+    .slice(-lines)
+    .join('\n');
 }

@@ -26,6 +26,16 @@ export function exists(client: ZkClient, path: string): Promise<boolean> {
   return new Promise((resolve, reject) => client.exists(path, (err, stat) => (err ? reject(err) : resolve(stat !== null && stat !== undefined))));
 }
 
+/** Deletes a znode (any version); nothing when it does not exist. */
+export function removeIfExists(client: ZkClient, path: string): Promise<void> {
+  return new Promise((resolve, reject) =>
+    client.remove(path, -1, (err) => {
+      if (err && (err as { name?: string }).name !== 'NO_NODE') reject(err);
+      else resolve();
+    }),
+  );
+}
+
 export function children(client: ZkClient, path: string): Promise<string[]> {
   return new Promise((resolve, reject) =>
     client.getChildren(path, (err, names) => {

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { classpathOrThrow } from './classpath.js';
-import { COMMON_JVM_OPTIONS, JvmProcess, freePort } from './process.js';
+import { COMMON_JVM_OPTIONS, JvmProcess, PortInUseError, fileSize, freePort, logShowsPortInUse } from './process.js';
 import { connectZk } from './zk-client.js';
 
 export interface ZooKeeperProcess {
@@ -40,10 +40,21 @@ export interface ZooKeeperHandle extends ZooKeeperProcess {
 }
 
 export async function startZooKeeper(opts: ZooKeeperOptions = {}): Promise<ZooKeeperHandle> {
-  const classpath = classpathOrThrow();
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ledgerline-zk-'));
+  if (opts.port !== undefined) return startZooKeeperOn(opts, dir, opts.port);
+  // An ephemeral port another process took before ZooKeeper bound it: another one, up to three times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startZooKeeperOn(opts, dir, await freePort());
+    } catch (e) {
+      if (!(e instanceof PortInUseError) || attempt >= 3) throw e;
+    }
+  }
+}
+
+async function startZooKeeperOn(opts: ZooKeeperOptions, dir: string, port: number): Promise<ZooKeeperHandle> {
+  const classpath = classpathOrThrow();
   mkdirSync(join(dir, 'data'), { recursive: true });
-  const port = opts.port ?? (await freePort());
   const tickTime = opts.tickTimeMs ?? 500;
   const cfg = join(dir, 'zoo.cfg');
   writeFileSync(
@@ -77,6 +88,7 @@ export async function startZooKeeper(opts: ZooKeeperOptions = {}): Promise<ZooKe
     cwd: dir,
     detached: opts.detached ?? false,
   });
+  const logStart = fileSize(logFile);
   proc.start();
   const connectString = `127.0.0.1:${port}`;
   const readyTimeout = opts.readyTimeoutMs ?? 30_000;
@@ -87,7 +99,8 @@ export async function startZooKeeper(opts: ZooKeeperOptions = {}): Promise<ZooKe
   } catch (e) {
     const tail = proc.logTail();
     await proc.kill();
-    throw new Error(`ZooKeeper on ${connectString} did not start: ${(e as Error).message}\n--- ${logFile} (tail)\n${tail}`);
+    const E = logShowsPortInUse(logFile, logStart) ? PortInUseError : Error;
+    throw new E(`ZooKeeper on ${connectString} did not start: ${(e as Error).message}\n--- ${logFile} (tail)\n${tail}`);
   }
   return {
     connectString,

@@ -163,7 +163,10 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'ledgerline.bookkeeper.read.entry.timeout.ms', type: 'INT', default: '30000', doc: 'Ledgerline: a bookie read answer is awaited this long (BookKeeper readEntryTimeoutSec).', min: 1, readOnly: true },
   { name: 'ledgerline.bookkeeper.speculative.read.timeout.ms', type: 'INT', default: '2000', doc: 'Ledgerline: after this long without an answer a read also asks the next replica (BookKeeper speculativeReadTimeout); 0 disables it.', min: 0, readOnly: true },
   { name: 'ledgerline.bookkeeper.zk.session.timeout.ms', type: 'INT', default: '30000', doc: "Ledgerline: the BookKeeper store's ZooKeeper session timeout (BookKeeper zkTimeout).", min: 1, readOnly: true },
-  { name: 'ledgerline.metadata.store', type: 'STRING', default: 'sqlite', oneOf: ['sqlite', 'memory'], doc: 'Ledgerline: the metadata store (topics, their configs, each partition\'s chain of ledgers): sqlite (embedded, in log.dirs) or memory (nothing on disk, lost when the broker stops; for tests).', readOnly: true },
+  { name: 'ledgerline.metadata.store', type: 'STRING', default: 'sqlite', oneOf: ['sqlite', 'memory', 'zookeeper'], doc: 'Ledgerline: the metadata store (topics, their configs, each partition\'s chain of ledgers): sqlite (embedded, in log.dirs), memory (nothing on disk, lost when the broker stops; for tests) or zookeeper (shared by the cluster\'s brokers, on ledgerline.metadata.zookeeper.connect).', readOnly: true },
+  // As Kafka's zookeeper.connect and zookeeper.session.timeout.ms (ZooKeeper mode, before KRaft).
+  { name: 'ledgerline.metadata.zookeeper.connect', type: 'STRING', default: '', doc: 'Ledgerline: the ZooKeeper ensemble of the zookeeper metadata store, host:port[,host:port...][/chroot] as Kafka\'s zookeeper.connect; the chroot is created if missing.', readOnly: true },
+  { name: 'ledgerline.metadata.zookeeper.session.timeout.ms', type: 'INT', default: '18000', doc: 'Ledgerline: the ZooKeeper session timeout of the zookeeper metadata store, as Kafka\'s zookeeper.session.timeout.ms.', min: 1, readOnly: true },
   { name: 'max.incremental.fetch.session.cache.slots', type: 'INT', default: '1000', doc: 'Fetch sessions (KIP-227) the broker keeps.', min: 0 },
   ...GROUP_COORDINATOR_CONFIG_DEFS,
   ...TRANSACTION_COORDINATOR_CONFIG_DEFS,

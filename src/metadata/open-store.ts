@@ -7,22 +7,32 @@
  * |----------|-----------------------------------------------------------------------------------------|
  * | `sqlite` | default: LocalMetadataStore over SQLite in `dir` (one file and its WAL), durable         |
  * | `memory` | LocalMetadataStore in memory; a MemoryMetadataVolume passed as `volume` survives reopen |
+ * | `zookeeper` | ZooKeeperMetadataStore (zookeeper/): shared by every broker of the cluster, on the      |
+ * |          | ZooKeeper ensemble `ledgerline.metadata.zookeeper.connect` names (host:port,...[/chroot]) |
  *
  * An unknown name is refused with Kafka's ConfigException message for a ValidString validator:
- * `Invalid value <v> for configuration ledgerline.metadata.store: String must be one of: sqlite, memory`.
+ * `Invalid value <v> for configuration ledgerline.metadata.store: String must be one of: sqlite, memory, zookeeper`.
+ * `zookeeper` without a connect string is refused as Kafka refused a ZooKeeper-mode broker without
+ * zookeeper.connect: `Missing required configuration "ledgerline.metadata.zookeeper.connect" which has no
+ * default value.`
  */
 import { MetadataInvalidArgumentError } from './errors.js';
 import { LocalMetadataStore, type LocalMetadataStoreOptions } from './local-store.js';
 import { MemoryBackend, MemoryMetadataVolume } from './memory-backend.js';
 import { SqliteBackend } from './sqlite-backend.js';
 import type { MetadataStore } from './types.js';
+import { DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS, ZooKeeperMetadataStore } from './zookeeper/zookeeper-store.js';
 
 /** The broker config naming the metadata store engine. */
 export const METADATA_STORE_CONFIG = 'ledgerline.metadata.store';
 /** Accepted values of `ledgerline.metadata.store`, in the order the refusal lists them. */
-export const METADATA_STORE_KINDS = ['sqlite', 'memory'] as const;
+export const METADATA_STORE_KINDS = ['sqlite', 'memory', 'zookeeper'] as const;
 export type MetadataStoreKind = (typeof METADATA_STORE_KINDS)[number];
 export const DEFAULT_METADATA_STORE: MetadataStoreKind = 'sqlite';
+/** The ZooKeeper ensemble of the `zookeeper` store, as Kafka's zookeeper.connect: `host:port[,host:port...][/chroot]`. */
+export const METADATA_ZOOKEEPER_CONNECT_CONFIG = 'ledgerline.metadata.zookeeper.connect';
+/** Its session timeout, as Kafka's zookeeper.session.timeout.ms (default 18000). */
+export const METADATA_ZOOKEEPER_SESSION_TIMEOUT_CONFIG = 'ledgerline.metadata.zookeeper.session.timeout.ms';
 
 /** Longest part of a refused value echoed in the message (a config value is the operator's, but bounded). */
 const ECHO_MAX = 100;
@@ -34,6 +44,8 @@ export interface OpenMetadataStoreOptions extends LocalMetadataStoreOptions {
   readonly dir: string;
   /** `memory` only: the volume to open on (default a fresh one), to reopen what an earlier store committed. */
   readonly volume?: MemoryMetadataVolume;
+  /** `zookeeper` only: `ledgerline.metadata.zookeeper.connect` and `.session.timeout.ms`. */
+  readonly zookeeper?: { readonly connect?: string | null; readonly sessionTimeoutMs?: number };
 }
 
 /**
@@ -55,11 +67,21 @@ export function metadataStoreKind(value: string | null | undefined): MetadataSto
  * unknown name, before anything is opened; a SQLite directory another store holds is LL_ERR_METADATA_LOCKED.
  */
 export async function openMetadataStore(options: OpenMetadataStoreOptions): Promise<MetadataStore> {
-  const { store, dir, volume, ...storeOptions } = options;
+  const { store, dir, volume, zookeeper, ...storeOptions } = options;
   switch (metadataStoreKind(store)) {
     case 'sqlite':
       return LocalMetadataStore.open(SqliteBackend.open(dir), storeOptions);
     case 'memory':
       return LocalMetadataStore.open(new MemoryBackend(volume ?? new MemoryMetadataVolume()), storeOptions);
+    case 'zookeeper': {
+      const connect = (zookeeper?.connect ?? '').trim();
+      if (connect === '') {
+        throw new MetadataInvalidArgumentError(`Missing required configuration "${METADATA_ZOOKEEPER_CONNECT_CONFIG}" which has no default value.`, {
+          config: METADATA_ZOOKEEPER_CONNECT_CONFIG,
+        });
+      }
+      const sessionTimeoutMs = zookeeper?.sessionTimeoutMs ?? DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS;
+      return ZooKeeperMetadataStore.open({ ...storeOptions, connect, sessionTimeoutMs });
+    }
   }
 }

@@ -35,7 +35,7 @@ import { LEDGER_STORE_CONFIG, ledgerStoreSpace, openLedgerStore, type OpenLedger
 import type { LedgerStore } from '../ledger/types.js';
 import { ClusterConfigs, MIN_INSYNC_REPLICAS } from '../cluster/cluster-configs.js';
 import { loadClusterId, loadDirectoryId } from '../cluster/identity.js';
-import { METADATA_STORE_CONFIG, openMetadataStore } from '../metadata/open-store.js';
+import { METADATA_STORE_CONFIG, METADATA_ZOOKEEPER_CONNECT_CONFIG, METADATA_ZOOKEEPER_SESSION_TIMEOUT_CONFIG, openMetadataStore } from '../metadata/open-store.js';
 import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observability/metrics.js';
@@ -151,7 +151,14 @@ export class Broker implements ConnectionHost {
     const p = this.parts;
     // The stores are chosen by configuration (ledgerline.metadata.store, ledgerline.ledger.store) and used
     // through their interfaces from here on.
-    const metadata = (p.metadata = await openMetadataStore({ store: config.values.get(METADATA_STORE_CONFIG), dir: join(dataDir, 'metadata') }));
+    const metadata = (p.metadata = await openMetadataStore({
+      store: config.values.get(METADATA_STORE_CONFIG),
+      dir: join(dataDir, 'metadata'),
+      zookeeper: {
+        connect: config.values.get(METADATA_ZOOKEEPER_CONNECT_CONFIG),
+        sessionTimeoutMs: Number(config.values.get(METADATA_ZOOKEEPER_SESSION_TIMEOUT_CONFIG) ?? 18_000),
+      },
+    }));
     const clusterId = await loadClusterId(metadata);
     const controllerListeners = new Set(config.controllerListenerNames);
     const directoryId = await loadDirectoryId(metadata, this.nodeId);

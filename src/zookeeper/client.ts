@@ -308,6 +308,9 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     if (ops.length === 0) return [];
     this.checkOpen('multi');
     const tx = this.raw.transaction();
+    // The package's Transaction turns version 0 into -1 (`version || -1`): a check, setData or delete
+    // expecting version 0 would match any version. Each op's version is set again after it is added.
+    const added = (tx as unknown as { ops: Array<{ version?: number }> }).ops;
     for (const op of ops) {
       checkPath(op.path);
       switch (op.type) {
@@ -316,12 +319,15 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
           break;
         case 'set':
           tx.setData(op.path, Buffer.from(op.data), op.version ?? -1);
+          added[added.length - 1]!.version = op.version ?? -1;
           break;
         case 'delete':
           tx.remove(op.path, op.version ?? -1);
+          added[added.length - 1]!.version = op.version ?? -1;
           break;
         case 'check':
           tx.check(op.path, op.version);
+          added[added.length - 1]!.version = op.version;
           break;
       }
     }

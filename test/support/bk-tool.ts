@@ -1,6 +1,6 @@
 /** BookKeeper's own Java client (compat/bookkeeper's BkTool) for tests: list, meta, read and write ledgers. */
 import { bookKeeperClasspath } from '../../compat/cluster/index.js';
-import { runJava } from '../../compat/cluster/bookie.js';
+import { runJava } from '../../compat/cluster/process.js';
 import { DigestType } from '../../src/ledger/bookkeeper/digest.js';
 import type { BookKeeperLedgerStore } from '../../src/ledger/bookkeeper/store.js';
 

@@ -8,15 +8,17 @@ import {
   DEFAULT_METADATA_STORE,
   METADATA_STORE_CONFIG,
   METADATA_STORE_KINDS,
+  METADATA_ZOOKEEPER_CONNECT_CONFIG,
+  METADATA_ZOOKEEPER_SESSION_TIMEOUT_CONFIG,
   MemoryMetadataVolume,
   SQLITE_FILE_NAME,
   metadataStoreKind,
   openMetadataStore,
   type MetadataError,
 } from '../../../src/metadata/index.js';
-import { bytes, tempDir } from './support.js';
+import { bytes, sharedZooKeeper, tempDir, zooKeeperAvailable } from './support.js';
 
-const REFUSAL = (value: string): string => `Invalid value ${value} for configuration ledgerline.metadata.store: String must be one of: sqlite, memory`;
+const REFUSAL = (value: string): string => `Invalid value ${value} for configuration ledgerline.metadata.store: String must be one of: sqlite, memory, zookeeper`;
 
 let base: string | null = null;
 afterEach(() => {
@@ -85,7 +87,7 @@ describe('openMetadataStore', () => {
 
   it('refuses an unknown store name with the accepted ones, in Kafka ConfigException words, before opening anything', async () => {
     const dir = dataDir();
-    for (const name of ['zookeeper', 'SQLite', 'sqlite,memory']) {
+    for (const name of ['etcd', 'SQLite', 'ZooKeeper', 'sqlite,memory']) {
       const err = await refusal(openMetadataStore({ store: name, dir }));
       expect(err.code).toBe('LL_ERR_METADATA_INVALID_ARGUMENT');
       expect(err.message).toBe(REFUSAL(name));
@@ -93,13 +95,40 @@ describe('openMetadataStore', () => {
     expect(existsSync(dir)).toBe(false);
   });
 
+  it('refuses the zookeeper store without a connect string, in Kafka ConfigException words', async () => {
+    for (const zookeeper of [undefined, { connect: null }, { connect: '  ' }]) {
+      const err = await refusal(openMetadataStore({ store: 'zookeeper', dir: dataDir(), zookeeper }));
+      expect(err.code).toBe('LL_ERR_METADATA_INVALID_ARGUMENT');
+      expect(err.message).toBe('Missing required configuration "ledgerline.metadata.zookeeper.connect" which has no default value.');
+    }
+  });
+
+  it.skipIf(!zooKeeperAvailable)('opens the zookeeper store on the connect string and chroot, shared by a second opener', async () => {
+    const zk = await sharedZooKeeper();
+    const zookeeper = { connect: `${zk.connectString}/ll-open-store-shared-${process.pid}`, sessionTimeoutMs: 6_000 };
+    const first = await openMetadataStore({ store: ' zookeeper ', dir: dataDir(), zookeeper });
+    const second = await openMetadataStore({ store: 'zookeeper', dir: dataDir(), zookeeper });
+    try {
+      await first.put('/topics/orders', bytes('{"partitions":3}'));
+      expect((await second.get('/topics/orders'))?.value.toString()).toBe('{"partitions":3}');
+      expect(existsSync(base!)).toBe(true);
+      expect(readdirSync(base!)).toEqual([]); // nothing on disk
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
   it('echoes at most 100 characters of a refused name', () => {
     expect(() => metadataStoreKind('y'.repeat(3000))).toThrow(REFUSAL(`${'y'.repeat(100)}... (3000 characters)`));
   });
 
   it('passes the store options through to the engine it opens', async () => {
+    const zk = zooKeeperAvailable ? await sharedZooKeeper() : null;
     for (const store of METADATA_STORE_KINDS) {
-      const opened = await openMetadataStore({ store, dir: dataDir(), maxRequestBytes: 64 });
+      if (store === 'zookeeper' && zk === null) continue;
+      const zookeeper = { connect: `${zk?.connectString}/ll-open-store-${process.pid}` };
+      const opened = await openMetadataStore({ store, dir: dataDir(), maxRequestBytes: 64, zookeeper });
       const err = await refusal(opened.put('/big', Buffer.alloc(100)));
       expect(err.code).toBe('LL_ERR_METADATA_INVALID_ARGUMENT');
       await opened.close();
@@ -112,13 +141,21 @@ describe('ledgerline.metadata.store', () => {
   it('is declared with the factory default and accepted names, read-only, with a doc', () => {
     const def = BROKER_CONFIG_BY_NAME.get(METADATA_STORE_CONFIG);
     expect(def).toMatchObject({ type: 'STRING', default: DEFAULT_METADATA_STORE, oneOf: [...METADATA_STORE_KINDS], readOnly: true });
-    expect(def!.doc).toMatch(/sqlite.*memory/);
+    expect(def!.doc).toMatch(/sqlite.*memory.*zookeeper/);
+  });
+
+  it('comes with the zookeeper store\'s connect string and session timeout, Kafka\'s zookeeper.* defaults', () => {
+    expect(BROKER_CONFIG_BY_NAME.get(METADATA_ZOOKEEPER_CONNECT_CONFIG)).toMatchObject({ type: 'STRING', default: '', readOnly: true });
+    expect(BROKER_CONFIG_BY_NAME.get(METADATA_ZOOKEEPER_SESSION_TIMEOUT_CONFIG)).toMatchObject({ type: 'INT', default: '18000', readOnly: true });
+    const config = loadConfig({ overrides: [[METADATA_STORE_CONFIG, 'zookeeper'], [METADATA_ZOOKEEPER_CONNECT_CONFIG, 'zk1:2181,zk2:2181/ledgerline']] });
+    expect(config.values.get(METADATA_ZOOKEEPER_CONNECT_CONFIG)).toBe('zk1:2181,zk2:2181/ledgerline');
+    expect(config.values.get(METADATA_ZOOKEEPER_SESSION_TIMEOUT_CONFIG)).toBe('18000');
   });
 
   it('is refused at configuration time with the message the factory gives', () => {
     const def = BROKER_CONFIG_BY_NAME.get(METADATA_STORE_CONFIG)!;
-    expect(validateConfigValue(def, 'zookeeper')).toBe(REFUSAL('zookeeper'));
-    expect(() => loadConfig({ overrides: [[METADATA_STORE_CONFIG, 'zookeeper']] })).toThrow(REFUSAL('zookeeper'));
+    expect(validateConfigValue(def, 'etcd')).toBe(REFUSAL('etcd'));
+    expect(() => loadConfig({ overrides: [[METADATA_STORE_CONFIG, 'etcd']] })).toThrow(REFUSAL('etcd'));
     expect(loadConfig({ overrides: [[METADATA_STORE_CONFIG, 'memory']] }).values.get(METADATA_STORE_CONFIG)).toBe('memory');
     expect(loadConfig().values.get(METADATA_STORE_CONFIG)).toBe('sqlite');
   });

@@ -15,6 +15,8 @@ import {
   type WatchListener,
   type WatchResponse,
 } from '../../../src/metadata/index.js';
+import { ZooKeeperMetadataStore } from '../../../src/metadata/zookeeper/index.js';
+import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../../compat/cluster/index.js';
 
 /** One engine's storage for one test: `open` may be called again after `close` to reopen it. */
 export interface EngineInstance {
@@ -61,7 +63,35 @@ export const memoryEngine: Engine = {
   },
 };
 
-export const engines: Engine[] = [sqliteEngine, memoryEngine];
+/** One real ZooKeeper per test file (process), started on first use; the launcher kills it when the file's process exits. */
+let zooKeeper: Promise<ZooKeeperProcess> | undefined;
+export function sharedZooKeeper(): Promise<ZooKeeperProcess> {
+  zooKeeper ??= startZooKeeper({ tickTimeMs: 500 });
+  return zooKeeper;
+}
+let chroots = 0;
+
+/** Whether ZooKeeper-backed tests run: the jars are there, or LEDGERLINE_REQUIRE_BOOKKEEPER=1 demands them. */
+export const zooKeeperAvailable = bookKeeperClasspath() !== undefined || requireBookKeeper();
+
+/** A fresh chroot per instance; `exclusive` so that a second open is refused as the embedded store's is. */
+export const zookeeperEngine: Engine = {
+  name: 'zookeeper',
+  survivesProcessKill: false, // the crash fixture writes SQLite; ZooKeeper's own durability is ZooKeeper's
+  create() {
+    const chroot = `/ll-metadata-${process.pid}-${++chroots}-${Date.now()}`;
+    return {
+      dir: undefined,
+      open: async (options) => {
+        const zk = await sharedZooKeeper();
+        return ZooKeeperMetadataStore.open({ ...options, connect: zk.connectString + chroot, exclusive: true, sessionTimeoutMs: 10_000 });
+      },
+      dispose: () => {},
+    };
+  },
+};
+
+export const engines: Engine[] = [sqliteEngine, memoryEngine, ...(zooKeeperAvailable ? [zookeeperEngine] : [])];
 
 export const bytes = (s: string): Buffer => Buffer.from(s, 'utf8');
 

@@ -1,9 +1,8 @@
 /**
- * ZooKeeperClient against a real ZooKeeper server (test/support/zookeeper-launcher.ts). Session expiry is
+ * ZooKeeperClient against a real ZooKeeper server (compat/cluster, the development-cluster launcher). Session expiry is
  * forced by a TCP relay between the client and the server that stops relaying: the client's pings go
  * unanswered, the server expires the session, and the client learns it when it reconnects.
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperClient, ZooKeeperMultiError, parseConnectString } from '../../../src/zookeeper/client.js';
 import {
@@ -14,7 +13,8 @@ import {
   ZooKeeperNotEmptyError,
   ZooKeeperSessionExpiredError,
 } from '../../../src/zookeeper/errors.js';
-import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../support/zookeeper-launcher.js';
+import { StallingRelay } from '../../support/stalling-relay.js';
+import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../../compat/cluster/index.js';
 
 const available = bookKeeperClasspath() !== undefined || requireBookKeeper();
 
@@ -23,45 +23,6 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Relays TCP to `port`; `stall()` keeps the connections open but relays nothing, `resume()` relays again. */
-class StallingRelay {
-  private stalled = false;
-  private readonly sockets = new Set<Socket>();
-  private constructor(readonly server: Server, readonly port: number) {}
-
-  static async start(targetPort: number): Promise<StallingRelay> {
-    let relay!: StallingRelay;
-    const server = createServer((client) => {
-      const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
-      for (const s of [client, upstream]) {
-        relay.sockets.add(s);
-        s.on('error', () => {});
-        s.on('close', () => {
-          relay.sockets.delete(s);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.on('data', (d) => relay.stalled || upstream.write(d));
-      upstream.on('data', (d) => relay.stalled || client.write(d));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    relay = new StallingRelay(server, (server.address() as { port: number }).port);
-    return relay;
-  }
-
-  stall(): void {
-    this.stalled = true;
-  }
-  resume(): void {
-    this.stalled = false;
-  }
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
 
@@ -146,6 +107,22 @@ describe.skipIf(!available)('ZooKeeperClient on a real ZooKeeper', () => {
     expect(err.code).toBe('LL_ERR_ZK_BAD_VERSION');
     expect((await client.get('/mf')).data.toString()).toBe('0');
     expect((await client.exists('/mf/new')).stat).toBeNull();
+  });
+
+  it('checks version 0 in a multi instead of matching any version', async () => {
+    await client.create('/v0', Buffer.from('a'));
+    await client.set('/v0', Buffer.from('b'));
+    for (const op of [
+      { type: 'check', path: '/v0', version: 0 },
+      { type: 'set', path: '/v0', data: Buffer.from('c'), version: 0 },
+      { type: 'delete', path: '/v0', version: 0 },
+    ] as const) {
+      const err = await client.multi([op]).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ZooKeeperMultiError);
+      expect((err as ZooKeeperMultiError).error).toBeInstanceOf(ZooKeeperBadVersionError);
+    }
+    expect((await client.get('/v0')).data.toString()).toBe('b');
+    await client.multi([{ type: 'check', path: '/v0', version: 1 }, { type: 'delete', path: '/v0', version: 1 }]);
   });
 
   it('fires one-shot watches for data, existence and children', async () => {

@@ -54,7 +54,12 @@ public final class BkTool {
     PrintStream out = System.out;
     int status = 0;
     try {
-      status = run(new ArrayList<>(List.of(argv)), out);
+      try {
+        status = run(new ArrayList<>(List.of(argv)), out);
+      } catch (java.util.concurrent.ExecutionException e) {
+        // The futures of BookKeeper's client carry its BKException: report that, with its code.
+        throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
+      }
     } catch (BKException e) {
       fail("BKException", e.getCode(), BKException.getMessage(e.getCode()) + ": " + e.getMessage());
       status = 1;

@@ -1,0 +1,243 @@
+/**
+ * ZooKeeperMetadataStore beyond the contract suite: several store instances, each on its own ZooKeeper
+ * session, sharing one store (as brokers do), key names ZooKeeper would refuse as znode names, and values at
+ * the size limits. One real ZooKeeper for the file (test/unit/metadata/support.ts), a fresh chroot per test.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock, compareKeys, type MetadataError, type MetadataStore } from '../../../src/metadata/index.js';
+import { ZooKeeperMetadataStore, type ZooKeeperMetadataStoreOptions } from '../../../src/metadata/zookeeper/index.js';
+import { ZooKeeperClient } from '../../../src/zookeeper/client.js';
+import { StallingRelay } from '../../support/stalling-relay.js';
+import { Recorder, bytes, sharedZooKeeper, until, zooKeeperAvailable } from './support.js';
+
+let chroots = 0;
+
+async function rejection(promise: Promise<unknown>): Promise<MetadataError> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as MetadataError;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several instances', () => {
+  let connect: string;
+  const open: MetadataStore[] = [];
+  const openStore = async (options: Partial<ZooKeeperMetadataStoreOptions> = {}): Promise<ZooKeeperMetadataStore> => {
+    const store = await ZooKeeperMetadataStore.open({ connect, sessionTimeoutMs: 10_000, ...options });
+    open.push(store);
+    return store;
+  };
+
+  beforeEach(async () => {
+    const zk = await sharedZooKeeper();
+    connect = `${zk.connectString}/ll-shared-${process.pid}-${++chroots}`;
+  });
+
+  afterEach(async () => {
+    for (const store of open.splice(0)) await store.close();
+  });
+
+  it('shows each instance the writes of the others, and streams them to watches on another session', async () => {
+    const a = await openStore();
+    const b = await openStore();
+    const rec = new Recorder();
+    await b.watch({ prefix: '/t/' }, rec, { prevKv: true });
+    const first = await a.put('/t/x', bytes('1'));
+    await a.put('/t/x', bytes('2'));
+    expect(await b.get('/t/x')).toMatchObject({ value: bytes('2'), version: 2, createRevision: first.revision });
+    await rec.waitForEvents(2, 10_000);
+    expect(rec.summary).toEqual(['put /t/x=1@2', 'put /t/x=2@3']);
+    expect(rec.events[1]!.prevKv).toMatchObject({ value: bytes('1'), version: 1 });
+    expect(await b.revision()).toBe(3);
+  });
+
+  it('lets exactly one of two instances win a compare-and-set race', async () => {
+    const a = await openStore();
+    const b = await openStore();
+    const { revision } = await a.put('/owner', bytes('none'));
+    for (let round = 0; round < 10; round++) {
+      const current = (await a.get('/owner'))!.modRevision;
+      const results = await Promise.all([
+        a.compareAndSet('/owner', { modRevision: current }, bytes(`a${round}`)),
+        b.compareAndSet('/owner', { modRevision: current }, bytes(`b${round}`)),
+      ]);
+      expect(results.filter((r) => r.succeeded)).toHaveLength(1);
+    }
+    expect(await a.revision()).toBe(revision + 10);
+  });
+
+  it('gives concurrent writers of two instances one revision each, with no gap, in one order for every watcher', async () => {
+    const a = await openStore();
+    const b = await openStore();
+    const observer = await openStore();
+    const rec = new Recorder();
+    await observer.watch({ prefix: '/c/' }, rec);
+    const writes = await Promise.all([
+      ...Array.from({ length: 40 }, (_, i) => a.put(`/c/a${i}`, bytes(String(i)))),
+      ...Array.from({ length: 40 }, (_, i) => b.put(`/c/b${i}`, bytes(String(i)))),
+    ]);
+    const revisions = writes.map((w) => w.revision).sort((x, y) => x - y);
+    expect(revisions).toEqual(Array.from({ length: 80 }, (_, i) => i + 2));
+    await rec.waitForEvents(80, 20_000);
+    expect(rec.events.map((e) => e.kv.modRevision)).toEqual(revisions);
+    expect((await b.list('/c/')).kvs).toHaveLength(80);
+  }, 60_000);
+
+  it('replays on one instance the history another instance wrote before it opened', async () => {
+    const a = await openStore();
+    await a.put('/h/1', bytes('a'));
+    await a.put('/h/1', bytes('b'));
+    await a.delete('/h/1');
+    const b = await openStore();
+    const rec = new Recorder();
+    await b.watch({ key: '/h/1' }, rec, { startRevision: 2, prevKv: true });
+    await rec.waitForEvents(3);
+    expect(rec.summary).toEqual(['put /h/1=a@2', 'put /h/1=b@3', 'delete /h/1@4']);
+    expect(rec.events[2]!.prevKv).toMatchObject({ value: bytes('b'), modRevision: 3 });
+  });
+
+  it('lets another instance expire a lease its holder stopped keeping alive, its keys gone in one revision', async () => {
+    const holderClock = new ManualClock();
+    const otherClock = new ManualClock();
+    const holder = await openStore({ clock: holderClock });
+    const other = await openStore({ clock: otherClock });
+    const lease = await holder.grantLease(10);
+    await holder.put('/broker/1', bytes('x'), { lease: lease.id });
+    await holder.put('/owns/p0', bytes('1'), { lease: lease.id });
+    const rec = new Recorder();
+    await other.watch({ prefix: '/' }, rec);
+    // The other instance learns of the lease when it meets it: a full TTL from then.
+    expect((await other.leaseTimeToLive(lease.id))?.keys).toEqual(['/broker/1', '/owns/p0']);
+    await holder.close();
+    otherClock.advance(10_000);
+    await rec.waitForEvents(2, 10_000);
+    expect(rec.summary).toEqual(['delete /broker/1@4', 'delete /owns/p0@4']);
+    expect(rec.responses).toHaveLength(1);
+    expect(await other.leaseTimeToLive(lease.id)).toBeNull();
+  });
+
+  it('does not expire a lease its holder keeps alive on another instance', async () => {
+    const holderClock = new ManualClock();
+    const otherClock = new ManualClock();
+    const holder = await openStore({ clock: holderClock });
+    const other = await openStore({ clock: otherClock });
+    const lease = await holder.grantLease(10);
+    await holder.put('/alive', bytes('x'), { lease: lease.id });
+    expect(await other.leaseTimeToLive(lease.id)).toMatchObject({ ttl: 10 });
+    for (let i = 0; i < 3; i++) {
+      holderClock.advance(6_000);
+      await holder.keepAliveLease(lease.id);
+      otherClock.advance(6_000);
+      // Past the other instance's deadline it sees the keep-alive (the lease znode's version moved) and waits on.
+      expect(await other.get('/alive')).not.toBeNull();
+    }
+    // Its deadline passes again: it sees the last keep-alive and gives a full TTL from now (so a lease ends at
+    // most two TTLs after the last keep-alive an instance could see) …
+    otherClock.advance(20_000);
+    expect(await other.get('/alive')).not.toBeNull();
+    // … and with no keep-alive since, it ends the lease.
+    otherClock.advance(10_000);
+    expect(await other.get('/alive')).toBeNull();
+    expect((await rejection(holder.keepAliveLease(lease.id))).code).toBe('LL_ERR_METADATA_LEASE_NOT_FOUND');
+  });
+
+  it('refuses a put on another instance with a lease that instance revoked', async () => {
+    const a = await openStore();
+    const b = await openStore();
+    const lease = await a.grantLease(60);
+    await b.revokeLease(lease.id);
+    expect((await rejection(a.put('/x', bytes('1'), { lease: lease.id }))).code).toBe('LL_ERR_METADATA_LEASE_NOT_FOUND');
+    expect(await a.get('/x')).toBeNull();
+  });
+
+  it('stores keys ZooKeeper refuses as znode names, and lists them in UTF-8 byte order', async () => {
+    const store = await openStore();
+    const keys = ['/a/b', '.', '..', '/./..', 'zookeeper', '%41', 'A', '/\u0001ctl', '/\u007f', '/\ue000private', '/\ufff5', '/😀', '/\uffff', '/ü', ' '];
+    for (const key of keys) await store.put(key, bytes(key));
+    const listed = (await store.list('')).kvs.map((kv) => kv.key);
+    expect(listed).toEqual([...keys].sort(compareKeys));
+    for (const key of keys) expect((await store.get(key))?.value.toString()).toBe(key);
+    const reopened = await openStore();
+    expect((await reopened.list('')).kvs.map((kv) => kv.key)).toEqual(listed);
+    expect((await reopened.list('/', { limit: 3, startAfter: '/\u007f' })).kvs.map((kv) => kv.key)).toEqual(
+      listed.filter((k) => k.startsWith('/') && compareKeys(k, '/\u007f') > 0).slice(0, 3),
+    );
+  });
+
+  it('takes values up to its request limit and refuses larger ones, and a txn whose multi would pass jute.maxbuffer', async () => {
+    const store = await openStore();
+    const big = Buffer.alloc(480 * 1024 - 10, 7);
+    await store.put('/big', big);
+    expect((await store.get('/big'))?.value.equals(big)).toBe(true);
+    expect((await rejection(store.put('/bigger', Buffer.alloc(480 * 1024)))).code).toBe('LL_ERR_METADATA_INVALID_ARGUMENT');
+    const wide = await openStore({ maxRequestBytes: 4 * 1024 * 1024 });
+    const refused = await rejection(wide.put('/huge', Buffer.alloc(700 * 1024)));
+    expect(refused.code).toBe('LL_ERR_METADATA_INVALID_ARGUMENT');
+    expect(refused.message).toMatch(/jute\.maxbuffer/);
+    expect(await store.get('/huge')).toBeNull();
+  });
+
+  it('refuses a second exclusive opener but lets shared instances in', async () => {
+    await openStore({ exclusive: true });
+    expect((await rejection(ZooKeeperMetadataStore.open({ connect, exclusive: true }))).code).toBe('LL_ERR_METADATA_LOCKED');
+    const shared = await openStore();
+    expect(await shared.revision()).toBe(1);
+  });
+
+  it('goes on after its ZooKeeper session expires: a new session, and its watches get what was written meanwhile', async () => {
+    const zk = await sharedZooKeeper();
+    const relay = await StallingRelay.start(zk.port);
+    const relays = [relay];
+    const clients: ZooKeeperClient[] = [];
+    const chroot = connect.slice(connect.indexOf('/'));
+    try {
+      const writer = await openStore();
+      const errors: Error[] = [];
+      const cut = await openStore({ connect: `127.0.0.1:${relay.port}${chroot}`, sessionTimeoutMs: 1_500, onBackgroundError: (e) => errors.push(e) });
+      const rec = new Recorder();
+      await cut.watch({ prefix: '/s/' }, rec);
+      await writer.put('/s/before', bytes('1'));
+      await rec.waitForEvents(1, 10_000);
+      // A witness session with the same timeout, stalled just after the store's: once the server has expired
+      // it (its ephemeral goes), it has expired the store's session, whose last sign of life was earlier.
+      const witnessRelay = await StallingRelay.start(zk.port);
+      relays.push(witnessRelay);
+      const witness = await ZooKeeperClient.connect({ connect: `127.0.0.1:${witnessRelay.port}${chroot}`, sessionTimeoutMs: 1_500 });
+      clients.push(witness);
+      await witness.create('/witness', Buffer.alloc(0), 'ephemeral');
+      const observer = await ZooKeeperClient.connect({ connect: zk.connectString + chroot });
+      clients.push(observer);
+      const gone = (await observer.exists('/witness', { watch: true })).changed;
+      relay.stall();
+      witnessRelay.stall();
+      await writer.put('/s/during', bytes('2'));
+      expect(await gone).toEqual({ type: 'deleted', path: '/witness' });
+      relay.resume();
+      await rec.waitForEvents(2, 20_000);
+      expect(rec.summary).toEqual(['put /s/before=1@2', 'put /s/during=2@3']);
+      await until(() => rec.errors.length === 0, 'no watch error');
+      expect((await cut.put('/s/after', bytes('3'))).revision).toBe(4);
+      expect((await writer.get('/s/after'))?.value.toString()).toBe('3');
+      await rec.waitForEvents(3, 10_000);
+    } finally {
+      for (const store of open.splice(0)) await store.close();
+      for (const c of clients) await c.close();
+      for (const r of relays) await r.close();
+    }
+  }, 60_000);
+
+  it('refuses a znode that is not one of its own with a format error instead of reading garbage', async () => {
+    const store = await openStore();
+    await store.put('/k', bytes('v'));
+    const zk = await ZooKeeperClient.connect({ connect });
+    try {
+      const { children } = await zk.getChildren('/kv');
+      await zk.set(`/kv/${children[0]}`, Buffer.from('not a header'));
+    } finally {
+      await zk.close();
+    }
+    expect((await rejection(ZooKeeperMetadataStore.open({ connect }))).code).toBe('LL_ERR_METADATA_FORMAT');
+  });
+});
