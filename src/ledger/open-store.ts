@@ -9,10 +9,13 @@
  * |----------|--------------------------------------------------------------------------------------------|
  * | `local`  | default: LocalLedgerStore in `dir`, on the real file system (or `fs`, for fault injection)  |
  * | `memory` | the same store over MemoryLedgerFs: nothing touches the disk; `memoryFs` survives a reopen |
+ * | `bookkeeper` | BookKeeperLedgerStore: Apache BookKeeper bookies, metadata in ZooKeeper (bookkeeper/README.md); `config` supplies `ledgerline.bookkeeper.*` |
  *
  * An unknown name is refused with Kafka's ConfigException message for a ValidString validator:
- * `Invalid value <v> for configuration ledgerline.ledger.store: String must be one of: local, memory`.
+ * `Invalid value <v> for configuration ledgerline.ledger.store: String must be one of: local, memory, bookkeeper`.
  */
+import { bookKeeperStoreConfig } from './bookkeeper/config.js';
+import { BookKeeperLedgerStore } from './bookkeeper/store.js';
 import { LedgerInvalidArgumentError } from './errors.js';
 import type { LedgerFs } from './fs.js';
 import { LocalLedgerStore, type LocalLedgerStoreOptions } from './local-store.js';
@@ -22,7 +25,7 @@ import type { LedgerStore } from './types.js';
 /** The broker config naming the ledger store implementation. */
 export const LEDGER_STORE_CONFIG = 'ledgerline.ledger.store';
 /** Accepted values of `ledgerline.ledger.store`, in the order the refusal lists them. */
-export const LEDGER_STORE_KINDS = ['local', 'memory'] as const;
+export const LEDGER_STORE_KINDS = ['local', 'memory', 'bookkeeper'] as const;
 export type LedgerStoreKind = (typeof LEDGER_STORE_KINDS)[number];
 export const DEFAULT_LEDGER_STORE: LedgerStoreKind = 'local';
 
@@ -46,6 +49,10 @@ export interface OpenLedgerStoreOptions extends Omit<LocalLedgerStoreOptions, 'f
   readonly fs?: LedgerFs;
   /** `memory` only: the in-memory file system to open on (default a fresh one), to reopen what a store wrote. */
   readonly memoryFs?: MemoryLedgerFs;
+  /** `bookkeeper` only: the broker's config values (`ledgerline.bookkeeper.*`, `default.replication.factor`, `min.insync.replicas`). */
+  readonly config?: (name: string) => string | null | undefined;
+  /** `bookkeeper` only: a log line for ensemble changes, fencing and bookie failures. */
+  readonly log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
 /**
@@ -65,12 +72,14 @@ export function ledgerStoreKind(value: string | null | undefined): LedgerStoreKi
  * does). Rejects with LL_ERR_INVALID_ARGUMENT for an unknown name, before anything is opened.
  */
 export async function openLedgerStore(options: OpenLedgerStoreOptions): Promise<LedgerStore> {
-  const { store, dir, fs, memoryFs, ...storeOptions } = options;
+  const { store, dir, fs, memoryFs, config, log, ...storeOptions } = options;
   switch (ledgerStoreKind(store)) {
     case 'local':
       return LocalLedgerStore.open(dir, fs ? { ...storeOptions, fs } : storeOptions);
     case 'memory':
       return LocalLedgerStore.open(dir, { ...storeOptions, fs: memoryFs ?? new MemoryLedgerFs() });
+    case 'bookkeeper':
+      return BookKeeperLedgerStore.open({ ...bookKeeperStoreConfig(config ?? (() => null), storeOptions.maxEntryBytes ?? 8 * 1024 * 1024), log });
   }
 }
 

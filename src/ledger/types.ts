@@ -93,9 +93,20 @@ export interface LedgerWriter {
   seal(): Promise<LedgerMetadata>;
 }
 
+/**
+ * How a new ledger is replicated, for a store that replicates (BookKeeper's ensemble size E, write quorum Qw,
+ * ack quorum Qa; a partition log passes its topic's replication.factor and min.insync.replicas). A store
+ * that keeps one copy (the local store) ignores it; unset fields take the store's defaults.
+ */
+export interface LedgerCreateOptions {
+  readonly ensembleSize?: number;
+  readonly writeQuorum?: number;
+  readonly ackQuorum?: number;
+}
+
 export interface LedgerStore {
   /** Creates a new, empty, open ledger (durably) and returns its writer. */
-  create(): Promise<LedgerWriter>;
+  create(options?: LedgerCreateOptions): Promise<LedgerWriter>;
   /**
    * BookKeeper's recovery-open (fence, then close): from the moment this is called, appends through the
    * ledger's current writer fail with LL_ERR_LEDGER_FENCED; appends already being written finish (they

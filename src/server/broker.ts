@@ -199,6 +199,8 @@ export class Broker implements ConnectionHost {
       ...(this.ledgerFs ? { fs: this.ledgerFs } : {}),
       gc: ledgerGcOptions(config.values),
       onBackgroundError: (err) => log.error({ err }, 'ledger store background error'),
+      config: (name) => config.values.get(name),
+      log: (msg, fields) => log.info({ component: 'bookkeeper', ...fields }, msg),
     }));
     // Partitions open on first use, coordinator shards on the first request for one of their groups.
     const partitions = (p.partitions = new PartitionManager({ topics, view, ledgers, metadata, config, log }));

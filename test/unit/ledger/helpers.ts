@@ -3,6 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { bookKeeperClasspath, startDevCluster, type DevCluster } from '../../../compat/cluster/index.js';
+import { BookKeeperLedgerStore } from '../../../src/ledger/bookkeeper/store.js';
+import { storeOptions } from '../../support/bk-tool.js';
 import { FaultInjectingLedgerFs } from '../../../src/ledger/fault-fs.js';
 import { nodeLedgerFs, type LedgerFs } from '../../../src/ledger/fs.js';
 import { LocalLedgerStore, type LocalLedgerStoreOptions } from '../../../src/ledger/local-store.js';
@@ -32,6 +35,11 @@ export interface StoreHarness {
 
 export interface Engine {
   readonly name: string;
+  /**
+   * The engine is LocalLedgerStore (its stats, segment files, directory lock and flush policy): the contract
+   * tests that look at those run only for it. Every other test runs against every engine.
+   */
+  readonly local: boolean;
   harness(): StoreHarness;
 }
 
@@ -54,10 +62,44 @@ export function memoryHarness(memfs = new MemoryLedgerFs(), wrap?: (fs: LedgerFs
 
 /** The implementations the contract suite runs against, unchanged. */
 export const engines: Engine[] = [
-  { name: 'local store on disk', harness: () => diskHarness() },
-  { name: 'local store over the fault-injecting fs (no fault armed)', harness: () => diskHarness((fs) => new FaultInjectingLedgerFs(fs)) },
-  { name: 'in-memory store (local store over MemoryLedgerFs)', harness: () => memoryHarness() },
+  { name: 'local store on disk', local: true, harness: () => diskHarness() },
+  { name: 'local store over the fault-injecting fs (no fault armed)', local: true, harness: () => diskHarness((fs) => new FaultInjectingLedgerFs(fs)) },
+  { name: 'in-memory store (local store over MemoryLedgerFs)', local: true, harness: () => memoryHarness() },
+  // On ZooKeeper and 3 real bookies, when asked for (LEDGERLINE_BOOKKEEPER_CONTRACT=1, as CI's BookKeeper step
+  // does) and compat/bookkeeper is built: one cluster for the run, a namespace per test.
+  ...(process.env.LEDGERLINE_BOOKKEEPER_CONTRACT === '1' && bookKeeperClasspath() !== undefined
+    ? [{ name: 'bookkeeper store on 3 bookies (E3/Qw3/Qa2)', local: false, harness: () => bookKeeperHarness() }]
+    : []),
 ];
+
+let bkCluster: Promise<DevCluster> | null = null;
+let bkHarnesses = 0;
+
+/** A BookKeeperLedgerStore harness; reopening opens a new store on the same namespace (what a restart sees). */
+export function bookKeeperHarness(): StoreHarness {
+  bkCluster ??= startDevCluster({ bookies: 3 }).then((c) => {
+    afterAllOnce(() => c.stop());
+    return c;
+  });
+  const namespace = `contract-${process.pid}-${++bkHarnesses}`;
+  return {
+    fs: nodeLedgerFs,
+    dir: namespace,
+    async open(options) {
+      const cluster = await bkCluster!;
+      const store = await BookKeeperLedgerStore.open({ ...storeOptions(cluster.metadataServiceUri), maxEntryBytes: options?.maxEntryBytes ?? 8 * 1024 * 1024, namespace });
+      // Typed as the local store for the suite; the tests that use local-only members are gated by Engine.local.
+      return store as unknown as LocalLedgerStore;
+    },
+    cleanup: () => undefined,
+  };
+}
+
+const stops: (() => Promise<void>)[] = [];
+function afterAllOnce(stop: () => Promise<void>): void {
+  if (stops.length === 0) process.once('beforeExit', () => void Promise.allSettled(stops.map((s) => s())));
+  stops.push(stop);
+}
 
 /** Resolves with the rejection's `code`, failing the test if the promise resolves. */
 export async function errorCode(p: Promise<unknown>): Promise<string> {
