@@ -8,22 +8,23 @@
  * `up` starts ZooKeeper and the bookies, prints the ZooKeeper connect string and BookKeeper's
  * metadataServiceUri, and writes <dir>/cluster.json so that `down` (or `status`) finds them; the processes
  * keep running after it exits. With --foreground it stays attached and stops them all on Ctrl-C (SIGINT) or
- * SIGTERM. `--brokers N` is parsed for brokers on BookKeeper, which this launcher does not start yet.
+ * SIGTERM. `--brokers N` adds N Ledgerline brokers, members of one cluster on that ZooKeeper (metadata) and
+ * those bookies (partition data), each with its own data directory and log under <dir>/broker-<id>.
  */
 import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LEDGER_STORE_KINDS } from '../../src/ledger/open-store.js';
 import { WORK_DIR } from '../lib/paths.js';
 import { BUILD_COMMAND, bookKeeperClasspath } from './classpath.js';
+import { startClusterBroker, type ClusterBroker } from './brokers.js';
 import { startDevCluster } from './dev-cluster.js';
 import { alive } from './process.js';
 
 const HELP = `Usage: npm run cluster -- <command> [options]
 
-  up        start ZooKeeper and the bookies; print where they are; write <dir>/cluster.json
+  up        start ZooKeeper, the bookies and the brokers; print where they are; write <dir>/cluster.json
     --bookies N        bookies to start (default 3)
-    --brokers N        Ledgerline brokers on the bookies (not available yet: refused)
+    --brokers N        Ledgerline brokers on them (default 0): one cluster, RF min(3, brokers, bookies)
     --dir D            where the processes keep their data and logs (default compat/.work/cluster)
     --auto-recovery    run BookKeeper's AutoRecovery in every bookie (re-replication at once)
     --foreground       stay attached; Ctrl-C stops everything
@@ -91,18 +92,13 @@ function fail(message: string): never {
 }
 
 async function up(dir: string, bookies: number, brokers: number, autoRecovery: boolean, foreground: boolean): Promise<void> {
-  if (brokers > 0) {
-    // Brokers on BookKeeper need a `bookkeeper` ledger store (src/ledger/open-store.ts).
-    if (!(LEDGER_STORE_KINDS as readonly string[]).includes('bookkeeper')) fail('--brokers: brokers on BookKeeper are not available yet');
-    fail('--brokers: the ledger store has a bookkeeper kind, but this launcher does not start brokers yet');
-  }
   if (bookKeeperClasspath() === undefined) fail(`BookKeeper is not built: run ${BUILD_COMMAND} (or npm run compat)`);
   const previous = readState(dir);
   if (previous) {
     const live = liveProcesses(previous);
     if (live.length > 0) fail(`a cluster is running in ${dir} (${live.map((p) => `${p.name} pid ${p.pid}`).join(', ')}): npm run cluster -- down --dir ${dir}`);
     // What a stopped cluster of ours left: start afresh (initnewcluster needs an empty ZooKeeper).
-    for (const name of readdirSync(dir)) if (name === 'zk' || /^bookie-\d+$/.test(name)) rmSync(join(dir, name), { recursive: true, force: true });
+    for (const name of readdirSync(dir)) if (name === 'zk' || /^(bookie|broker)-\d+$/.test(name)) rmSync(join(dir, name), { recursive: true, force: true });
     unlinkSync(join(dir, STATE_FILE));
   } else if (existsSync(dir) && readdirSync(dir).length > 0) {
     fail(`${dir} is not empty and holds no ${STATE_FILE}: choose another --dir`);
@@ -110,6 +106,28 @@ async function up(dir: string, bookies: number, brokers: number, autoRecovery: b
   mkdirSync(dir, { recursive: true });
   const t0 = Date.now();
   const cluster = await startDevCluster({ bookies, dir, autoRecovery, detached: !foreground }).catch((e: unknown) => fail(`cluster up failed: ${(e as Error).message}`));
+  // Kafka's defaults for a replicated topic where the cluster allows them: RF 3, min.insync 2 (E 3, Qw 3, Qa 2).
+  const replicationFactor = Math.min(3, Math.max(1, brokers), bookies);
+  const started: ClusterBroker[] = [];
+  try {
+    for (let id = 1; id <= brokers; id++) {
+      started.push(
+        await startClusterBroker({
+          nodeId: id,
+          dir: join(dir, `broker-${id}`),
+          zkConnect: cluster.zkConnect,
+          metadataServiceUri: cluster.metadataServiceUri,
+          replicationFactor,
+          minInsyncReplicas: Math.min(2, replicationFactor),
+        }),
+      );
+    }
+  } catch (e) {
+    await stopProcesses(started.map((b) => ({ name: `broker-${b.nodeId}`, pid: b.pid, address: b.bootstrap, dir: b.dir, log: b.logFile })));
+    await cluster.stop();
+    fail(`cluster up failed: ${(e as Error).message}`);
+  }
+  const brokerProcesses = started.map((b) => ({ name: `broker-${b.nodeId}`, pid: b.pid, address: b.bootstrap, dir: b.dir, log: b.logFile }));
   const state: State = {
     dir,
     zkConnect: cluster.zkConnect,
@@ -119,6 +137,7 @@ async function up(dir: string, bookies: number, brokers: number, autoRecovery: b
     processes: [
       { name: 'zookeeper', pid: cluster.zk.pid!, address: cluster.zk.connectString, dir: cluster.zk.dir, log: cluster.zk.logFile },
       ...cluster.bookies.map((b, i) => ({ name: `bookie-${i + 1}`, pid: b.pid!, address: b.address, dir: b.dir, log: b.logFile })),
+      ...brokerProcesses,
     ],
   };
   writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
@@ -126,6 +145,8 @@ async function up(dir: string, bookies: number, brokers: number, autoRecovery: b
   console.log(`zkConnect=${cluster.zkConnect}`);
   console.log(`metadataServiceUri=${cluster.metadataServiceUri}`);
   for (const b of cluster.bookies) console.log(`bookie ${b.address}  ${b.dir}`);
+  for (const b of started) console.log(`broker ${b.nodeId} ${b.bootstrap}  ${b.logFile}`);
+  if (started.length > 0) console.log(`bootstrap.servers=${started.map((b) => b.bootstrap).join(',')}`);
   console.log(`state: ${join(dir, STATE_FILE)}`);
   if (!foreground) {
     console.log(`stop with: npm run cluster -- down --dir ${dir}`);
@@ -138,6 +159,7 @@ async function up(dir: string, bookies: number, brokers: number, autoRecovery: b
     process.once('SIGTERM', stop);
   });
   console.log('stopping...');
+  await stopProcesses(brokerProcesses);
   await cluster.stop();
   markStopped(dir, state);
   console.log('stopped');
@@ -154,8 +176,10 @@ async function down(dir: string): Promise<void> {
     // An attached launcher stops its own cluster on SIGTERM.
     process.kill(state.launcherPid, 'SIGTERM');
   }
-  // Bookies first (they unregister from ZooKeeper while it is still there), then ZooKeeper.
-  await stopProcesses(state.processes.filter((p) => p.name !== 'zookeeper'));
+  // Brokers first (a graceful leave seals their ledgers), then the bookies (they unregister from ZooKeeper
+  // while it is still there), then ZooKeeper.
+  await stopProcesses(state.processes.filter((p) => p.name.startsWith('broker-')));
+  await stopProcesses(state.processes.filter((p) => p.name.startsWith('bookie-')));
   await stopProcesses(state.processes.filter((p) => p.name === 'zookeeper'));
   const left = liveProcesses(state);
   if (left.length > 0) fail(`still running: ${left.map((p) => `${p.name} pid ${p.pid}`).join(', ')}`);

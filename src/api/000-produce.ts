@@ -122,8 +122,13 @@ function producePartition(ctx: ProduceContext, topicName: string, index: number,
 function produceToPartition(ctx: ProduceContext, part: Partition, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): PartitionResult | Promise<PartitionResult> {
   const config = part.produceConfig;
   if (acks === -1 && config.minInsyncReplicas > 1) {
-    // One replica in sync: Kafka's NotEnoughReplicasException for acks=all.
-    return failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR 1 is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas} for partition ${topicName}-${index}`);
+    // Kafka's NotEnoughReplicasException for acks=all: the ISR the cluster view reports (Metadata's isrNodes) is
+    // smaller than min.insync.replicas. A single node's is itself alone; members on BookKeeper report the
+    // brokers that can take the partition over, and the ledger's ack quorum makes the write durable on that many bookies.
+    const isr = ctx.services.cluster.isr(topicName, index).length;
+    if (isr < config.minInsyncReplicas) {
+      return failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR ${isr} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas} for partition ${topicName}-${index}`);
+    }
   }
   let batch: RecordBatch;
   try {

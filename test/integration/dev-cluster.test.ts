@@ -154,20 +154,6 @@ describe.skipIf(missing !== null && !requireBookKeeper()).sequential('developmen
     }
   }, 120_000);
 
-  it('refuses --brokers until brokers run on BookKeeper', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ledgerline-cluster-cli-'));
-    try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'compat/cluster/main.ts', 'up', '--bookies', '1', '--brokers', '1', '--dir', dir], {
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
-      expect(r.status).toBe(1);
-      expect(r.stderr).toContain('brokers on BookKeeper are not available yet');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 40_000);
-
   it('stop leaves no process (and no temporary directory) behind', async () => {
     const groups = [cluster.zk.pid, ...cluster.bookies.map((b) => b.pid)].filter((p): p is number => p !== undefined);
     expect(groups).toHaveLength(4);
