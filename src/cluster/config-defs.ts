@@ -131,6 +131,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'min.insync.replicas', type: 'INT', default: '1', doc: 'Topic default min.insync.replicas.', min: 1 },
   { name: 'unclean.leader.election.enable', type: 'BOOLEAN', default: 'false', doc: 'Topic default unclean.leader.election.enable.' },
   { name: 'offsets.topic.num.partitions', type: 'INT', default: '50', doc: 'Partitions of __consumer_offsets.', min: 1, readOnly: true },
+  { name: 'offsets.topic.replication.factor', type: 'SHORT', default: '3', doc: 'Replication factor of __consumer_offsets (capped to the live brokers when it is created).', min: 1, readOnly: true },
   { name: 'offsets.retention.minutes', type: 'INT', default: '10080', doc: 'Committed offsets of empty groups expire after this.', min: 1 },
   { name: 'offsets.retention.check.interval.ms', type: 'LONG', default: '600000', doc: 'How often expired offsets are removed.', min: 1 },
   { name: 'group.initial.rebalance.delay.ms', type: 'INT', default: '3000', doc: 'Delay before the first rebalance of a new classic group.' },

@@ -19,7 +19,7 @@ import { retentionDue } from '../log/retention-due.js';
 import { readStoredPartitionStats } from '../log/stored-stats.js';
 import type { PartitionProducerState } from '../log/producer-state.js';
 import { LONG_MAX } from './config-defs.js';
-import type { TopicManager, TopicRecord } from './topics.js';
+import { replicationFactorOf, type TopicManager, type TopicRecord } from './topics.js';
 
 /**
  * The topic configs the produce path checks on every batch, resolved once per topic change rather than
@@ -240,7 +240,13 @@ export class PartitionManager {
     for (const name of Object.keys(LOG_CONFIG_NAMES)) {
       values[name] = topics.configValue(t, name);
     }
-    return logConfigFromKafkaConfigs(values);
+    // The ledgers of the topic's partitions are replicated as its replication factor and min.insync.replicas
+    // say (on BookKeeper: E = Qw = RF, Qa = min.insync.replicas; the local store has one copy whatever they say).
+    const minInsync = Number(topics.configValue(t, 'min.insync.replicas'));
+    return {
+      ...logConfigFromKafkaConfigs(values),
+      ledgerReplication: { replicationFactor: replicationFactorOf(t), minInsyncReplicas: Number.isInteger(minInsync) && minInsync > 0 ? minInsync : 1 },
+    };
   }
 
   /** Open partitions of a grown topic see its new record. */

@@ -6,6 +6,8 @@
  * | config                                   | default        | meaning                                        |
  * |------------------------------------------|----------------|------------------------------------------------|
  * | offsets.topic.num.partitions             | 50             | partitions of __consumer_offsets               |
+ * | offsets.topic.replication.factor         | 3              | its replication factor (capped to the live     |
+ * |                                          |                | brokers when it is created)                    |
  * | offsets.retention.minutes                | 10080 (7 days) | offsets of empty groups expire after this      |
  * | offsets.retention.check.interval.ms      | 600000         | how often expired offsets are removed          |
  * | offset.metadata.max.bytes                | 4096           | longest commit metadata (OFFSET_METADATA_TOO_LARGE) |
@@ -40,6 +42,7 @@ const MIGRATION_POLICIES: readonly ConsumerGroupMigrationPolicy[] = ['bidirectio
 
 export interface GroupCoordinatorConfig {
   readonly offsetsTopicNumPartitions: number;
+  readonly offsetsTopicReplicationFactor: number;
   readonly offsetsTopicSegmentBytes: number;
   readonly offsetsRetentionMs: number;
   readonly offsetsRetentionCheckIntervalMs: number;
@@ -134,6 +137,7 @@ export function groupCoordinatorConfig(values: ReadonlyMap<string, string | null
 
   return {
     offsetsTopicNumPartitions: int('offsets.topic.num.partitions', '50'),
+    offsetsTopicReplicationFactor: int('offsets.topic.replication.factor', '3'),
     offsetsTopicSegmentBytes: int('offsets.topic.segment.bytes'),
     offsetsRetentionMs: int('offsets.retention.minutes', '10080') * 60_000,
     offsetsRetentionCheckIntervalMs: int('offsets.retention.check.interval.ms', '600000'),

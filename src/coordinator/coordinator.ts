@@ -86,6 +86,8 @@ export interface GroupCoordinatorOptions {
   readonly ownership?: { owns(partition: number): boolean };
   /** KIP-890 verification of a TxnOffsetCommit with the transaction coordinator; none: not verified. */
   readonly txnVerification?: TxnOffsetVerifier;
+  /** How many brokers are live (the cluster view): __consumer_offsets' replication factor is capped to it. Default 1. */
+  readonly liveBrokers?: () => number;
 }
 
 /** A group as metrics and tools see it. */
@@ -212,7 +214,9 @@ export class GroupCoordinator {
     try {
       const t = await this.options.topics.create(GROUP_METADATA_TOPIC_NAME, {
         partitions: this.config.offsetsTopicNumPartitions,
-        replicationFactor: 1,
+        // offsets.topic.replication.factor, capped to the live brokers, as the transaction coordinator caps
+        // transaction.state.log.replication.factor: on BookKeeper it is the ensemble of the topic's ledgers.
+        replicationFactor: Math.max(1, Math.min(this.config.offsetsTopicReplicationFactor, this.options.liveBrokers?.() ?? 1)),
         // Kafka's GroupCoordinatorService.groupMetadataTopicConfigs: the log cleaner compacts the topic
         // (storage.ts); time and size retention do not apply to a compact-only topic.
         configs: groupMetadataTopicConfigs(this.config),

@@ -102,6 +102,13 @@ export interface LedgerCreateOptions {
   readonly ensembleSize?: number;
   readonly writeQuorum?: number;
   readonly ackQuorum?: number;
+  /**
+   * What the ledger's topic asks for, in Kafka's terms: a replicated store derives its quorums from them (for
+   * BookKeeper E = Qw = replication.factor, Qa = min.insync.replicas) unless the operator fixed them. Ignored
+   * where `ensembleSize`/`writeQuorum`/`ackQuorum` are given, and by the local store.
+   */
+  readonly replicationFactor?: number;
+  readonly minInsyncReplicas?: number;
 }
 
 export interface LedgerStore {

@@ -503,7 +503,7 @@ class GroupWriter {
   }
 
   async start(): Promise<void> {
-    const writer = await this.core.ledgers.create();
+    const writer = await this.core.ledgers.create(this.core.config.ledgerReplication);
     this.#writer = writer;
     this.written.push(writer.ledgerId);
     this.#ledger = new IndexedLedger(writer.ledgerId, this.first.startOffset, this.first.epoch, this.first.createdAtMs);

@@ -30,6 +30,7 @@
  * The entry limit also bounds what a takeover reads: the new owner rebuilds the index of the previous owner's
  * open ledger from its entries, at most `segmentEntries` batches and `segmentBytes` bytes.
  */
+import type { LedgerCreateOptions } from '../ledger/types.js';
 import { LogInvalidArgumentError } from './errors.js';
 
 export type MessageTimestampType = 'CreateTime' | 'LogAppendTime';
@@ -53,6 +54,12 @@ export interface PartitionLogConfig {
   readonly minCompactionLagMs: number;
   readonly maxCompactionLagMs: number;
   readonly deleteRetentionMs: number;
+  /**
+   * What every ledger this log creates asks of the ledger store: the topic's replication.factor and
+   * min.insync.replicas, from which a replicated store (BookKeeper) derives its ensemble, write and ack
+   * quorums. Absent: the store's own default.
+   */
+  readonly ledgerReplication?: LedgerCreateOptions;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -75,7 +75,7 @@ export class Roller {
     old.rollTimer?.cancel();
     old.rollTimer = null;
     // Create the next ledger while the old one's appends settle.
-    const creating = this.core.ledgers.create();
+    const creating = this.core.ledgers.create(this.core.config.ledgerReplication);
     creating.catch(() => undefined);
     let writer: LedgerWriter;
     try {

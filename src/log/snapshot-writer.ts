@@ -110,7 +110,7 @@ export class SnapshotWriter {
   }
 
   async writeLedger(chunks: readonly Buffer[], written: LedgerWriter[]): Promise<LedgerWriter> {
-    const writer = await this.core.ledgers.create();
+    const writer = await this.core.ledgers.create(this.core.config.ledgerReplication);
     written.push(writer);
     await Promise.all(chunks.map((c) => writer.append(c)));
     await writer.seal();

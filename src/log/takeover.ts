@@ -125,7 +125,7 @@ export class Takeover {
       this.resolveAbortScans(ledgers);
       let writer: LedgerWriter;
       try {
-        writer = await this.core.ledgers.create();
+        writer = await this.core.ledgers.create(this.core.config.ledgerReplication);
       } catch (err) {
         throw new LogStorageError(`cannot create a ledger for ${this.core.name}`, { partition: this.core.name }, err);
       }

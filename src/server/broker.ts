@@ -222,6 +222,7 @@ export class Broker implements ConnectionHost {
         return part.log;
       },
       ownership: { owns: (index) => view.owns(GROUP_METADATA_TOPIC_NAME, index) },
+      liveBrokers: () => view.liveBrokers().length,
       txnVerification,
       logger: log.child({ component: 'group-coordinator' }),
     }));

@@ -16,6 +16,7 @@
  * | `ledgerline.bookkeeper.zk.session.timeout.ms` | `zkTimeout` | `30000` |
  */
 import { LedgerInvalidArgumentError } from '../errors.js';
+import type { LedgerCreateOptions } from '../types.js';
 import { DIGEST_TYPE_NAMES, DigestType } from './digest.js';
 
 export const BK_CONFIG = {
@@ -40,7 +41,10 @@ export interface LedgerQuorum {
 
 export interface BookKeeperStoreConfig {
   readonly metadataServiceUri: string;
+  /** The quorum of a ledger whose creator names none: from the broker's default.replication.factor / min.insync.replicas. */
   readonly quorum: LedgerQuorum;
+  /** The ledgerline.bookkeeper.* quorum sizes the operator set: they win over what a topic asks for. */
+  readonly overrides?: Partial<LedgerQuorum>;
   readonly password: Buffer;
   readonly digestType: DigestType;
   readonly addTimeoutMs: number;
@@ -78,6 +82,20 @@ export function quorumFrom(replicationFactor: number, minInsyncReplicas: number,
   return q;
 }
 
+/**
+ * The quorum of one new ledger: explicit sizes in `options` first; else the topic's replication.factor and
+ * min.insync.replicas (RF 3, min.insync 2 → E 3, Qw 3, Qa 2), under the operator's overrides; else the store's
+ * default. Throws LL_ERR_INVALID_ARGUMENT for a combination that is not E ≥ Qw ≥ Qa ≥ 1.
+ */
+export function quorumForLedger(config: Pick<BookKeeperStoreConfig, 'quorum' | 'overrides'>, options: LedgerCreateOptions): LedgerQuorum {
+  const d = options.replicationFactor !== undefined ? quorumFrom(options.replicationFactor, options.minInsyncReplicas ?? 1, config.overrides ?? {}) : config.quorum;
+  const ensembleSize = options.ensembleSize ?? d.ensembleSize;
+  const writeQuorum = options.writeQuorum ?? Math.min(d.writeQuorum, ensembleSize);
+  const q: LedgerQuorum = { ensembleSize, writeQuorum, ackQuorum: options.ackQuorum ?? Math.min(d.ackQuorum, writeQuorum) };
+  checkQuorum(q);
+  return q;
+}
+
 export function checkQuorum(q: LedgerQuorum): void {
   const ok = [q.ensembleSize, q.writeQuorum, q.ackQuorum].every((n) => Number.isInteger(n) && n >= 1) && q.ensembleSize >= q.writeQuorum && q.writeQuorum >= q.ackQuorum;
   if (!ok) throw new LedgerInvalidArgumentError(`invalid BookKeeper quorum: ensemble ${q.ensembleSize}, write quorum ${q.writeQuorum}, ack quorum ${q.ackQuorum} (need ensemble ≥ write quorum ≥ ack quorum ≥ 1)`);
@@ -102,13 +120,17 @@ export function bookKeeperStoreConfig(get: (name: string) => string | null | und
   const digestName = (get(BK_CONFIG.digestType) ?? 'CRC32C').trim().toUpperCase() || 'CRC32C';
   const digestType = DIGEST_TYPE_NAMES[digestName];
   if (digestType === undefined) throw new LedgerInvalidArgumentError(`Invalid value ${digestName} for configuration ${BK_CONFIG.digestType}: String must be one of: CRC32C, CRC32, MAC, DUMMY`);
+  const overrides: Partial<LedgerQuorum> = {};
+  const e = opt(BK_CONFIG.ensembleSize);
+  const w = opt(BK_CONFIG.writeQuorumSize);
+  const a = opt(BK_CONFIG.ackQuorumSize);
+  if (e !== undefined) Object.assign(overrides, { ensembleSize: e });
+  if (w !== undefined) Object.assign(overrides, { writeQuorum: w });
+  if (a !== undefined) Object.assign(overrides, { ackQuorum: a });
   return {
     metadataServiceUri: uri,
-    quorum: quorumFrom(num('default.replication.factor', 1), num('min.insync.replicas', 1), {
-      ensembleSize: opt(BK_CONFIG.ensembleSize),
-      writeQuorum: opt(BK_CONFIG.writeQuorumSize),
-      ackQuorum: opt(BK_CONFIG.ackQuorumSize),
-    }),
+    quorum: quorumFrom(num('default.replication.factor', 1), num('min.insync.replicas', 1), overrides),
+    overrides,
     password: Buffer.from(get(BK_CONFIG.password) ?? '', 'utf8'),
     digestType,
     addTimeoutMs: num(BK_CONFIG.addTimeoutMs, 30_000),

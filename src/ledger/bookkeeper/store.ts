@@ -11,7 +11,7 @@ import { randomInt } from 'node:crypto';
 import { LedgerCorruptError, LedgerError, LedgerInvalidArgumentError, LedgerStorageError, LedgerStoreClosedError, NoSuchLedgerError } from '../errors.js';
 import type { EntryId, LedgerCreateOptions, LedgerEntry, LedgerId, LedgerMetadata, LedgerReadOptions, LedgerStore, LedgerWriter } from '../types.js';
 import { BookieClientPool } from './bookie-client.js';
-import { checkQuorum, parseMetadataServiceUri, type BookKeeperStoreConfig, type LedgerQuorum } from './config.js';
+import { checkQuorum, parseMetadataServiceUri, quorumForLedger, type BookKeeperStoreConfig, type LedgerQuorum } from './config.js';
 import { DigestManager, masterKey } from './digest.js';
 import { ZkLedgerManager, type VersionedMetadata } from './ledger-manager.js';
 import type { BkLedgerMetadata } from './metadata.js';
@@ -128,11 +128,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
 
   async create(options: LedgerCreateOptions = {}): Promise<LedgerWriter> {
     this.check();
-    const d = this.config.quorum;
-    const ensembleSize = options.ensembleSize ?? d.ensembleSize;
-    const writeQuorum = options.writeQuorum ?? Math.min(d.writeQuorum, ensembleSize);
-    const q: LedgerQuorum = { ensembleSize, writeQuorum, ackQuorum: options.ackQuorum ?? Math.min(d.ackQuorum, writeQuorum) };
-    checkQuorum(q);
+    const q: LedgerQuorum = quorumForLedger(this.config, options);
     try {
       const ensemble = await this.pickBookies(q.ensembleSize, new Set());
       const ledgerId = await this.manager.newLedgerId();

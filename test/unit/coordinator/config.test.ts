@@ -9,6 +9,7 @@ describe('group coordinator config', () => {
     const c = cfg({});
     expect(c).toMatchObject({
       offsetsTopicNumPartitions: 50,
+      offsetsTopicReplicationFactor: 3,
       offsetsRetentionMs: 7 * 24 * 3600 * 1000,
       classicGroupInitialRebalanceDelayMs: 3000,
       classicGroupMinSessionTimeoutMs: 6000,
