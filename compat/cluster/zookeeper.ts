@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:net';
 import { classpathOrThrow } from './classpath.js';
 import { COMMON_JVM_OPTIONS, JvmProcess, PortInUseError, fileSize, freePort, logShowsPortInUse } from './process.js';
 import { connectZk } from './zk-client.js';
@@ -91,10 +92,15 @@ async function startZooKeeperOn(opts: ZooKeeperOptions, dir: string, port: numbe
   const logStart = fileSize(logFile);
   proc.start();
   const connectString = `127.0.0.1:${port}`;
-  const readyTimeout = opts.readyTimeoutMs ?? 30_000;
-  // Until it listens, connecting fails fast and the client retries; a JVM that exits ends the wait.
+  const readyTimeout = opts.readyTimeoutMs ?? 60_000;
+  const deadline = Date.now() + readyTimeout;
+  // ZooKeeper binds its port before its database is loaded and closes the sessions asked for meanwhile
+  // ("ZooKeeperServer not running"), after which node-zookeeper-client may not come back within the deadline on a
+  // loaded machine: wait for `srvr` to report a serving mode first, then open a session. A JVM that exits ends
+  // the wait.
   try {
-    const client = await proc.unlessExited(connectZk(connectString, readyTimeout));
+    await proc.unlessExited(waitUntilServing(port, deadline));
+    const client = await proc.unlessExited(connectZk(connectString, Math.max(1_000, deadline - Date.now())));
     client.close();
   } catch (e) {
     const tail = proc.logTail();
@@ -113,4 +119,34 @@ async function startZooKeeperOn(opts: ZooKeeperOptions, dir: string, port: numbe
     stop: () => proc.stop(),
     kill: () => proc.kill(),
   };
+}
+
+/** The answer to a four-letter word (`srvr`), or '' when the port does not answer. */
+function fourLetterWord(port: number, word: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let answer = '';
+    const done = (): void => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(2_000, done);
+    socket.on('connect', () => socket.write(word));
+    socket.on('data', (chunk: Buffer) => {
+      if (answer.length < 64 * 1024) answer += chunk.toString('utf8');
+    });
+    socket.on('end', done);
+    socket.on('error', done);
+  });
+}
+
+/** Resolves once ZooKeeper reports a mode (standalone, leader, follower): its database is loaded and it serves. */
+async function waitUntilServing(port: number, deadline: number): Promise<void> {
+  let last = '';
+  while (Date.now() < deadline) {
+    last = await fourLetterWord(port, 'srvr');
+    if (/^Mode: /m.test(last)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`ZooKeeper on 127.0.0.1:${port} did not report a serving mode (srvr: ${JSON.stringify(last.slice(0, 200))})`);
 }

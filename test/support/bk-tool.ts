@@ -1,19 +1,11 @@
 /** BookKeeper's own Java client (compat/bookkeeper's BkTool) for tests: list, meta, read and write ledgers. */
-import { bookKeeperClasspath } from '../../compat/cluster/index.js';
-import { runJava } from '../../compat/cluster/process.js';
+import { bkTool as runBkTool } from '../../compat/cluster/bk-tool.js';
 import { DigestType } from '../../src/ledger/bookkeeper/digest.js';
 import type { BookKeeperLedgerStore } from '../../src/ledger/bookkeeper/store.js';
 
-/** Runs BkTool against `metadataServiceUri`; resolves with its JSON lines, rejects with its output on failure. */
-export async function bkTool(metadataServiceUri: string, args: readonly string[], timeoutMs = 60_000): Promise<Record<string, unknown>[]> {
-  const cp = bookKeeperClasspath();
-  if (!cp) throw new Error('BookKeeper is not built (compat/bookkeeper)');
-  const run = await runJava(cp, 'dev.ledgerline.compat.bookkeeper.BkTool', ['--metadata-service-uri', metadataServiceUri, ...args], timeoutMs);
-  if (run.code !== 0) throw new Error(`BkTool ${args.join(' ')} exited ${run.code}: ${run.output.slice(-2000)}`);
-  return run.stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+/** Runs BkTool (compat/cluster/bk-tool.ts) against `metadataServiceUri`; resolves with its JSON lines. */
+export function bkTool(metadataServiceUri: string, args: readonly string[], timeoutMs = 60_000): Promise<Record<string, unknown>[]> {
+  return runBkTool(args, { metadataServiceUri, timeoutMs });
 }
 
 /** Options of a BookKeeper store for tests: E3/Qw3/Qa2, CRC32C, short timeouts. */
