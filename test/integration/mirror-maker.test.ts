@@ -12,7 +12,12 @@
  *    when the sync is strictly before X. So the consumer may read again records between that sync and X, and
  *    never skips one: the translated offset T is at most X and is derived from an offset sync MM2 emitted
  *    (read back from the offset-syncs topic), and where X is the end of the partition, T becomes X once MM2
- *    has synced the partition's last record;
+ *    has synced the partition's last record. MM2's offset-sync store keeps only the newest sync of each
+ *    partition it reads before it has caught up with the offset-syncs topic once (OffsetSyncStore): a commit
+ *    older than that sync is never translated. So the records come in two phases: MM2 mirrors the first and
+ *    translates the group's commit at its end (its store has caught up, and from then on keeps a sync at or
+ *    before any offset), then the rest are produced and the group's offsets are set inside them and at the
+ *    end of a partition;
  *  - MM2's internal topics (offset syncs, checkpoints, heartbeats, and the driver's Connect config, offset and
  *    status topics) exist on Ledgerline, compacted.
  *
@@ -51,6 +56,8 @@ const TOPICS = [
   { suffix: 'orders', perPartition: [120, 80, 100], commitAt: [47, 80, 0] },
   { suffix: 'payments', perPartition: [150], commitAt: [91] },
 ];
+/** Records of each partition produced before MirrorMaker 2 starts; the group first commits at their end. */
+const FIRST_PHASE = 10;
 
 function record(topic: string, partition: number, i: number): Sent {
   return {
@@ -81,6 +88,30 @@ function decodeOffsetSync(key: Buffer, value: Buffer): OffsetSync {
     partition: key.readInt32BE(2 + len),
     upstream: value.readBigInt64BE(0),
     downstream: value.readBigInt64BE(8),
+  };
+}
+
+/** MM2's Checkpoint records (connect-mirror-client's Checkpoint): key {group: STRING, topic: STRING, partition: INT32}, value {version: INT16, upstreamOffset: INT64, offset: INT64, metadata: STRING}. */
+interface Checkpoint {
+  group: string;
+  topic: string;
+  partition: number;
+  upstream: bigint;
+  downstream: bigint;
+}
+
+function decodeCheckpoint(key: Buffer, value: Buffer): Checkpoint {
+  const groupLen = key.readInt16BE(0);
+  const topicLen = key.readInt16BE(2 + groupLen);
+  const topicAt = 4 + groupLen;
+  const version = value.readInt16BE(0);
+  if (version !== 0) throw new Error(`checkpoint value version ${version}, expected 0`);
+  return {
+    group: key.toString('utf8', 2, 2 + groupLen),
+    topic: key.toString('utf8', topicAt, topicAt + topicLen),
+    partition: key.readInt32BE(topicAt + topicLen),
+    upstream: value.readBigInt64BE(2),
+    downstream: value.readBigInt64BE(10),
   };
 }
 
@@ -190,39 +221,42 @@ for (const kind of targets) {
         await Promise.all([admin.connect(), targetAdmin.connect(), producer.connect()]);
         await admin.createTopics({ topics: TOPICS.map((t, i) => ({ topic: names[i]!, numPartitions: t.perPartition.length, replicationFactor: 1 })), waitForLeaders: true });
 
-        // The records, sent partition by partition.
+        // The records of each partition, sent in order: the first FIRST_PHASE now, the rest once MM2 has caught up.
         const expected = new Map<string, Sent[]>();
-        for (const [ti, t] of TOPICS.entries()) {
-          for (const [p, n] of t.perPartition.entries()) {
-            const recs = Array.from({ length: n }, (_, i) => record(names[ti]!, p, i));
-            expected.set(`${names[ti]}/${p}`, recs);
-            await producer.send({ topic: names[ti]!, acks: -1, messages: recs.map((r) => ({ partition: p, key: r.key, value: r.value, headers: r.headers })) });
+        for (const [ti, t] of TOPICS.entries()) for (const [p, n] of t.perPartition.entries()) expected.set(`${names[ti]}/${p}`, Array.from({ length: n }, (_, i) => record(names[ti]!, p, i)));
+        const produce = async (from: number, to: number): Promise<void> => {
+          for (const [k, recs] of expected) {
+            const [topic, p] = [k.slice(0, k.lastIndexOf('/')), Number(k.slice(k.lastIndexOf('/') + 1))];
+            const part = recs.slice(from, to);
+            if (part.length > 0) await producer.send({ topic, acks: -1, messages: part.map((r) => ({ partition: p, key: r.key, value: r.value, headers: r.headers })) });
           }
-        }
-        mark('records produced to Kafka');
+        };
+        await produce(0, FIRST_PHASE);
+        mark(`the first ${FIRST_PHASE} records of each partition produced to Kafka`);
 
-        // The group reads part of each partition on Kafka and commits where it stopped.
+        // The group reads the first phase on Kafka, commits at its end and leaves; the second commits are
+        // made for it (an empty group's offsets, as kafka-consumer-groups --reset-offsets makes them) once the
+        // second phase is there.
         const commitAt = new Map<string, number>();
         for (const [ti, t] of TOPICS.entries()) for (const [p, x] of t.commitAt.entries()) commitAt.set(`${names[ti]}/${p}`, x);
+        const withCommit = [...commitAt].filter(([, x]) => x > 0).map(([k]) => k);
         const app = kafka.consumer({ groupId: group, sessionTimeout: 10_000, heartbeatInterval: 1000 });
         clients.push(app);
         await app.connect();
         await app.subscribe({ topics: names, fromBeginning: true });
-        const committed = new Set<string>();
+        const committedFirst = new Set<string>();
         await app.run({
           autoCommit: false,
           eachMessage: async ({ topic, partition, message }) => {
             const k = `${topic}/${partition}`;
-            const x = commitAt.get(k)!;
-            if (committed.has(k) || Number(message.offset) + 1 !== x) return;
-            await app.commitOffsets([{ topic, partition, offset: String(x) }]);
-            committed.add(k);
+            if (commitAt.get(k) === 0 || committedFirst.has(k) || Number(message.offset) + 1 !== FIRST_PHASE) return;
+            await app.commitOffsets([{ topic, partition, offset: String(FIRST_PHASE) }]);
+            committedFirst.add(k);
           },
         });
-        const withCommit = [...commitAt].filter(([, x]) => x > 0).map(([k]) => k);
-        await waitFor(`the group committing on ${withCommit.join(', ')}`, 60_000, mm2, () => withCommit.every((k) => committed.has(k)));
+        await waitFor(`the group committing at ${FIRST_PHASE} on ${withCommit.join(', ')}`, 60_000, mm2, () => withCommit.every((k) => committedFirst.has(k)));
         await app.disconnect();
-        mark(`group ${group} committed ${[...commitAt].map(([k, x]) => `${k.slice(stamp.length + 1)}@${x}`).join(' ')} on Kafka, and left`);
+        mark(`group ${group} committed at ${FIRST_PHASE} on Kafka, and left`);
 
         writeProperties(props, {
           clusters: 'kafka, ledgerline',
@@ -250,7 +284,11 @@ for (const kind of targets) {
           'emit.heartbeats.interval.seconds': 1,
           'refresh.topics.interval.seconds': 2,
           'refresh.groups.interval.seconds': 2,
-          'offset.flush.interval.ms': 1000,
+          // A worker setting: MM2's dedicated driver takes it from the target cluster's properties only
+          // (MirrorMakerConfig.workerConfig), not from the top level. Its source task emits the delayed offset
+          // syncs (a partition's last record) when it commits, so this bounds how long a commit at the end of a
+          // partition waits to translate exactly (the default is 60 s).
+          'ledgerline.offset.flush.interval.ms': 1000,
           // An offset sync at least every 10 records (default 100): the translation re-reads fewer records.
           'offset.lag.max': 10,
           // No authorizer on either cluster.
@@ -288,6 +326,37 @@ for (const kind of targets) {
           Object.fromEntries(TOPICS.map((t, i) => [mirrored[i], t.perPartition.length])),
         );
         mark('mirrored topics created on the target');
+
+        // Fetched translated offsets of the group on the target (MM2 writes them while the group has no member there).
+        const translated = new Map<string, number>();
+        const fetchTranslated = async (): Promise<void> => {
+          const fetched = await targetAdmin.fetchOffsets({ groupId: group, topics: mirrored });
+          for (const t of fetched) for (const p of t.partitions) if (Number(p.offset) >= 0) translated.set(`${t.topic.slice('kafka.'.length)}/${p.partition}`, Number(p.offset));
+        };
+        const showTranslated = (): string => [...translated].map(([k, t]) => `${k.slice(stamp.length + 1)}@${t}`).join(' ') || 'none';
+        // The commit at the end of the first phase translates exactly once MM2 has synced its last record, and
+        // only after MM2's offset-sync store has read its topic to the end: from then on it keeps older syncs.
+        await waitFor(`group ${group}'s first-phase offsets translated onto ${kind.name}`, 90_000, mm2, async () => {
+          await fetchTranslated();
+          return withCommit.every((k) => translated.get(k) === FIRST_PHASE);
+        }).catch((e: Error) => {
+          e.message += `\ntranslated: ${showTranslated()}`;
+          throw e;
+        });
+        mark(`first phase translated: ${showTranslated()}`);
+
+        await produce(FIRST_PHASE, Number.MAX_SAFE_INTEGER);
+        mark('the rest of the records produced to Kafka');
+        // The commits inside the partitions first, then those at the end of a partition: a checkpoint of the
+        // last ones comes from a round of MM2's checkpoint task that read all of them.
+        const atEnd = (k: string): boolean => commitAt.get(k) === expected.get(k)!.length;
+        for (const last of [false, true]) {
+          for (const [ti, name] of names.entries()) {
+            const partitions = TOPICS[ti]!.commitAt.map((x, p) => ({ partition: p, offset: String(x) })).filter(({ partition }) => withCommit.includes(`${name}/${partition}`) && atEnd(`${name}/${partition}`) === last);
+            if (partitions.length > 0) await admin.setOffsets({ groupId: group, topic: name, partitions });
+          }
+        }
+        mark(`group ${group} committed ${[...commitAt].map(([k, x]) => `${k.slice(stamp.length + 1)}@${x}`).join(' ')} on Kafka`);
         const total = [...expected.values()].reduce((s, r) => s + r.length, 0);
         const all = await readUntil(target, mirrored, `${stamp}-reader`, true, (seen) => [...seen.values()].reduce((s, m) => s + m.length, 0) >= total, 120_000, mm2);
         mark(`all ${total} records read from the target`);
@@ -296,18 +365,45 @@ for (const kind of targets) {
           expect(got, `kafka.${k}`).toEqual(recs.map((r, i) => ({ ...r, offset: i })));
         }
 
-        // The group's offsets, translated onto Ledgerline while the group has no member there.
-        const translated = new Map<string, number>();
-        await waitFor(`group ${group}'s offsets translated onto ${kind.name}`, 90_000, mm2, async () => {
-          const fetched = await targetAdmin.fetchOffsets({ groupId: group, topics: mirrored });
-          const before = translated.size;
-          for (const t of fetched) for (const p of t.partitions) if (Number(p.offset) >= 0) translated.set(`${t.topic.slice('kafka.'.length)}/${p.partition}`, Number(p.offset));
-          if (before === 0 && translated.size > 0) mark(`first translated: ${[...translated].map(([k, t]) => `${k.slice(stamp.length + 1)}@${t}`).join(' ')}`);
-          // MM2 emits an offset sync for a partition's last record at its next commit (a delayed sync, Kafka
-          // 3.6 on): from then on a commit at the end of the partition translates exactly.
-          return withCommit.every((k) => translated.has(k) && (commitAt.get(k) !== expected.get(k)!.length || translated.get(k) === commitAt.get(k)));
+        // The group's second commits, as MM2 checkpoints them (kafka.checkpoints.internal on the target) and
+        // writes them into the group on the target. MM2 emits a checkpoint only when its translation moves on
+        // (MirrorCheckpointTask.checkpointIsMoreRecent), and how close it translates a commit inside a partition
+        // depends on which offset syncs its store still keeps, so the wait is for: the commits at the end of a
+        // partition checkpointed exactly (MM2 emits an offset sync for a partition's last record at its next
+        // commit, a delayed sync, Kafka 3.6 on), which a round that read every commit made; and the group's
+        // offset on the target at the newest checkpoint's downstream offset on every partition.
+        const newestCheckpoint = new Map<string, Checkpoint>();
+        const checkpoints = target.consumer({ groupId: `${stamp}-checkpoints`, allowAutoTopicCreation: false });
+        clients.push(checkpoints);
+        await checkpoints.connect();
+        await checkpoints.subscribe({ topic: 'kafka.checkpoints.internal', fromBeginning: true });
+        await checkpoints.run({
+          autoCommit: false,
+          eachMessage: async ({ message }) => {
+            const c = decodeCheckpoint(message.key!, message.value!);
+            if (c.group === group) newestCheckpoint.set(`${c.topic.slice('kafka.'.length)}/${c.partition}`, c);
+          },
         });
-        mark(`translated: ${[...translated].map(([k, t]) => `${k.slice(stamp.length + 1)}@${t}`).join(' ')}`);
+        const showCheckpoints = (): string => [...newestCheckpoint].map(([k, c]) => `${k.slice(stamp.length + 1)} ${c.upstream}→${c.downstream}`).join(', ') || 'none';
+        await waitFor(`group ${group}'s offsets checkpointed and translated onto ${kind.name}`, 90_000, mm2, async () => {
+          await fetchTranslated();
+          return withCommit.every((k) => {
+            const c = newestCheckpoint.get(k);
+            const x = commitAt.get(k)!;
+            return c !== undefined && translated.get(k) === Number(c.downstream) && (!atEnd(k) || (c.upstream === BigInt(x) && c.downstream === BigInt(x)));
+          });
+        }).catch((e: Error) => {
+          e.message += `\ntranslated: ${showTranslated()}\nnewest checkpoints: ${showCheckpoints()}`;
+          throw e;
+        });
+        mark(`checkpointed: ${showCheckpoints()}; translated: ${showTranslated()}`);
+        await waitFor(`the heartbeats topic on ${kind.name}`, 30_000, mm2, async () => (await targetAdmin.listTopics()).includes('heartbeats'));
+
+        // MM2 stops here, so that the group's offsets on the target hold still for the checks below.
+        await mm2.kill();
+        await checkpoints.disconnect();
+        await fetchTranslated();
+        mark(`MirrorMaker 2 killed; translated: ${showTranslated()}`);
 
         // The offset syncs MM2 wrote (on Ledgerline: offset-syncs.topic.location=target).
         const syncs = [...(await readToEnd(target, syncsTopic, mm2)).values()].flat().map((m) => decodeOffsetSync(m.key!, m.value!)).filter((s) => s.topic.startsWith(stamp));
@@ -319,7 +415,7 @@ for (const kind of targets) {
           const derivable = syncs.filter((s) => s.topic === topic && s.partition === p && s.upstream <= BigInt(x)).map((s) => Number(s.downstream) + (BigInt(x) > s.upstream ? 1 : 0));
           expect(t, `${k}: translated offset at most the committed ${x}`).toBeLessThanOrEqual(x);
           expect(derivable, `${k}: translated ${t} from an offset sync at or before ${x}`).toContain(t);
-          if (x === expected.get(k)!.length) expect(t, `${k}: committed at the end of the partition`).toBe(x);
+          if (atEnd(k)) expect(t, `${k}: committed at the end of the partition`).toBe(x);
         }
 
         // A consumer of the group on Ledgerline resumes at the translated offsets: the first record it reads on
@@ -343,7 +439,6 @@ for (const kind of targets) {
 
         // MM2's internal topics on Ledgerline, compacted.
         const internal = [syncsTopic, 'kafka.checkpoints.internal', 'heartbeats', 'mm2-configs.kafka.internal', 'mm2-offsets.kafka.internal', 'mm2-status.kafka.internal'];
-        await waitFor(`the heartbeats topic on ${kind.name}`, 30_000, mm2, async () => (await targetAdmin.listTopics()).includes('heartbeats'));
         const described = await targetAdmin.describeConfigs({
           includeSynonyms: false,
           resources: internal.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['cleanup.policy'] })),
