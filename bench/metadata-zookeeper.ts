@@ -4,7 +4,9 @@
  * each (default 5) it measures, with `writers` store instances (default 1; each its own ZooKeeper session,
  * as brokers are) writing concurrently:
  *
- *   put/s        puts of 100-byte values to distinct keys
+ *   put/s        puts of 100-byte values to distinct keys, one at a time per instance
+ *   grouped/s    the same with 64 puts in flight per instance: group commit writes those queued together
+ *                in one multi (one ZooKeeper log sync), each at its own revision
  *   txn/s        txns of a modRevision compare on one key and two puts
  *   get/s        gets (each a round trip to check the replica is current)
  *
@@ -44,6 +46,7 @@ export default async function metadataZooKeeper(args: string[]): Promise<void> {
       const value = Buffer.alloc(100, 1);
       await timed(1, writers, (w, i) => stores[w]!.put(`/bench/warm/${w}/${i}`, value)); // JIT warm-up, not counted
       const puts = await timed(seconds, writers, (w, i) => stores[w]!.put(`/bench/put/${w}/${i}`, value));
+      const grouped = await timed(seconds, writers * 64, (w, i) => stores[w % writers]!.put(`/bench/grouped/${w}/${i}`, value));
       await stores[0]!.put('/bench/guard', value);
       const txns = await timed(seconds, writers, async (w, i) => {
         const guard = (await stores[w]!.get('/bench/guard'))!;
@@ -58,7 +61,7 @@ export default async function metadataZooKeeper(args: string[]): Promise<void> {
       const gets = await timed(seconds, writers, (w, i) => stores[w]!.get(`/bench/put/${w}/${i % 100}`));
       const revision = await stores[0]!.revision();
       console.log(
-        JSON.stringify({ seconds, writers, putsPerSecond: Math.round(puts), txnsPerSecond: Math.round(txns), getsPerSecond: Math.round(gets), revision }),
+        JSON.stringify({ seconds, writers, putsPerSecond: Math.round(puts), groupedPutsPerSecond: Math.round(grouped), txnsPerSecond: Math.round(txns), getsPerSecond: Math.round(gets), revision }),
       );
     } finally {
       for (const s of stores) await s.close();

@@ -14,6 +14,14 @@
  * trip when nothing changed) and whenever /rev's ZooKeeper watch fires. Compares, lists and txn reads are
  * evaluated on the replica at the revision the multi checks, so a change is applied only on the state it was
  * computed from. Operations of one instance run one at a time, in call order.
+ *
+ * Group commit: the kv writes called one after another (no other operation called between them) are committed
+ * by one multi, each at its own revision, in call order: the multi holds each change's ops in turn, each
+ * starting with its own setData of /rev (ZooKeeper applies a multi's ops in order, so the second checks the
+ * version the first wrote). ZooKeeper syncs one multi to its log once, so a broker taking over forty
+ * partitions pays one log sync for their ownership keys instead of forty (the embedded store batches its
+ * commits the same way, local-store.ts). A change whose own rule fails (its lease gone, its multi too large)
+ * fails alone; the others are evaluated again without it.
  */
 import { randomBytes } from 'node:crypto';
 import type { StoredEvent } from '../backend.js';
@@ -98,16 +106,62 @@ const ROLLBACK = Symbol('rollback');
 const P = { rev: '/rev', compact: '/compact', kv: '/kv', history: '/history', leases: '/leases', lock: '/lock' } as const;
 const kvPath = (key: string): string => `${P.kv}/${escapeKey(key)}`;
 
+/** About what ops add to a multi request (path, data and per-op framing). */
+function multiBytes(ops: readonly MultiOp[]): number {
+  let bytes = 0;
+  for (const op of ops) bytes += 32 + Buffer.byteLength(op.path) + ('data' in op && op.data ? op.data.byteLength : 0);
+  return bytes;
+}
+
 function wrap(err: unknown, operation: string): MetadataError {
   return err instanceof MetadataError ? err : new MetadataStorageError(operation, err);
 }
 
-interface Staged<T> {
-  readonly result: T;
-  readonly events: StoredEvent[];
-  /** Key znodes that exist before the change (set, not create). */
-  readonly existed: ReadonlySet<string>;
+/** A kv write: `fn` stages it on a WriteBatch at its revision (and may refuse it with a MetadataError). */
+interface Job {
+  readonly operation: string;
+  readonly fn: (batch: WriteBatch) => unknown;
 }
+
+/** A kv write waiting in the open group (`#enqueue`), answered once the group's multi is applied. */
+interface QueuedJob extends Job {
+  readonly resolve: (applied: Applied) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface Applied {
+  readonly result: unknown;
+  readonly revision: number;
+}
+
+type Outcome = Applied | { readonly error: MetadataError };
+
+/** One job staged in a plan: its result, revision (the current one when it writes nothing) and events. */
+interface StagedJob extends Applied {
+  readonly job: number;
+  readonly events: StoredEvent[];
+}
+
+/** The multi that commits some of the open jobs, and what each of its ops means if it fails. */
+interface Plan {
+  readonly staged: StagedJob[];
+  readonly failed: { readonly job: number; readonly error: MetadataError }[];
+  /** Jobs that did not fit into this multi: planned again once it is applied. */
+  readonly deferred: number[];
+  readonly ops: MultiOp[];
+  /** Indexes of the setData ops on /rev. */
+  readonly revOps: ReadonlySet<number>;
+  /** Indexes of the lease checks, with their job and lease. */
+  readonly leaseOps: ReadonlyMap<number, { readonly job: number; readonly lease: number }>;
+  /** Where the caller's extra ops begin (ops.length when there are none). */
+  readonly extraFrom: number;
+  /** The first revision the multi writes and the token of its history znode (to recognise it after a lost answer). */
+  readonly first: { readonly revision: number; readonly token: Buffer } | null;
+}
+
+/** Jobs of one group commit at most (the multi's size is bounded by jute.maxbuffer as well). */
+const MAX_GROUP_JOBS = 256;
+const DEFER = Symbol('defer');
 
 export class ZooKeeperMetadataStore implements MetadataStore {
   readonly #options: ZooKeeperMetadataStoreOptions;
@@ -125,6 +179,8 @@ export class ZooKeeperMetadataStore implements MetadataStore {
   #replicaHistoryFrom = 2;
   #compactRevision = 0;
   #tail: Promise<unknown> = Promise.resolve();
+  /** The group kv writes join until another operation is called or the group's commit starts. */
+  #group: QueuedJob[] | null = null;
   #closed = false;
   #failed: MetadataError | null = null;
   #revWatchArmed = false;
@@ -151,7 +207,10 @@ export class ZooKeeperMetadataStore implements MetadataStore {
       zk: () => this.#zk,
       keysOf: (id) => this.#replica.keysWithLease(id),
       endWithKeys: (id, version, operation) => this.#endLeaseWithKeys(id, version, operation),
-      schedule: (operation, fn) => this.#serial(operation, fn),
+      schedule: (operation, fn) => {
+        this.#group = null;
+        return this.#serial(operation, fn);
+      },
       onBackgroundError: (err) => options.onBackgroundError?.(wrap(err, 'expireLease')),
     });
   }
@@ -245,6 +304,7 @@ export class ZooKeeperMetadataStore implements MetadataStore {
   /** Every operation: in order, on a replica brought up to date, with due leases ended first. */
   #enter<T>(operation: string, fn: () => Promise<T> | T): Promise<T> {
     if (this.#closed) return Promise.reject(new MetadataClosedError(operation));
+    this.#group = null; // a write called after this operation commits after it
     return this.#serial(operation, async () => {
       await this.#sync();
       await this.leases.expireDue();
@@ -351,95 +411,221 @@ export class ZooKeeperMetadataStore implements MetadataStore {
     }
   }
 
-  /** Evaluates `fn` on the replica at the next revision without keeping its writes. */
-  #stage<T>(fn: (batch: WriteBatch) => T): Staged<T> {
-    let staged: Staged<T> | undefined;
+  /**
+   * A kv write: checked now (`prepare` throws on a bad argument), then queued in the open group and answered
+   * once the group is committed.
+   */
+  #write<T>(operation: string, prepare: () => (batch: WriteBatch) => T): Promise<{ result: T; revision: number }> {
+    if (this.#closed) return Promise.reject(new MetadataClosedError(operation));
+    let fn: (batch: WriteBatch) => T;
+    try {
+      fn = prepare();
+    } catch (err) {
+      return Promise.reject(wrap(err, operation));
+    }
+    return new Promise((resolve, reject) => {
+      let group = this.#group;
+      if (group === null || group.length >= MAX_GROUP_JOBS) {
+        const g: QueuedJob[] = [];
+        this.#group = group = g;
+        this.#serial('commit', async () => {
+          if (this.#group === g) this.#group = null;
+          try {
+            await this.#sync();
+            await this.leases.expireDue();
+            const outcomes = await this.#commit(g);
+            outcomes.forEach((o, i) => ('error' in o ? g[i]!.reject(o.error) : g[i]!.resolve(o)));
+          } catch (err) {
+            for (const job of g) job.reject(wrap(err, job.operation));
+          }
+        }).catch((err: unknown) => {
+          // Closed or failed before the group's turn came.
+          for (const job of g) job.reject(err instanceof MetadataClosedError ? new MetadataClosedError(job.operation) : err);
+        });
+      }
+      group.push({ operation, fn, resolve: resolve as QueuedJob['resolve'], reject });
+    });
+  }
+
+  /**
+   * One change outside a group (a lease's end): its `extra` ops (the lease znode's deletion) join its multi.
+   */
+  async #change<T>(operation: string, fn: (batch: WriteBatch) => T, extra: readonly MultiOp[] = []): Promise<{ result: T; revision: number }> {
+    const [outcome] = await this.#commit([{ operation, fn }], extra);
+    if ('error' in outcome!) throw outcome.error;
+    return outcome as { result: T; revision: number };
+  }
+
+  /**
+   * Commits `jobs` in order, each at its own revision, in as few multis as jute.maxbuffer allows; retried on
+   * conflict (another store wrote first: caught up, evaluated again). A job refused by its own rule gets its
+   * error and the others go on; a failure of ZooKeeper itself throws for all of them.
+   */
+  async #commit(jobs: readonly Job[], extra: readonly MultiOp[] = []): Promise<Outcome[]> {
+    const outcomes: Outcome[] = new Array<Outcome>(jobs.length);
+    let open = jobs.map((_, i) => i);
+    let conflicts = 0;
+    let behind = false;
+    while (open.length > 0) {
+      if (behind) await this.#sync();
+      behind = false;
+      const plan = this.#plan(jobs, open, extra);
+      // Refusals stand once the state they were evaluated on is the committed one: after the multi, or now
+      // when there is nothing to write (every compare failed, every delete found nothing).
+      const settle = (): void => {
+        for (const f of plan.failed) outcomes[f.job] = { error: f.error };
+      };
+      if (plan.first === null) {
+        settle();
+        for (const st of plan.staged) outcomes[st.job] = { result: st.result, revision: st.revision };
+        open = plan.deferred;
+        continue;
+      }
+      try {
+        await this.#zk.multi(plan.ops);
+      } catch (err) {
+        if (err instanceof ZooKeeperMultiError) {
+          if (plan.revOps.has(err.failedOp) && err.error instanceof ZooKeeperBadVersionError) {
+            // Another writer won: catch up, evaluate again.
+            if (++conflicts >= MAX_ATTEMPTS) throw new MetadataConflictError(jobs[open[0]!]!.operation, MAX_ATTEMPTS);
+            behind = true;
+            open = open.filter((j) => outcomes[j] === undefined);
+            continue;
+          }
+          const lease = plan.leaseOps.get(err.failedOp);
+          if (lease !== undefined) {
+            // That job's lease is gone (expired, revoked): it fails alone; the others are evaluated again.
+            this.leases.forget(lease.lease);
+            outcomes[lease.job] = { error: new MetadataLeaseNotFoundError(String(lease.lease), jobs[lease.job]!.operation) };
+            open = open.filter((j) => outcomes[j] === undefined);
+            continue;
+          }
+          if (err.failedOp >= plan.extraFrom) throw err; // the caller's condition (a lease kept alive meanwhile)
+          throw new MetadataStorageError(jobs[open[0]!]!.operation, err);
+        }
+        if (!(err instanceof ZooKeeperConnectionLossError)) throw err;
+        // The answer was lost, not necessarily the write: the first history znode says whose multi was applied.
+        const { revision, token } = plan.first;
+        const written = await this.#zk.get(historyPath(revision)).catch(ignore(ZooKeeperNoNodeError));
+        if (written === undefined || !decodeHistory(written.data, revision, historyPath(revision)).token.equals(token)) {
+          behind = true;
+          open = open.filter((j) => outcomes[j] === undefined);
+          continue;
+        }
+      }
+      settle();
+      let last = this.#revision;
+      for (const st of plan.staged) {
+        if (st.revision > this.#revision) {
+          this.#applyCommitted(st.revision, st.events);
+          last = st.revision;
+        }
+        outcomes[st.job] = { result: st.result, revision: st.revision };
+      }
+      await this.#compactIfDue(last);
+      open = plan.deferred;
+    }
+    return outcomes;
+  }
+
+  /**
+   * Stages the open jobs on the replica, one after another (each sees the writes of those before it), and
+   * builds the multi that writes them; the replica is left as it was. A job whose own function throws a
+   * MetadataError, or whose ops alone would not fit into jute.maxbuffer, fails alone; the first job that does
+   * not fit after the others is deferred with every job after it.
+   */
+  #plan(jobs: readonly Job[], open: readonly number[], extra: readonly MultiOp[]): Plan {
+    const staged: StagedJob[] = [];
+    const failed: { job: number; error: MetadataError }[] = [];
+    const deferred: number[] = [];
+    const ops: MultiOp[] = [];
+    const revOps = new Set<number>();
+    const leaseOps = new Map<number, { job: number; lease: number }>();
+    let first: { revision: number; token: Buffer } | null = null;
+    let revision = this.#revision;
+    let bytes = 64 + multiBytes(extra);
     try {
       this.#replica.atomically(() => {
-        const batch = new WriteBatch(this.#replica, this.#revision + 1);
-        const result = fn(batch);
-        const existed = new Set<string>();
-        for (const e of batch.events) if (e.prev !== null) existed.add(e.kv.key);
-        staged = { result, events: batch.events, existed };
+        for (const j of open) {
+          if (deferred.length > 0) {
+            deferred.push(j);
+            continue;
+          }
+          const job = jobs[j]!;
+          try {
+            this.#replica.atomically(() => {
+              const batch = new WriteBatch(this.#replica, revision + 1);
+              const result = job.fn(batch);
+              // A change with extra ops is written even without events (a lease ends whose keys went meanwhile).
+              if (batch.events.length === 0 && extra.length === 0) {
+                staged.push({ job: j, result, revision, events: batch.events });
+                return;
+              }
+              const next = revision + 1;
+              const token = randomBytes(TOKEN_BYTES);
+              const jobOps = this.#changeOps(next, batch.events, token);
+              const size = multiBytes(jobOps.ops);
+              if (64 + size + multiBytes(extra) > this.#juteMaxBuffer) {
+                throw new MetadataInvalidArgumentError(
+                  `${job.operation} needs a ZooKeeper multi of about ${64 + size} bytes, over jute.maxbuffer (${this.#juteMaxBuffer})`,
+                  { bytes: 64 + size, limit: this.#juteMaxBuffer },
+                );
+              }
+              if (bytes + size > this.#juteMaxBuffer) throw DEFER;
+              for (const [at, lease] of jobOps.leaseChecks) leaseOps.set(ops.length + at, { job: j, lease });
+              revOps.add(ops.length);
+              ops.push(...jobOps.ops);
+              bytes += size;
+              first ??= { revision: next, token };
+              revision = next;
+              staged.push({ job: j, result, revision: next, events: batch.events });
+            });
+          } catch (err) {
+            if (err === DEFER) deferred.push(j);
+            else if (err instanceof MetadataError) failed.push({ job: j, error: err });
+            else throw err;
+          }
+        }
         throw ROLLBACK;
       });
     } catch (err) {
       if (err !== ROLLBACK) throw err;
     }
-    return staged!;
+    const extraFrom = ops.length;
+    if (first !== null) ops.push(...extra);
+    return { staged, failed, deferred, ops, revOps, leaseOps, extraFrom, first };
   }
 
   /**
-   * One change: staged on the replica, written as one multi that checks /rev, retried on conflict.
-   * `extra` ops (a lease's deletion) join the multi; `leaseFailure` maps a failing lease op to its error.
+   * The ops of one change at `revision`: the CAS on /rev, a check of each lease a put attaches, the key
+   * znodes (created, set or deleted as each key's last event leaves it, from whether it existed before the
+   * change), and the revision's history znode.
    */
-  async #change<T>(
-    operation: string,
-    fn: (batch: WriteBatch) => T,
-    extra: readonly MultiOp[] = [],
-  ): Promise<{ result: T; revision: number }> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      if (attempt > 0) await this.#sync();
-      const staged = this.#stage(fn);
-      if (staged.events.length === 0 && extra.length === 0) return { result: staged.result, revision: this.#revision };
-      const revision = this.#revision + 1;
-      const token = randomBytes(TOKEN_BYTES);
-      const ops: MultiOp[] = [{ type: 'set', path: P.rev, data: REV_DATA, version: revision - 2 }];
-      const leaseOps = new Map<number, number>();
-      for (const e of staged.events) {
-        if (e.type === 'put' && e.kv.lease !== 0 && ![...leaseOps.values()].includes(e.kv.lease)) {
-          leaseOps.set(ops.length, e.kv.lease);
-          ops.push({ type: 'check', path: this.leases.path(e.kv.lease), version: -1 });
-        }
+  #changeOps(revision: number, events: readonly StoredEvent[], token: Buffer): { ops: MultiOp[]; leaseChecks: [number, number][] } {
+    const ops: MultiOp[] = [{ type: 'set', path: P.rev, data: REV_DATA, version: revision - 2 }];
+    const leaseChecks: [number, number][] = [];
+    const checked = new Set<number>();
+    for (const e of events) {
+      if (e.type === 'put' && e.kv.lease !== 0 && !checked.has(e.kv.lease)) {
+        checked.add(e.kv.lease);
+        leaseChecks.push([ops.length, e.kv.lease]);
+        ops.push({ type: 'check', path: this.leases.path(e.kv.lease), version: -1 });
       }
-      const last = new Map<string, StoredEvent>();
-      for (const e of staged.events) last.set(e.kv.key, e);
-      for (const [key, e] of last) {
-        const path = kvPath(key);
-        if (e.type === 'delete') ops.push({ type: 'delete', path });
-        else if (staged.existed.has(key)) ops.push({ type: 'set', path, data: encodeKv(e.kv) });
-        else ops.push({ type: 'create', path, data: encodeKv(e.kv) });
-      }
-      const history = encodeHistory(staged.events, token);
-      ops.push({ type: 'create', path: historyPath(revision), data: history });
-      const extraFrom = ops.length;
-      ops.push(...extra);
-      this.#checkMultiSize(ops, operation);
-      try {
-        await this.#zk.multi(ops);
-      } catch (err) {
-        if (err instanceof ZooKeeperMultiError) {
-          if (err.failedOp === 0 && err.error instanceof ZooKeeperBadVersionError) continue; // another writer won
-          const lease = leaseOps.get(err.failedOp);
-          if (lease !== undefined) {
-            this.leases.forget(lease);
-            throw new MetadataLeaseNotFoundError(String(lease), operation);
-          }
-          if (err.failedOp >= extraFrom) throw err; // the caller's condition (a lease kept alive meanwhile)
-          throw new MetadataStorageError(operation, err);
-        }
-        if (!(err instanceof ZooKeeperConnectionLossError)) throw err;
-        // The answer was lost, not necessarily the write: the history znode says whose multi was applied.
-        const written = await this.#zk.get(historyPath(revision)).catch(ignore(ZooKeeperNoNodeError));
-        if (written === undefined) continue;
-        if (!decodeHistory(written.data, revision, historyPath(revision)).token.equals(token)) continue;
-      }
-      this.#applyCommitted(revision, staged.events);
-      await this.#compactIfDue(revision);
-      return { result: staged.result, revision };
     }
-    throw new MetadataConflictError(operation, MAX_ATTEMPTS);
-  }
-
-  #checkMultiSize(ops: readonly MultiOp[], operation: string): void {
-    let bytes = 64;
-    for (const op of ops) bytes += 32 + Buffer.byteLength(op.path) + ('data' in op && op.data ? op.data.byteLength : 0);
-    if (bytes > this.#juteMaxBuffer) {
-      throw new MetadataInvalidArgumentError(
-        `${operation} needs a ZooKeeper multi of about ${bytes} bytes, over jute.maxbuffer (${this.#juteMaxBuffer})`,
-        { bytes, limit: this.#juteMaxBuffer },
-      );
+    const byKey = new Map<string, { existed: boolean; last: StoredEvent }>();
+    for (const e of events) {
+      const seen = byKey.get(e.kv.key);
+      byKey.set(e.kv.key, { existed: seen ? seen.existed : e.prev !== null, last: e });
     }
+    for (const [key, { existed, last }] of byKey) {
+      const path = kvPath(key);
+      if (last.type === 'delete') {
+        if (existed) ops.push({ type: 'delete', path });
+      } else if (existed) ops.push({ type: 'set', path, data: encodeKv(last.kv) });
+      else ops.push({ type: 'create', path, data: encodeKv(last.kv) });
+    }
+    ops.push({ type: 'create', path: historyPath(revision), data: encodeHistory(events, token) });
+    return { ops, leaseChecks };
   }
 
   async #compactIfDue(revision: number): Promise<void> {
@@ -507,60 +693,58 @@ export class ZooKeeperMetadataStore implements MetadataStore {
     });
   }
 
-  put(key: string, value: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
-    return this.#enter('put', async () => {
+  async put(key: string, value: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    const { result: prev, revision } = await this.#write('put', () => {
       checkKey(key);
       checkValue(value);
       this.#checkRequestBytes(Buffer.byteLength(key) + value.byteLength, 'put');
       const lease = options.lease === undefined ? 0 : this.#leaseArgument(options.lease, 'put');
-      const { result: prev, revision } = await this.#change('put', (batch) => batch.put(key, value, lease));
-      return options.prevKv === true ? { revision, prevKv: maybeKeyValue(prev) } : { revision };
+      return (batch) => batch.put(key, value, lease);
     });
+    return options.prevKv === true ? { revision, prevKv: maybeKeyValue(prev) } : { revision };
   }
 
-  compareAndSet(key: string, expect: Expectation, value: Uint8Array, options: PutOptions = {}): Promise<CompareAndSetResult> {
-    return this.#enter('compareAndSet', async () => {
+  async compareAndSet(key: string, expect: Expectation, value: Uint8Array, options: PutOptions = {}): Promise<CompareAndSetResult> {
+    const { result, revision } = await this.#write('compareAndSet', () => {
       checkKey(key);
       checkExpectation(expect);
       checkValue(value);
       this.#checkRequestBytes(Buffer.byteLength(key) + value.byteLength, 'compareAndSet');
       const lease = options.lease === undefined ? 0 : this.#leaseArgument(options.lease, 'compareAndSet');
-      const { result, revision } = await this.#change('compareAndSet', (batch) => {
+      return (batch) => {
         const current = batch.get(key);
         if (!meets(expect, current)) return { succeeded: false as const, current: maybeKeyValue(current) };
         return { succeeded: true as const, prev: batch.put(key, value, lease) };
-      });
-      if (!result.succeeded) return { succeeded: false, revision, current: result.current };
-      return options.prevKv === true ? { succeeded: true, revision, prevKv: maybeKeyValue(result.prev) } : { succeeded: true, revision };
+      };
     });
+    if (!result.succeeded) return { succeeded: false, revision, current: result.current };
+    return options.prevKv === true ? { succeeded: true, revision, prevKv: maybeKeyValue(result.prev) } : { succeeded: true, revision };
   }
 
-  delete(key: string, options: DeleteOptions = {}): Promise<DeleteResult> {
-    return this.#enter('delete', async () => {
+  async delete(key: string, options: DeleteOptions = {}): Promise<DeleteResult> {
+    const expect = options.expect;
+    const { result, revision } = await this.#write('delete', () => {
       checkKey(key);
-      const expect = options.expect;
       if (expect !== undefined) checkExpectation(expect);
-      const { result, revision } = await this.#change('delete', (batch) => {
+      return (batch) => {
         if (expect !== undefined) {
           const current = batch.get(key);
           if (!meets(expect, current)) return { succeeded: false as const, current: maybeKeyValue(current) };
         }
         return { succeeded: true as const, prev: batch.delete(key) };
-      });
-      if (!result.succeeded) return { succeeded: false, deleted: 0, revision, current: result.current };
-      const deleted = result.prev === null ? 0 : 1;
-      return options.prevKv === true
-        ? { succeeded: true, deleted, revision, prevKv: maybeKeyValue(result.prev) }
-        : { succeeded: true, deleted, revision };
+      };
     });
+    if (!result.succeeded) return { succeeded: false, deleted: 0, revision, current: result.current };
+    const deleted = result.prev === null ? 0 : 1;
+    return options.prevKv === true ? { succeeded: true, deleted, revision, prevKv: maybeKeyValue(result.prev) } : { succeeded: true, deleted, revision };
   }
 
-  deletePrefix(prefix: string): Promise<DeletePrefixResult> {
-    return this.#enter('deletePrefix', async () => {
+  async deletePrefix(prefix: string): Promise<DeletePrefixResult> {
+    const { result: deleted, revision } = await this.#write('deletePrefix', () => {
       checkKey(prefix, 'prefix');
-      const { result: deleted, revision } = await this.#change('deletePrefix', (batch) => batch.deletePrefix(prefix));
-      return { deleted, revision };
+      return (batch) => batch.deletePrefix(prefix);
     });
+    return { deleted, revision };
   }
 
   /** A lease id argument: malformed is INVALID_ARGUMENT; existence is checked by the multi (ZooKeeper). */
@@ -572,10 +756,10 @@ export class ZooKeeperMetadataStore implements MetadataStore {
 
   // ----------------------------------------------------------------------------------------- txn
 
-  txn(request: TxnRequest): Promise<TxnResult> {
-    return this.#enter('txn', async () => {
+  async txn(request: TxnRequest): Promise<TxnResult> {
+    const { result, revision } = await this.#write('txn', () => {
       this.#checkRequestBytes(checkTxnRequest(request, this.#maxTxnOps), 'txn');
-      const { result, revision } = await this.#change('txn', (batch) => {
+      return (batch) => {
         const succeeded = (request.compare ?? []).every((c) => compareHolds(c, batch.get(c.key)));
         const ops = (succeeded ? request.success : request.failure) ?? [];
         for (const op of ops) if (op.type === 'put' && op.lease !== undefined) this.#leaseArgument(op.lease, 'txn');
@@ -603,9 +787,9 @@ export class ZooKeeperMetadataStore implements MetadataStore {
           }
         });
         return { succeeded, results };
-      });
-      return { succeeded: result.succeeded, revision, results: result.results };
+      };
     });
+    return { succeeded: result.succeeded, revision, results: result.results };
   }
 
   // --------------------------------------------------------------------------------------- watch

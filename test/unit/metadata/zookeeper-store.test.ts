@@ -3,7 +3,7 @@
  * session, sharing one store (as brokers do), key names ZooKeeper would refuse as znode names, and values at
  * the size limits. One real ZooKeeper for the file (test/unit/metadata/support.ts), a fresh chroot per test.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, compareKeys, type MetadataError, type MetadataStore } from '../../../src/metadata/index.js';
 import { ZooKeeperMetadataStore, type ZooKeeperMetadataStoreOptions } from '../../../src/metadata/zookeeper/index.js';
 import { ZooKeeperClient } from '../../../src/zookeeper/client.js';
@@ -169,6 +169,74 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
     await b.revokeLease(lease.id);
     expect((await rejection(a.put('/x', bytes('1'), { lease: lease.id }))).code).toBe('LL_ERR_METADATA_LEASE_NOT_FOUND');
     expect(await a.get('/x')).toBeNull();
+  });
+
+  it('commits writes called one after another in one multi, each at its own revision in call order, seen so by a watch on another instance', async () => {
+    const a = await openStore();
+    const observer = await openStore();
+    const rec = new Recorder();
+    await observer.watch({ prefix: '/g/' }, rec, { prevKv: true });
+    const head = await a.put('/g/owner', bytes('none'));
+    const multis = vi.spyOn(ZooKeeperClient.prototype, 'multi');
+    try {
+      const results = await Promise.all([
+        ...Array.from({ length: 40 }, (_, i) => a.put(`/g/p${i}`, bytes(String(i)))),
+        a.compareAndSet('/g/owner', { modRevision: head.revision }, bytes('a')),
+        // Evaluated after the one above, in the same group: its expectation no longer holds.
+        a.compareAndSet('/g/owner', { modRevision: head.revision }, bytes('b')),
+        a.delete('/g/p0'),
+      ]);
+      expect(multis).toHaveBeenCalledTimes(1);
+      const revisions = results.map((r) => r.revision);
+      expect(revisions.slice(0, 41)).toEqual(Array.from({ length: 41 }, (_, i) => head.revision + 1 + i));
+      expect(results[41]).toMatchObject({ succeeded: false, revision: head.revision + 41, current: { value: bytes('a') } });
+      expect(results[42]).toMatchObject({ succeeded: true, deleted: 1, revision: head.revision + 42 });
+    } finally {
+      multis.mockRestore();
+    }
+    await rec.waitForEvents(43, 10_000);
+    expect(rec.summary.slice(1)).toEqual([...Array.from({ length: 40 }, (_, i) => `put /g/p${i}=${i}@${head.revision + 1 + i}`), `put /g/owner=a@${head.revision + 41}`, `delete /g/p0@${head.revision + 42}`]);
+    const reopened = await openStore();
+    expect(await reopened.get('/g/p0')).toBeNull();
+    expect(await reopened.get('/g/owner')).toMatchObject({ value: bytes('a'), modRevision: head.revision + 41 });
+    expect(await reopened.revision()).toBe(head.revision + 42);
+  });
+
+  it('lets a read called between two writes see the first and not the second', async () => {
+    const store = await openStore();
+    const first = store.put('/o/k', bytes('1'));
+    const read = store.get('/o/k');
+    const second = store.put('/o/k', bytes('2'));
+    const [w1, r, w2] = await Promise.all([first, read, second]);
+    expect(r).toMatchObject({ value: bytes('1'), modRevision: w1.revision });
+    expect(w2.revision).toBe(w1.revision + 1);
+  });
+
+  it('fails only the write of a group whose lease is gone, and splits a group that would pass jute.maxbuffer into several multis', async () => {
+    const a = await openStore({ juteMaxBuffer: 16 * 1024 });
+    const b = await openStore();
+    const lease = await a.grantLease(60);
+    await b.revokeLease(lease.id); // a still believes in it: its multi's lease check fails
+    const head = await a.revision();
+    const value = Buffer.alloc(3000, 1);
+    const multis = vi.spyOn(ZooKeeperClient.prototype, 'multi');
+    let settled: PromiseSettledResult<{ revision: number }>[];
+    try {
+      settled = await Promise.allSettled([
+        a.put('/l/before', bytes('x')),
+        a.put('/l/leased', bytes('x'), { lease: lease.id }),
+        // Each about 6 KB in its multi (the value in its znode and in its history): two fit in 16 KiB.
+        ...Array.from({ length: 6 }, (_, i) => a.put(`/l/big${i}`, value)),
+      ]);
+      expect(multis.mock.calls.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      multis.mockRestore();
+    }
+    expect(settled[1]).toMatchObject({ status: 'rejected', reason: { code: 'LL_ERR_METADATA_LEASE_NOT_FOUND' } });
+    const ok = settled.filter((x): x is PromiseFulfilledResult<{ revision: number }> => x.status === 'fulfilled').map((x) => x.value.revision);
+    expect(ok).toEqual(Array.from({ length: 7 }, (_, i) => head + 1 + i));
+    expect(await b.get('/l/leased')).toBeNull();
+    for (let i = 0; i < 6; i++) expect((await b.get(`/l/big${i}`))?.value.equals(value)).toBe(true);
   });
 
   it('stores keys ZooKeeper refuses as znode names, and lists them in UTF-8 byte order', async () => {
