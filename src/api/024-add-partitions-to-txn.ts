@@ -14,6 +14,7 @@ import {
   type AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult,
 } from '../../protocol/messages/024-add-partitions-to-txn.gen.js';
 import type { PartitionError } from '../coordinator/txn/coordinator.js';
+import { TV_2 } from '../coordinator/txn/state.js';
 import { defineHandler } from './handler.js';
 
 function partitionsOf(topics: readonly AddPartitionsToTxnRequestAddPartitionsToTxnTopic[]): Array<{ topic: string; partition: number }> {
@@ -51,7 +52,9 @@ export const addPartitionsToTxn = defineHandler({
         const partitions = partitionsOf(t.topics);
         const results = t.verifyOnly
           ? await txns.verifyPartitions(t.transactionalId, t.producerId, t.producerEpoch, partitions)
-          : await txns.addPartitionsToTxn(t.transactionalId, t.producerId, t.producerEpoch, partitions);
+          : // Kafka's transactionVersionForAddPartitionsToTxn: v4+ comes from transaction version 2 clients or
+            // from a partition leader adding a partition for one (KIP-890 part 2).
+            await txns.addPartitionsToTxn(t.transactionalId, t.producerId, t.producerEpoch, partitions, TV_2);
         return createAddPartitionsToTxnResponseAddPartitionsToTxnResult({ transactionalId: t.transactionalId, topicResults: byTopic(results, v) });
       }),
     );

@@ -28,7 +28,9 @@ import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names.js';
+import { BrokerChannels } from '../cluster/broker-channels.js';
 import { LocalTxnMarkerWriter } from '../cluster/txn-markers.js';
+import { RoutingTxnMarkerWriter, RoutingTxnVerifier } from '../cluster/txn-routing.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
 import { TransactionCoordinator, transactionCoordinatorConfig } from '../coordinator/txn/index.js';
 import type { LedgerFs } from '../ledger/fs.js';
@@ -74,6 +76,7 @@ interface Parts {
   transactions: TransactionCoordinator;
   metrics: BrokerMetrics;
   dispatcher: Dispatcher;
+  channels: BrokerChannels;
 }
 
 export class Broker implements ConnectionHost {
@@ -210,9 +213,13 @@ export class Broker implements ConnectionHost {
     topics.addListener({ topicDeleted: (t) => { for (let i = 0; i < t.partitions; i++) cleaner.forget(`${t.name}-${i}`); } });
     // KIP-890 part 1: Produce and TxnOffsetCommit ask the transaction coordinator whether a partition is in the
     // producer's ongoing transaction. It is built after the group coordinator, which its markers reach.
-    const txnVerification: TxnVerificationService = {
+    const localVerification: TxnVerificationService = {
       verify: (transactionalId, producerId, producerEpoch, topic, partition, addPartition) => transactions.verify(transactionalId, producerId, producerEpoch, topic, partition, addPartition),
     };
+    // A member's partitions and transaction coordinators are spread over brokers: verifications and markers go
+    // to whichever broker owns the other side (src/cluster/txn-routing.ts), as Kafka's brokers send them.
+    const channels = member ? (p.channels = new BrokerChannels({ cluster: view, clientId: `ledgerline-broker-${this.nodeId}` })) : null;
+    const txnVerification: TxnVerificationService = channels ? new RoutingTxnVerifier({ local: localVerification, cluster: view, channels }) : localVerification;
     const groups = (p.groups = new GroupCoordinator({
       config: groupCoordinatorConfig(config.values),
       topics,
@@ -232,6 +239,7 @@ export class Broker implements ConnectionHost {
     const producerIds = new ProducerIdAllocator(metadata);
     // Transaction markers go to the partitions this broker leads, __consumer_offsets ones to the group coordinator.
     const txnMarkers = new LocalTxnMarkerWriter({ topics, cluster: view, partitions, groups });
+    const coordinatorMarkers = channels ? new RoutingTxnMarkerWriter({ local: txnMarkers, cluster: view, channels, log: log.child({ component: 'transaction-markers' }) }) : txnMarkers;
     const transactions = (p.transactions = new TransactionCoordinator({
       config: transactionCoordinatorConfig(config.values),
       topics,
@@ -241,7 +249,7 @@ export class Broker implements ConnectionHost {
         return part.log;
       },
       producerIds,
-      markers: txnMarkers,
+      markers: coordinatorMarkers,
       groupPartitionFor: (groupId) => groups.partitionFor(groupId),
       ownership: { owns: (index) => view.owns(TRANSACTION_STATE_TOPIC_NAME, index) },
       coordinatorEpoch: (index) => partitions.leaderEpoch(TRANSACTION_STATE_TOPIC_NAME, index),
@@ -363,6 +371,7 @@ export class Broker implements ConnectionHost {
     // The transaction coordinator first: its markers reach the group coordinator's partitions.
     await p.transactions?.stop();
     await p.groups?.stop();
+    await p.channels?.close();
     // Stop reading, let requests already read finish (their appends become durable and are answered).
     await Promise.all([...this.connections].map((c) => c.drain(SHUTDOWN_DRAIN_MS)));
     for (const c of this.connections) c.close();

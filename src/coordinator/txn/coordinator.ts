@@ -421,13 +421,13 @@ export class TransactionCoordinator {
    * UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED (KafkaApis); otherwise every partition gets
    * the coordinator's answer (Kafka's handleAddPartitionsToTransaction).
    */
-  async addPartitionsToTxn(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<PartitionError[]> {
+  async addPartitionsToTxn(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[], clientTransactionVersion = TV_0): Promise<PartitionError[]> {
     const unknown = partitions.filter((p) => !this.partitionExists(p.topic, p.partition));
     if (unknown.length > 0) {
       const bad = new Set(unknown.map((p) => `${p.topic}\0${p.partition}`));
       return partitions.map((p) => ({ ...p, errorCode: bad.has(`${p.topic}\0${p.partition}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED }));
     }
-    const code = await this.addPartitions(transactionalId, producerId, producerEpoch, partitions, TV_0);
+    const code = await this.addPartitions(transactionalId, producerId, producerEpoch, partitions, clientTransactionVersion);
     return partitions.map((p) => ({ ...p, errorCode: code }));
   }
 
