@@ -45,6 +45,10 @@ export function clusterBrokerConfigs(o: ClusterBrokerOptions): Record<string, st
     'ledgerline.bookkeeper.metadata.service.uri': o.metadataServiceUri,
     'default.replication.factor': String(o.replicationFactor),
     'min.insync.replicas': String(o.minInsyncReplicas),
+    // The internal topics are created once this many brokers are live, as Kafka's are.
+    'offsets.topic.replication.factor': String(o.replicationFactor),
+    'transaction.state.log.replication.factor': String(o.replicationFactor),
+    'transaction.state.log.min.isr': String(o.minInsyncReplicas),
   };
 }
 

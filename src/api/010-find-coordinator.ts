@@ -19,11 +19,13 @@ interface Found {
   readonly port: number;
 }
 
-function find(ctx: RequestContext<'cluster' | 'groups'>, keyType: number, key: string): Found {
+function find(ctx: RequestContext<'cluster' | 'groups' | 'transactions'>, keyType: number, key: string): Found {
   // Kafka's Node.noNode() for errors.
   const none = (errorCode: number): Found => ({ errorCode, nodeId: -1, host: '', port: -1 });
   if (keyType === CoordinatorType.SHARE) return none(ErrorCode.INVALID_REQUEST);
+  // The coordinator's internal topic is not there yet (a member waits for its replicas: src/coordinator/internal-topic.ts).
   if (keyType === CoordinatorType.GROUP && !groupCoordinatorOf(ctx)) return none(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  if (keyType === CoordinatorType.TRANSACTION && !ctx.services.transactions.isActive) return none(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   const { cluster } = ctx.services;
   const at = cluster.coordinator(keyType === CoordinatorType.GROUP ? 'group' : 'transaction', key);
   const broker = at.nodeId >= 0 ? cluster.broker(at.nodeId) : undefined;
@@ -35,7 +37,7 @@ function find(ctx: RequestContext<'cluster' | 'groups'>, keyType: number, key: s
 
 export const findCoordinator = defineHandler({
   api: FindCoordinatorApi,
-  uses: ['cluster', 'groups'],
+  uses: ['cluster', 'groups', 'transactions'],
   versions: { min: 0, max: 6 },
   handle(req, ctx) {
     const v = ctx.apiVersion;

@@ -6,8 +6,9 @@
  * | config                                   | default        | meaning                                        |
  * |------------------------------------------|----------------|------------------------------------------------|
  * | offsets.topic.num.partitions             | 50             | partitions of __consumer_offsets               |
- * | offsets.topic.replication.factor         | 3              | its replication factor (capped to the live     |
- * |                                          |                | brokers when it is created)                    |
+ * | offsets.topic.replication.factor         | 3              | its replication factor; a cluster member waits |
+ * |                                          |                | for that many live brokers to create it, a     |
+ * |                                          |                | broker alone caps it (internal-topic.ts)       |
  * | offsets.retention.minutes                | 10080 (7 days) | offsets of empty groups expire after this      |
  * | offsets.retention.check.interval.ms      | 600000         | how often expired offsets are removed          |
  * | offset.metadata.max.bytes                | 4096           | longest commit metadata (OFFSET_METADATA_TOO_LARGE) |

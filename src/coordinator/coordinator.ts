@@ -38,6 +38,7 @@ import { createSyncGroupResponse, type SyncGroupRequest, type SyncGroupResponse 
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../../protocol/messages/028-txn-offset-commit.gen.js';
 import { GROUP_METADATA_TOPIC_NAME } from '../cluster/topic-names.js';
 import { systemClock, type Clock } from '../metadata/clock.js';
+import { InternalTopicStarter, internalTopicReplicas } from './internal-topic.js';
 import { createAssignors } from './assignors.js';
 import { CONSUMER_PROTOCOL_TYPE, ClassicGroup, ClassicGroupState } from './classic-group.js';
 import { ClassicGroupProtocol, type JoinHandle } from './classic-protocol.js';
@@ -88,6 +89,11 @@ export interface GroupCoordinatorOptions {
   readonly txnVerification?: TxnOffsetVerifier;
   /** How many brokers are live (the cluster view): __consumer_offsets' replication factor is capped to it. Default 1. */
   readonly liveBrokers?: () => number;
+  /**
+   * A member of a shared cluster: __consumer_offsets is created only once offsets.topic.replication.factor
+   * brokers are live, as Kafka's is (internal-topic.ts); until then group requests answer COORDINATOR_NOT_AVAILABLE.
+   */
+  readonly awaitReplicas?: boolean;
 }
 
 /** A group as metrics and tools see it. */
@@ -121,6 +127,8 @@ export class GroupCoordinator {
   private readonly rebalanceCounts = new Map<string, number>();
   private readonly deletions = new TopicDeletions();
   private readonly txn: TxnCommits;
+  /** Opens the shards once __consumer_offsets exists (created here when it may be). */
+  private starter: InternalTopicStarter | null = null;
 
   constructor(private readonly options: GroupCoordinatorOptions) {
     this.config = options.config;
@@ -177,16 +185,33 @@ export class GroupCoordinator {
   }
 
   /**
-   * Creates __consumer_offsets if it does not exist. Its partitions load on first use (see the top of the file).
+   * Creates __consumer_offsets if it does not exist (a member of a shared cluster: once enough brokers are live,
+   * looked at again every second and whenever the topic appears). Its partitions load on first use (see the top
+   * of the file).
    */
   async start(): Promise<void> {
-    if (this.shards.isOpen) return;
-    this.shards.open(await this.ensureOffsetsTopic());
+    if (this.starter) return;
+    const starter = (this.starter = new InternalTopicStarter(GROUP_METADATA_TOPIC_NAME, this.clock, this.log, async () => {
+      if (this.shards.isOpen) return true;
+      const partitions = await this.ensureOffsetsTopic();
+      if (partitions === null) return false;
+      if (!this.shards.isOpen) this.shards.open(partitions);
+      return true;
+    }));
     this.options.topics.addListener?.({
-      topicCreated: (t) => this.onTopicChanged(t.name),
+      topicCreated: (t) => {
+        if (t.name === GROUP_METADATA_TOPIC_NAME) starter.poke();
+        this.onTopicChanged(t.name);
+      },
       partitionsAdded: (t) => this.onTopicChanged(t.name),
       topicDeleted: (t) => this.onTopicDeleted(t.name),
     });
+    await starter.start();
+  }
+
+  /** Looks again now whether __consumer_offsets can be created (the live brokers changed). */
+  checkInternalTopic(): void {
+    this.starter?.poke();
   }
 
   /** Resolves once every shard created so far finished its current load attempt. */
@@ -207,16 +232,26 @@ export class GroupCoordinator {
     return this.shards.release(partition);
   }
 
-  private async ensureOffsetsTopic(): Promise<number> {
+  /** The partitions of __consumer_offsets, created if missing; null while it waits for brokers (internal-topic.ts). */
+  private async ensureOffsetsTopic(): Promise<number | null> {
     const existing = this.options.topics.get(GROUP_METADATA_TOPIC_NAME);
     if (existing) return existing.partitions;
     if (!this.options.topics.create) return this.config.offsetsTopicNumPartitions;
+    // offsets.topic.replication.factor (on BookKeeper the ensemble of the topic's ledgers): a member waits for
+    // that many live brokers, as Kafka does; a broker alone caps it to the live brokers.
+    const live = this.options.liveBrokers?.() ?? 1;
+    const replicationFactor = internalTopicReplicas(this.config.offsetsTopicReplicationFactor, live, this.options.awaitReplicas === true);
+    if (replicationFactor === null) {
+      this.starter?.waiting(`${GROUP_METADATA_TOPIC_NAME} is created once offsets.topic.replication.factor brokers are live; group requests answer COORDINATOR_NOT_AVAILABLE until then`, {
+        replicationFactor: this.config.offsetsTopicReplicationFactor,
+        liveBrokers: live,
+      });
+      return null;
+    }
     try {
       const t = await this.options.topics.create(GROUP_METADATA_TOPIC_NAME, {
         partitions: this.config.offsetsTopicNumPartitions,
-        // offsets.topic.replication.factor, capped to the live brokers, as the transaction coordinator caps
-        // transaction.state.log.replication.factor: on BookKeeper it is the ensemble of the topic's ledgers.
-        replicationFactor: Math.max(1, Math.min(this.config.offsetsTopicReplicationFactor, this.options.liveBrokers?.() ?? 1)),
+        replicationFactor,
         // Kafka's GroupCoordinatorService.groupMetadataTopicConfigs: the log cleaner compacts the topic
         // (storage.ts); time and size retention do not apply to a compact-only topic.
         configs: groupMetadataTopicConfigs(this.config),
@@ -233,6 +268,7 @@ export class GroupCoordinator {
 
   /** Answers parked requests with NOT_COORDINATOR, stops timers and waits for pending appends. */
   stop(): Promise<void> {
+    this.starter?.cancel();
     return this.shards.close();
   }
 

@@ -230,6 +230,7 @@ export class Broker implements ConnectionHost {
       },
       ownership: { owns: (index) => view.owns(GROUP_METADATA_TOPIC_NAME, index) },
       liveBrokers: () => view.liveBrokers().length,
+      awaitReplicas: member !== null,
       txnVerification,
       logger: log.child({ component: 'group-coordinator' }),
     }));
@@ -254,6 +255,7 @@ export class Broker implements ConnectionHost {
       ownership: { owns: (index) => view.owns(TRANSACTION_STATE_TOPIC_NAME, index) },
       coordinatorEpoch: (index) => partitions.leaderEpoch(TRANSACTION_STATE_TOPIC_NAME, index),
       liveBrokers: () => view.liveBrokers().length,
+      awaitReplicas: member !== null,
       logger: log.child({ component: 'transaction-coordinator' }),
     }));
     view.subscribe({ released: (t, index) => (t === TRANSACTION_STATE_TOPIC_NAME ? transactions.released(index) : undefined) });
@@ -315,6 +317,11 @@ export class Broker implements ConnectionHost {
     for (const l of config.listeners) await this.listen(l);
     // Registered once its endpoints are known (ports bound to 0); a live broker with the same id refuses the start.
     await member?.start();
+    // Registered, it counts among the live brokers the internal topics wait for (src/coordinator/internal-topic.ts).
+    if (member) {
+      groups.checkInternalTopic();
+      transactions.checkInternalTopic();
+    }
     const admin = parseAdminListener(config.values.get('ledgerline.admin.listener') ?? '');
     if (admin) {
       this.admin = await startAdminHttp(admin.host, admin.port, {

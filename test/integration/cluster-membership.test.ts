@@ -57,8 +57,47 @@ async function describeClusterIds(port: number): Promise<number[]> {
 }
 
 describe('cluster membership', () => {
+  it('creates its internal topics only once offsets.topic.replication.factor brokers are live, as Kafka does', async () => {
+    const broker = await BrokerProcess.start({ configs: { 'ledgerline.cluster.membership': 'shared', 'ledgerline.metadata.store': 'memory', 'ledgerline.ledger.store': 'memory', 'node.id': '5' } });
+    started.push(broker);
+    const conn = await RawConnection.connect(broker.port);
+    try {
+      // The default replication factor is 3 and one broker is live: COORDINATOR_NOT_AVAILABLE, for groups and
+      // transactional ids alike, and no internal topic exists.
+      const found = await conn.request(FindCoordinatorApi, 4, FindCoordinatorApi.request.create({ keyType: 0, coordinatorKeys: ['g1'] }));
+      expect(found.coordinators.map((c) => c.errorCode)).toEqual([ErrorCode.COORDINATOR_NOT_AVAILABLE]);
+      const txn = await conn.request(FindCoordinatorApi, 4, FindCoordinatorApi.request.create({ keyType: 1, coordinatorKeys: ['t1'] }));
+      expect(txn.coordinators.map((c) => c.errorCode)).toEqual([ErrorCode.COORDINATOR_NOT_AVAILABLE]);
+    } finally {
+      conn.destroy();
+    }
+    const client = await KafkaClient.connect({ bootstrap: broker.bootstrap });
+    try {
+      const md = await client.metadata(['__consumer_offsets', '__transaction_state'], { allowAutoTopicCreation: false });
+      expect(md.topics.map((t) => [t.name, t.errorCode])).toEqual([
+        ['__consumer_offsets', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+        ['__transaction_state', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+      ]);
+    } finally {
+      await client.close();
+    }
+    expect(broker.logs.some((l) => l.includes('__consumer_offsets is created once offsets.topic.replication.factor brokers are live'))).toBe(true);
+    expect(await broker.stop()).toBe(0);
+  });
+
   it('runs a lone shared member: registered, owning every partition and its coordinator keys, leaving gracefully', async () => {
-    const broker = await BrokerProcess.start({ configs: { 'ledgerline.cluster.membership': 'shared', 'ledgerline.metadata.store': 'memory', 'ledgerline.ledger.store': 'memory', 'node.id': '4' } });
+    // A cluster of one: its internal topics have one replica (Kafka's single-broker settings).
+    const broker = await BrokerProcess.start({
+      configs: {
+        'ledgerline.cluster.membership': 'shared',
+        'ledgerline.metadata.store': 'memory',
+        'ledgerline.ledger.store': 'memory',
+        'node.id': '4',
+        'offsets.topic.replication.factor': '1',
+        'transaction.state.log.replication.factor': '1',
+        'transaction.state.log.min.isr': '1',
+      },
+    });
     started.push(broker);
     const client = await KafkaClient.connect({ bootstrap: broker.bootstrap });
     try {
@@ -70,14 +109,18 @@ describe('cluster membership', () => {
         return md.brokers.length === 1 && md.brokers[0]!.nodeId === 4 && md.brokers[0]!.port === broker.port && md.controllerId === 4 && md.topics[0]!.partitions.every((p) => p.errorCode === 0 && p.leaderId === 4);
       });
       expect(await describeClusterIds(broker.port)).toEqual([4]);
-      // Its coordinator keys: every group and transactional id is coordinated here.
+      // Its coordinator keys: every group and transactional id is coordinated here, once the internal topics
+      // exist (created as the broker registers: the one live broker they wait for).
       const conn = await RawConnection.connect(broker.port);
       try {
-        const found = await conn.request(FindCoordinatorApi, 4, FindCoordinatorApi.request.create({ keyType: 0, coordinatorKeys: ['g1', 'g2'] }));
-        expect(found.coordinators.map((c) => [c.errorCode, c.nodeId, c.port])).toEqual([
-          [0, 4, broker.port],
-          [0, 4, broker.port],
-        ]);
+        const find = async (keyType: number) => (await conn.request(FindCoordinatorApi, 4, FindCoordinatorApi.request.create({ keyType, coordinatorKeys: ['g1', 'g2'] }))).coordinators.map((c) => [c.errorCode, c.nodeId, c.port]);
+        await waitFor('the coordinators available', async () => (await find(0))[0]![0] === 0 && (await find(1))[0]![0] === 0, 30_000);
+        for (const keyType of [0, 1]) {
+          expect(await find(keyType)).toEqual([
+            [0, 4, broker.port],
+            [0, 4, broker.port],
+          ]);
+        }
       } finally {
         conn.destroy();
       }

@@ -8,7 +8,8 @@
  *
  * kafkajs producers (transaction version 1) each commit a transaction over every partition, abort one, and
  * commit one with offsets for a group (TxnOffsetCommit, the markers then reach the group's coordinator): a
- * read_committed consumer reads exactly the committed records, each once, and the groups hold the offsets.
+ * read_committed consumer reads exactly the committed records, each once, and the groups hold the offsets. The
+ * internal topics have their three replicas: they were created once three brokers were live, as Kafka's are.
  *
  * It skips itself where the engines are missing (as cluster-membership.test.ts), failing instead with
  * LEDGERLINE_REQUIRE_BOOKKEEPER=1 when only the BookKeeper classpath is.
@@ -120,6 +121,14 @@ describe('transactions across brokers', () => {
       await consumer.disconnect();
       expect(seen.filter((v) => aborted.has(v)), 'aborted records read').toEqual([]);
       expect([...seen].sort()).toEqual([...committed].sort());
+
+      // The internal topics were created with their configured three replicas, once the three brokers were
+      // live (the first broker started alone): on BookKeeper, ledgers of ensemble 3.
+      const internal = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets', '__transaction_state'] });
+      for (const t of internal.topics) {
+        expect(t.partitions.length, t.name).toBe(50);
+        expect(new Set(t.partitions.map((p) => p.replicas.length)), `${t.name} replicas`).toEqual(new Set([3]));
+      }
 
       // The offsets committed in the transactions are the groups' (their coordinators took the markers too).
       for (let n = 0; n < PRODUCERS; n++) {

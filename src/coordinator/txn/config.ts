@@ -4,8 +4,9 @@
  * | config                                                      | default   | meaning                                   |
  * |-------------------------------------------------------------|-----------|-------------------------------------------|
  * | transaction.state.log.num.partitions                        | 50        | partitions of __transaction_state         |
- * | transaction.state.log.replication.factor                    | 3         | its replication factor (capped to the     |
- * |                                                             |           | live brokers)                             |
+ * | transaction.state.log.replication.factor                    | 3         | its replication factor; a cluster member  |
+ * |                                                             |           | waits for that many live brokers, a       |
+ * |                                                             |           | broker alone caps it                      |
  * | transaction.state.log.min.isr                               | 2         | its min.insync.replicas (capped)          |
  * | transaction.state.log.segment.bytes                         | 104857600 | its segment.bytes                         |
  * | transaction.max.timeout.ms                                  | 900000    | largest transaction.timeout.ms allowed    |

@@ -19,8 +19,9 @@ import { ErrorCode } from '../../../protocol/error-codes.js';
 import { coordinatorPartition } from '../../cluster/cluster-view.js';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../../cluster/topic-names.js';
 import { systemClock, type Clock } from '../../metadata/clock.js';
+import { InternalTopicStarter, internalTopicReplicas } from '../internal-topic.js';
 import { SILENT_LOGGER, type CoordinatorLogger, type TopicView } from '../context.js';
-import type { TopicCreator } from '../coordinator.js';
+import type { TopicCreator, TopicEventSource } from '../coordinator.js';
 import { errorCodeOf } from '../errors.js';
 import { LAZY_LOAD_WAIT_MS } from '../shard-set.js';
 import { exceedsInt16String } from '../string-bounds.js';
@@ -92,7 +93,7 @@ export interface ListTransactionsResult {
 
 export interface TransactionCoordinatorOptions {
   readonly config: TransactionCoordinatorConfig;
-  readonly topics: TopicView & Partial<TopicCreator>;
+  readonly topics: TopicView & Partial<TopicEventSource> & Partial<TopicCreator>;
   readonly openLog: (partition: number) => Promise<CoordinatorPartitionLog>;
   /** New producer ids (src/cluster/producer-state.ts). */
   readonly producerIds: { allocate(): Promise<bigint> };
@@ -106,6 +107,11 @@ export interface TransactionCoordinatorOptions {
   readonly coordinatorEpoch?: (partition: number) => number;
   /** Live brokers, to cap the topic's replication factor when it is created. Default 1. */
   readonly liveBrokers?: () => number;
+  /**
+   * A member of a shared cluster: __transaction_state is created only once transaction.state.log.replication.factor
+   * brokers are live, as Kafka's is (../internal-topic.ts); until then requests answer COORDINATOR_NOT_AVAILABLE.
+   */
+  readonly awaitReplicas?: boolean;
   readonly clock?: Clock;
   readonly logger?: CoordinatorLogger;
 }
@@ -119,6 +125,9 @@ export class TransactionCoordinator {
   private shards: (TxnShard | undefined)[] = [];
   private count = 0;
   private accepting = false;
+  private stopped = false;
+  /** Starts taking requests once __transaction_state exists (created here when it may be). */
+  private starter: InternalTopicStarter | null = null;
   private readonly completion: TxnCompletion;
 
   constructor(private readonly options: TransactionCoordinatorOptions) {
@@ -149,15 +158,38 @@ export class TransactionCoordinator {
     return this.count;
   }
 
-  /** Creates __transaction_state if it does not exist; its partitions load on first use. */
+  /**
+   * Creates __transaction_state if it does not exist (a member of a shared cluster: once enough brokers are
+   * live, looked at again every second and whenever the topic appears); its partitions load on first use.
+   */
   async start(): Promise<void> {
-    if (this.accepting) return;
-    this.count = await this.ensureTopic();
-    this.shards = new Array<TxnShard | undefined>(this.count);
-    this.accepting = true;
+    if (this.starter) return;
+    const starter = (this.starter = new InternalTopicStarter(TRANSACTION_STATE_TOPIC_NAME, this.clock, this.log, async () => {
+      if (this.accepting) return true;
+      const count = await this.ensureTopic();
+      if (count === null) return false;
+      if (this.accepting || this.stopped) return true;
+      this.count = count;
+      this.shards = new Array<TxnShard | undefined>(this.count);
+      this.accepting = true;
+      return true;
+    }));
+    this.options.topics.addListener?.({
+      topicCreated: (t) => {
+        if (t.name === TRANSACTION_STATE_TOPIC_NAME) starter.poke();
+      },
+    });
+    await starter.start();
+  }
+
+  /** Looks again now whether __transaction_state can be created (the live brokers changed). */
+  checkInternalTopic(): void {
+    this.starter?.poke();
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.starter?.cancel();
     if (!this.accepting) return;
     this.accepting = false;
     const all = this.shards.filter((s): s is TxnShard => s !== undefined);
@@ -200,14 +232,23 @@ export class TransactionCoordinator {
     return owned;
   }
 
-  private async ensureTopic(): Promise<number> {
+  /** The partitions of __transaction_state, created if missing; null while it waits for brokers (../internal-topic.ts). */
+  private async ensureTopic(): Promise<number | null> {
     const existing = this.options.topics.get(TRANSACTION_STATE_TOPIC_NAME);
     if (existing) return existing.partitions;
     if (!this.options.topics.create) return this.config.numPartitions;
-    // Kafka's TransactionStateManager.transactionTopicConfigs (the log cleaner compacts the topic: storage.ts); the
-    // replication factor is capped to the live brokers (a broker alone can host one replica), and
-    // min.insync.replicas to it.
-    const replicationFactor = Math.max(1, Math.min(this.config.replicationFactor, this.options.liveBrokers?.() ?? 1));
+    // Kafka's TransactionStateManager.transactionTopicConfigs (the log cleaner compacts the topic: storage.ts);
+    // transaction.state.log.replication.factor: a member waits for that many live brokers, as Kafka does, a
+    // broker alone caps it to the live brokers; min.insync.replicas is capped to it.
+    const live = this.options.liveBrokers?.() ?? 1;
+    const replicationFactor = internalTopicReplicas(this.config.replicationFactor, live, this.options.awaitReplicas === true);
+    if (replicationFactor === null) {
+      this.starter?.waiting(`${TRANSACTION_STATE_TOPIC_NAME} is created once transaction.state.log.replication.factor brokers are live; transactional requests answer COORDINATOR_NOT_AVAILABLE until then`, {
+        replicationFactor: this.config.replicationFactor,
+        liveBrokers: live,
+      });
+      return null;
+    }
     try {
       const t = await this.options.topics.create(TRANSACTION_STATE_TOPIC_NAME, {
         partitions: this.config.numPartitions,

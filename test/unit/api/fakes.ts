@@ -205,6 +205,7 @@ export class FakeTransactions implements TransactionService {
   init = { producerId: 42n, producerEpoch: 3 };
   described: DescribedTransaction[] = [];
   listed: ListTransactionsResult = { errorCode: 0, unknownStateFilters: [], transactions: [] };
+  isActive = true;
 
   async initProducerId(transactionalId: string, timeoutMs: number, expected: { producerId: bigint; producerEpoch: number } | null) {
     this.calls.push({ op: 'initProducerId', args: [transactionalId, timeoutMs, expected] });

@@ -161,17 +161,24 @@ describe('handlers over a cluster view that owns some partitions', () => {
 
   it('FindCoordinator names the broker that owns the key\'s partition, for groups and transactions, one result per key from v4', async () => {
     const groups = { isActive: true } as Services['groups'];
+    const transactions = { isActive: true } as Services['transactions'];
     const other = await setup({ coordinatorNode: 8 });
-    const ctx = (apiVersion: number) => requestContext({ ...other.services, groups }, { apiVersion });
+    const ctx = (apiVersion: number) => requestContext({ ...other.services, groups, transactions }, { apiVersion });
     expect(await answer(findCoordinator.handle(createFindCoordinatorRequest({ key: 'g' }), ctx(3)))).toMatchObject({ errorCode: 0, nodeId: 8, host: 'other.example', port: 9093 });
     expect(await answer(findCoordinator.handle(createFindCoordinatorRequest({ keyType: 1, coordinatorKeys: ['tx-a', 'tx-b'] }), ctx(4)))).toMatchObject({
       coordinators: [{ key: 'tx-a', nodeId: 8, host: 'other.example', errorCode: 0 }, { key: 'tx-b', nodeId: 8 }],
     });
     await other.close();
     const none = await setup({ coordinatorNode: -1 });
-    const res = await answer(findCoordinator.handle(createFindCoordinatorRequest({ coordinatorKeys: ['g'] }), requestContext({ ...none.services, groups }, { apiVersion: 4 })));
+    const res = await answer(findCoordinator.handle(createFindCoordinatorRequest({ coordinatorKeys: ['g'] }), requestContext({ ...none.services, groups, transactions }, { apiVersion: 4 })));
     expect(res.coordinators[0]).toMatchObject({ key: 'g', errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, nodeId: -1 });
     await none.close();
+    // Before its internal topic exists (a member waits for its replicas), a coordinator is not available.
+    const waiting = await setup({ coordinatorNode: 8 });
+    const inactive = { isActive: false } as Services['transactions'];
+    const tx = await answer(findCoordinator.handle(createFindCoordinatorRequest({ keyType: 1, coordinatorKeys: ['tx-a'] }), requestContext({ ...waiting.services, groups, transactions: inactive }, { apiVersion: 4 })));
+    expect(tx.coordinators[0]).toMatchObject({ key: 'tx-a', errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, nodeId: -1 });
+    await waiting.close();
   });
 
   it('CreateTopics stores and reports the replication factor it accepted, and refuses one the live brokers cannot reach', async () => {

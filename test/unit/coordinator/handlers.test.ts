@@ -28,12 +28,13 @@ import { ClassicGroup } from '../../../src/coordinator/classic-group.js';
 import type { GroupCoordinator } from '../../../src/coordinator/coordinator.js';
 import { harness, joinRequest } from './harness.js';
 import { fakeCluster, fakeNode, requestContext } from '../api/fakes.js';
-import type { TopicService } from '../../../src/api/services.js';
+import type { TopicService, TransactionService } from '../../../src/api/services.js';
 
-function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node' | 'cluster' | 'topics'> {
+function context(groups: GroupCoordinator | undefined, apiVersion: number, signal = new AbortController().signal): RequestContext<'groups' | 'node' | 'cluster' | 'topics' | 'transactions'> {
   // OffsetCommit and OffsetFetch v10 look topics up by id; these tests name them (v9 and below).
   const topics = { getById: () => undefined, get: () => undefined } as unknown as TopicService;
-  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode(), cluster: fakeCluster(), topics }, { apiVersion, signal });
+  const transactions = { isActive: true } as TransactionService;
+  return requestContext({ groups: groups as GroupCoordinator, node: fakeNode(), cluster: fakeCluster(), topics, transactions }, { apiVersion, signal });
 }
 
 describe('group API handlers', () => {
