@@ -12,6 +12,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ReferenceKafka, Ledgerline } from './lib/brokers.js';
+import { LedgerlineCluster } from './lib/ledgerline-cluster.js';
 import type { Broker, StartReport } from './lib/brokers.js';
 import { CLIENTS } from './lib/clients.js';
 import type { ClientDef } from './lib/clients.js';
@@ -31,11 +32,13 @@ const HELP = `Usage: npm run compat -- [options]
 
   --clients a,b        clients to run (default: all): ${CLIENTS.map((c) => c.id).join(', ')}
   --scenarios x,y      scenarios to run (default: all): ${SCENARIOS.map((s) => s.id).join(', ')}
-  --only kafka|ledgerline
+  --only kafka|ledgerline|ledgerline-cluster
                        run against one broker only; cells are pass/fails on their own
-  --candidate ledgerline|kafka
+  --candidate ledgerline|ledgerline-cluster|kafka
                        what is compared with the reference (default ledgerline); "kafka" starts a second,
-                       independent Kafka, which must come out all "same" (checks the suite itself)
+                       independent Kafka, which must come out all "same" (checks the suite itself);
+                       "ledgerline-cluster" is three brokers on ZooKeeper and three BookKeeper bookies
+                       (compat/lib/ledgerline-cluster.ts; needs the compat/bookkeeper build)
   --jobs N             cells run at once (default 2; each cell runs against both brokers at once)
   --retries N          re-run a cell that differs (or fails against Kafka, or regressed) this many times
                        (default 1)
@@ -59,7 +62,7 @@ interface Options {
   clients: ClientDef[];
   scenarios: ScenarioDef[];
   reference: boolean;
-  candidate: 'ledgerline' | 'kafka' | null;
+  candidate: 'ledgerline' | 'ledgerline-cluster' | 'kafka' | null;
   jobs: number;
   retries: number;
   budgetMs: number | null;
@@ -115,17 +118,17 @@ function parseOptions(argv: string[]): Options | null {
     return null;
   }
   const only = values.only;
-  if (only !== undefined && only !== 'kafka' && only !== 'ledgerline') throw new Error('--only takes kafka or ledgerline');
+  if (only !== undefined && only !== 'kafka' && only !== 'ledgerline' && only !== 'ledgerline-cluster') throw new Error('--only takes kafka, ledgerline or ledgerline-cluster');
   const cand = values.candidate ?? 'ledgerline';
-  if (cand !== 'kafka' && cand !== 'ledgerline') throw new Error('--candidate takes ledgerline or kafka');
+  if (cand !== 'kafka' && cand !== 'ledgerline' && cand !== 'ledgerline-cluster') throw new Error('--candidate takes ledgerline, ledgerline-cluster or kafka');
   const settings: Record<string, string> = {};
   for (const kv of values['ledgerline-set'] ?? []) {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new Error(`--ledgerline-set takes key=value, got ${kv}`);
     settings[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
-  const reference = only !== 'ledgerline';
-  const candidate = only === 'kafka' ? null : only === 'ledgerline' ? 'ledgerline' : cand;
+  const reference = only !== 'ledgerline' && only !== 'ledgerline-cluster';
+  const candidate = only === 'kafka' ? null : only === 'ledgerline' || only === 'ledgerline-cluster' ? only : cand;
   return {
     clients: pick(CLIENTS, values.clients, 'client'),
     scenarios: pick(SCENARIOS, values.scenarios, 'scenario'),
@@ -187,7 +190,7 @@ async function main(): Promise<number> {
   // 1. Install what the selected clients and brokers need.
   const steps = new Set<StepId>();
   for (const c of opts.clients) for (const s of c.needs) steps.add(s);
-  if (opts.reference || opts.candidate === 'kafka') steps.add('maven');
+  if (opts.reference || opts.candidate === 'kafka' || opts.candidate === 'ledgerline-cluster') steps.add('maven');
   let installed = new Map<StepId, StepReport>();
   if (opts.install) installed = await install(steps, opts.reinstall, log);
   const installMs = Date.now() - t0;
@@ -200,9 +203,11 @@ async function main(): Promise<number> {
     cand:
       opts.candidate === 'ledgerline'
         ? new Ledgerline({ settings: opts.ledgerlineSettings, keepData: opts.keep, readyTimeoutMs: opts.ledgerlineTimeoutMs, logDir: join(logs, 'ledgerline'), build: opts.build })
-        : opts.candidate === 'kafka'
-          ? new ReferenceKafka({ label: 'kafka#2', heapMiB: opts.kafkaHeap, keepData: opts.keep, logDir: join(logs, 'kafka2') })
-          : null,
+        : opts.candidate === 'ledgerline-cluster'
+          ? new LedgerlineCluster({ settings: opts.ledgerlineSettings, keepData: opts.keep })
+          : opts.candidate === 'kafka'
+            ? new ReferenceKafka({ label: 'kafka#2', heapMiB: opts.kafkaHeap, keepData: opts.keep, logDir: join(logs, 'kafka2') })
+            : null,
   };
   const mavenFailed = installed.get('maven')?.ok === false;
   const startOne = async (b: Broker | null): Promise<Side | null> => {

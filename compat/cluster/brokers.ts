@@ -22,6 +22,8 @@ export interface ClusterBrokerOptions {
   /** Default: the kernel's pick, read back from the broker's "Ledgerline started" line. */
   readonly port?: number;
   readonly startTimeoutMs?: number;
+  /** More broker configs, over the cluster's. */
+  readonly settings?: Readonly<Record<string, string>>;
 }
 
 export interface ClusterBroker {
@@ -49,6 +51,7 @@ export function clusterBrokerConfigs(o: ClusterBrokerOptions): Record<string, st
     'offsets.topic.replication.factor': String(o.replicationFactor),
     'transaction.state.log.replication.factor': String(o.replicationFactor),
     'transaction.state.log.min.isr': String(o.minInsyncReplicas),
+    ...o.settings,
   };
 }
 
