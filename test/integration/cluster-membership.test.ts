@@ -20,24 +20,13 @@ import { DescribeClusterApi } from '../../protocol/messages/060-describe-cluster
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { buildRecordBatch } from '../../protocol/records/index.js';
 import { KafkaClient } from '../../src/client/index.js';
-import { BROKER_CONFIG_BY_NAME } from '../../src/cluster/config-defs.js';
-import { bookKeeperClasspath, requireBookKeeper, startDevCluster } from '../../compat/cluster/index.js';
+import { startDevCluster } from '../../compat/cluster/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { clusterEngineGate, startMembers } from '../support/cluster-members.js';
 import { RawConnection, waitFor } from '../support/raw-connection.js';
 import { readPartition } from '../support/records.js';
 
-/** Why the three-broker test cannot run here, or null when it can. */
-function missingEngine(): string | null {
-  const accepts = (name: string, value: string) => BROKER_CONFIG_BY_NAME.get(name)?.oneOf?.includes(value) === true;
-  if (!accepts('ledgerline.metadata.store', 'zookeeper')) return 'ledgerline.metadata.store refuses zookeeper';
-  if (!accepts('ledgerline.ledger.store', 'bookkeeper')) return 'ledgerline.ledger.store refuses bookkeeper';
-  if (bookKeeperClasspath() === undefined) return 'the BookKeeper classpath is not built (compat/bookkeeper)';
-  return null;
-}
-
-const missing = missingEngine();
-// LEDGERLINE_REQUIRE_BOOKKEEPER=1 turns a missing classpath into a failure; engines not there yet still skip.
-const required = requireBookKeeper() && missing !== null && missing.startsWith('the BookKeeper classpath');
+const { missing, required } = clusterEngineGate();
 
 const started: BrokerProcess[] = [];
 afterAll(async () => {
@@ -140,21 +129,7 @@ describe('cluster membership', () => {
     if (missing !== null) throw new Error(`LEDGERLINE_REQUIRE_BOOKKEEPER=1 but ${missing}`);
     const dev = await startDevCluster({ bookies: 3 });
     try {
-      const configs = (id: number) => ({
-        'node.id': String(id),
-        'ledgerline.cluster.membership': 'shared',
-        'broker.session.timeout.ms': '4000',
-        'ledgerline.metadata.store': 'zookeeper',
-        'ledgerline.metadata.zookeeper.connect': dev.zkConnect,
-        'ledgerline.ledger.store': 'bookkeeper',
-        'ledgerline.bookkeeper.metadata.service.uri': dev.metadataServiceUri,
-      });
-      const brokers = new Map<number, BrokerProcess>();
-      for (const id of [1, 2, 3]) {
-        const b = await BrokerProcess.start({ configs: configs(id), startTimeoutMs: 60_000 });
-        started.push(b);
-        brokers.set(id, b);
-      }
+      const brokers = new Map((await startMembers(dev, 3, started)).map((b, i) => [i + 1, b] as const));
       const client = await KafkaClient.connect({ bootstrap: [...brokers.values()].map((b) => b.bootstrap) });
       try {
         await waitFor('three live brokers in Metadata', async () => (await client.metadata([])).brokers.length === 3, 30_000);

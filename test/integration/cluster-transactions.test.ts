@@ -17,23 +17,14 @@
 import kafkajs from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KafkaClient } from '../../src/client/index.js';
-import { BROKER_CONFIG_BY_NAME } from '../../src/cluster/config-defs.js';
-import { bookKeeperClasspath, requireBookKeeper, startDevCluster } from '../../compat/cluster/index.js';
+import { startDevCluster } from '../../compat/cluster/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { clusterEngineGate, startMembers } from '../support/cluster-members.js';
 import { waitFor } from '../support/raw-connection.js';
 
 const { Kafka, logLevel } = kafkajs;
 
-function missingEngine(): string | null {
-  const accepts = (name: string, value: string) => BROKER_CONFIG_BY_NAME.get(name)?.oneOf?.includes(value) === true;
-  if (!accepts('ledgerline.metadata.store', 'zookeeper')) return 'ledgerline.metadata.store refuses zookeeper';
-  if (!accepts('ledgerline.ledger.store', 'bookkeeper')) return 'ledgerline.ledger.store refuses bookkeeper';
-  if (bookKeeperClasspath() === undefined) return 'the BookKeeper classpath is not built (compat/bookkeeper)';
-  return null;
-}
-
-const missing = missingEngine();
-const required = requireBookKeeper() && missing !== null && missing.startsWith('the BookKeeper classpath');
+const { missing, required } = clusterEngineGate();
 
 const TOPIC = 'cluster-txn';
 const PARTITIONS = 6;
@@ -50,22 +41,7 @@ describe('transactions across brokers', () => {
     const dev = await startDevCluster({ bookies: 3 });
     const disconnect: { disconnect(): Promise<void> }[] = [];
     try {
-      const configs = (id: number) => ({
-        'node.id': String(id),
-        'ledgerline.cluster.membership': 'shared',
-        'broker.session.timeout.ms': '4000',
-        'ledgerline.metadata.store': 'zookeeper',
-        'ledgerline.metadata.zookeeper.connect': dev.zkConnect,
-        'ledgerline.ledger.store': 'bookkeeper',
-        'ledgerline.bookkeeper.metadata.service.uri': dev.metadataServiceUri,
-        'group.initial.rebalance.delay.ms': '0',
-      });
-      const brokers: BrokerProcess[] = [];
-      for (const id of [1, 2, 3]) {
-        const b = await BrokerProcess.start({ configs: configs(id), startTimeoutMs: 60_000 });
-        started.push(b);
-        brokers.push(b);
-      }
+      const brokers = await startMembers(dev, 3, started, { 'group.initial.rebalance.delay.ms': '0' });
       const client = await KafkaClient.connect({ bootstrap: brokers.map((b) => b.bootstrap) });
       try {
         await waitFor('three live brokers in Metadata', async () => (await client.metadata([])).brokers.length === 3, 30_000);

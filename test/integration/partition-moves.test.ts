@@ -28,25 +28,16 @@ import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
 import { buildRecordBatch } from '../../protocol/records/index.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { KafkaClient } from '../../src/client/index.js';
-import { BROKER_CONFIG_BY_NAME } from '../../src/cluster/config-defs.js';
 import { ChainKeys, loadChain } from '../../src/log/chain.js';
 import { openMetadataStore } from '../../src/metadata/open-store.js';
 import type { MetadataStore } from '../../src/metadata/types.js';
-import { bkTool, bookKeeperClasspath, requireBookKeeper, startDevCluster, type BkLedgerMetadata } from '../../compat/cluster/index.js';
+import { bkTool, startDevCluster, type BkLedgerMetadata } from '../../compat/cluster/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { clusterEngineGate, startMembers } from '../support/cluster-members.js';
 import { RawConnection, waitFor } from '../support/raw-connection.js';
 import { readPartition } from '../support/records.js';
 
-function missingEngine(): string | null {
-  const accepts = (name: string, value: string) => BROKER_CONFIG_BY_NAME.get(name)?.oneOf?.includes(value) === true;
-  if (!accepts('ledgerline.metadata.store', 'zookeeper')) return 'ledgerline.metadata.store refuses zookeeper';
-  if (!accepts('ledgerline.ledger.store', 'bookkeeper')) return 'ledgerline.ledger.store refuses bookkeeper';
-  if (bookKeeperClasspath() === undefined) return 'the BookKeeper classpath is not built (compat/bookkeeper)';
-  return null;
-}
-
-const missing = missingEngine();
-const required = requireBookKeeper() && missing !== null && missing.startsWith('the BookKeeper classpath');
+const { missing, required } = clusterEngineGate();
 
 const TOPIC = 'moves';
 const PARTITIONS = 12;
@@ -83,21 +74,7 @@ describe('partition moves', () => {
     let store: MetadataStore | undefined;
     const conns = new Map<number, RawConnection>();
     try {
-      const configs = (id: number) => ({
-        'node.id': String(id),
-        'ledgerline.cluster.membership': 'shared',
-        'broker.session.timeout.ms': '4000',
-        'ledgerline.metadata.store': 'zookeeper',
-        'ledgerline.metadata.zookeeper.connect': dev.zkConnect,
-        'ledgerline.ledger.store': 'bookkeeper',
-        'ledgerline.bookkeeper.metadata.service.uri': dev.metadataServiceUri,
-      });
-      const brokers = new Map<number, BrokerProcess>();
-      for (const id of [1, 2, 3]) {
-        const b = await BrokerProcess.start({ configs: configs(id), startTimeoutMs: 60_000 });
-        started.push(b);
-        brokers.set(id, b);
-      }
+      const brokers = new Map((await startMembers(dev, 3, started)).map((b, i) => [i + 1, b] as const));
       store = await openMetadataStore({ store: 'zookeeper', dir: '', zookeeper: { connect: dev.zkConnect } });
       const client = await KafkaClient.connect({ bootstrap: [...brokers.values()].map((b) => b.bootstrap) });
       try {
