@@ -165,7 +165,7 @@ async function runProgram(side: Side | null, client: ClientDef, scenario: Scenar
   if (!side.start.ok) return { ran: false, result: null, violations: [], reason: side.start.reason ?? 'broker did not start', ms: 0 };
   const gone = side.broker.exited();
   if (gone !== null) return { ran: false, result: null, violations: [], reason: `${side.broker.label}: ${gone}`, ms: 0 };
-  const inv = client.invocation(scenario.id, side.broker.bootstrap, prefix);
+  const inv = client.invocation(scenario.id, side.broker.clientBootstrap(), prefix);
   const r = await run(inv.cmd, inv.args, { env: inv.env, timeoutMs: scenario.timeoutMs, cwd: COMPAT_DIR });
   const outcome = parseOutcome(r, prefix, scenario.timeoutMs);
   const after = side.broker.exited();

@@ -118,7 +118,7 @@ async function vectors(dir: string): Promise<number> {
 }
 
 function client(bootstrap: string): kafkajs.Kafka {
-  return new kafkajs.Kafka({ clientId: 'e2e-tool-ts', brokers: [bootstrap], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 100 } });
+  return new kafkajs.Kafka({ clientId: 'e2e-tool-ts', brokers: bootstrap.split(','), logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 5, initialRetryTime: 100 } });
 }
 
 async function produce(f: Map<string, string>): Promise<number> {

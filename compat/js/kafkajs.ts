@@ -34,7 +34,7 @@ class Kj extends Run {
     super(bootstrap, prefix, errName);
     this.kafka = new kafkajs.Kafka({
       clientId: 'compat-kafkajs',
-      brokers: [bootstrap],
+      brokers: bootstrap.split(','),
       logLevel: logLevel.NOTHING,
       requestTimeout: 10_000,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 },

@@ -47,7 +47,7 @@ class Kc extends Run {
 
   async admin(): Promise<Admin> {
     if (this.adminClient === null) {
-      const k = new kafkajs.Kafka({ clientId: 'compat-kcat-setup', brokers: [this.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+      const k = new kafkajs.Kafka({ clientId: 'compat-kcat-setup', brokers: this.bootstrap.split(','), logLevel: kafkajs.logLevel.NOTHING });
       const a = k.admin();
       await a.connect();
       this.closing(() => a.disconnect());
@@ -224,7 +224,7 @@ const consumeOffsets: Scenario<Kc> = async (r) => {
   const t = r.prefix;
   await r.createReady(t, 1);
   const base = Math.floor(Date.now() / 1000) * 1000 - 60_000;
-  const k = new kafkajs.Kafka({ clientId: 'compat-kcat-setup', brokers: [r.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+  const k = new kafkajs.Kafka({ clientId: 'compat-kcat-setup', brokers: r.bootstrap.split(','), logLevel: kafkajs.logLevel.NOTHING });
   const p = k.producer();
   await p.connect();
   r.closing(() => p.disconnect());

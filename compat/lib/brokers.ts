@@ -28,6 +28,11 @@ export interface Broker {
   /** Label in reports: "kafka", "ledgerline", or "kafka#2" when a second Kafka stands in as candidate. */
   readonly label: string;
   readonly bootstrap: string;
+  /**
+   * The bootstrap one client program is given: `bootstrap` on a single node; on a cluster one broker's
+   * address, the next broker at each call, so the scenarios run with the bootstrap at each broker in turn.
+   */
+  clientBootstrap(): string;
   start(): Promise<StartReport>;
   /** Null while the process runs; otherwise why it is gone. */
   exited(): string | null;
@@ -92,6 +97,9 @@ export const SHARED_BROKER_SETTINGS: Record<string, string> = {
 export class ReferenceKafka implements Broker {
   readonly kind = 'kafka' as const;
   bootstrap = '';
+  clientBootstrap(): string {
+    return this.bootstrap;
+  }
   logFile = '';
   private dir = '';
   private port = 0;
@@ -242,6 +250,9 @@ export class Ledgerline implements Broker {
   readonly kind = 'ledgerline' as const;
   readonly label = 'ledgerline';
   bootstrap = '';
+  clientBootstrap(): string {
+    return this.bootstrap;
+  }
   /** Set when the runner rebuilt dist/ first; the build is not counted in the startup time. */
   buildNote: string | null = null;
   logFile = '';

@@ -3,8 +3,10 @@
  * ZooKeeper and three BookKeeper bookies from compat/bookkeeper (the development cluster, compat/cluster/) and
  * three Ledgerline brokers, members of one cluster on them (ledgerline.cluster.membership=shared), with
  * default.replication.factor 3: the ledgers of a topic created without a factor on all three bookies (the
- * internal topics too), those of a topic created with one replica, as most scenarios create theirs, on one. Clients bootstrap from all three brokers; each partition and coordinator key is served by the broker
- * that owns it, so the scenarios' requests spread over the brokers as they would on a Kafka cluster.
+ * internal topics too), those of a topic created with one replica, as most scenarios create theirs, on one. Each client program
+ * bootstraps from one broker, the next at each program, and finds the others in Metadata; each partition and
+ * coordinator key is served by the broker that owns it, so the scenarios' requests spread over the brokers as
+ * they would on a Kafka cluster.
  *
  * The reference is one Kafka node, so cells that print the cluster's shape (the brokers Metadata lists,
  * replica counts) differ by design; the scenario programs' own checks (`--only`) are what this run is for.
@@ -36,6 +38,7 @@ export class LedgerlineCluster implements Broker {
   private dir = '';
   private dev: DevCluster | null = null;
   private members: ClusterBroker[] = [];
+  private nextMember = 0;
 
   constructor(private readonly opts: LedgerlineClusterOptions) {}
 
@@ -82,6 +85,12 @@ export class LedgerlineCluster implements Broker {
     this.bootstrap = this.members.map((b) => b.bootstrap).join(',');
     this.logFile = this.members[0]!.logFile;
     return { ok: true, startupMs: Date.now() - t0 };
+  }
+
+  /** One broker's address, round robin: the issue's "with the bootstrap pointing at any one broker". */
+  clientBootstrap(): string {
+    const member = this.members[this.nextMember++ % Math.max(1, this.members.length)];
+    return member?.bootstrap ?? '';
   }
 
   exited(): string | null {

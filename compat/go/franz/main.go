@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +48,7 @@ func ctx() (context.Context, context.CancelFunc) { return context.WithTimeout(co
 
 func (r *fr) client(opts ...kgo.Opt) *kgo.Client {
 	base := []kgo.Opt{
-		kgo.SeedBrokers(r.bootstrap),
+		kgo.SeedBrokers(strings.Split(r.bootstrap, ",")...),
 		kgo.RequestTimeoutOverhead(10 * time.Second),
 		kgo.ProducerBatchMaxBytes(4 * c.Big),
 		kgo.MaxBufferedBytes(64 * c.Big),

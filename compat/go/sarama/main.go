@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -868,7 +869,7 @@ func transactions(r *sr) {
 
 func main() {
 	wrap := func(f func(r *sr)) func(*c.Run, string) {
-		return func(run *c.Run, bootstrap string) { f(&sr{Run: run, addrs: []string{bootstrap}}) }
+		return func(run *c.Run, bootstrap string) { f(&sr{Run: run, addrs: strings.Split(bootstrap, ",")}) }
 	}
 	c.Main(map[string]func(*c.Run, string){
 		"metadata":                wrap(metadata),
