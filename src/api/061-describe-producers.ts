@@ -1,6 +1,9 @@
 // DescribeProducers v0 (KIP-664) · flexible. The producers with state on each partition: id, epoch, last
 // sequence and timestamp, the coordinator epoch of their last transaction marker and the first offset of
-// their ongoing transaction (-1 when none), as Kafka's ProducerStateEntry gives them.
+// their ongoing transaction (-1 when none), as Kafka's ProducerStateEntry gives them. Kafka's followers answer
+// too, from their replica logs (`kafka-transactions find-hanging --broker-id` asks every replica): a member
+// listed among a partition's replicas answers with its owner's state (src/cluster/replica-reads.ts), unless
+// the request comes from another broker, which answers only for itself (no second hop).
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   DescribeProducersApi,
@@ -9,20 +12,23 @@ import {
   createDescribeProducersResponseProducerState,
   createDescribeProducersResponseTopicResponse,
 } from '../../protocol/messages/061-describe-producers.gen.js';
+import { INTER_BROKER_CLIENT_ID_PREFIX } from '../cluster/broker-channels.js';
 import { servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
 export const describeProducers = defineHandler({
   api: DescribeProducersApi,
-  uses: ['topics', 'cluster', 'partitions'],
+  uses: ['topics', 'cluster', 'partitions', 'replicaReads'],
   versions: { min: 0, max: 0 },
   async handle(req, ctx) {
+    const fromBroker = ctx.header.clientId?.startsWith(INTER_BROKER_CLIENT_ID_PREFIX) ?? false;
     const topics = await Promise.all(req.topics.map(async (t) =>
       createDescribeProducersResponseTopicResponse({
         name: t.name,
         partitions: await Promise.all(t.partitionIndexes.map(async (p) => {
           const out = createDescribeProducersResponsePartitionResponse({ partitionIndex: p });
           const part = await servedPartition(ctx.services, t.name, p);
+          if (part === ErrorCode.NOT_LEADER_OR_FOLLOWER && !fromBroker) return ctx.services.replicaReads.describeProducers(t.name, p);
           if (typeof part === 'number') {
             out.errorCode = part;
             out.errorMessage = part === ErrorCode.NOT_LEADER_OR_FOLLOWER ? 'This server is not the leader for that topic-partition.' : 'This server does not host this topic-partition.';

@@ -15,6 +15,7 @@ import type { ClusterView } from '../cluster/cluster-view.js';
 import type { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import type { PartitionManager } from '../cluster/partitions.js';
 import type { ProducerIdAllocator } from '../cluster/producer-state.js';
+import type { ReplicaReads } from '../cluster/replica-reads.js';
 import type { TopicManager, TopicRecord } from '../cluster/topics.js';
 import type { LocalTxnMarkerWriter } from '../cluster/txn-markers.js';
 import type { GroupCoordinator } from '../coordinator/coordinator.js';
@@ -88,6 +89,9 @@ export interface TxnVerificationService {
   verify(transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number, addPartition?: boolean): Promise<number>;
 }
 
+/** A replica's answers for partitions another broker leads: DescribeProducers, as Kafka's followers give it. */
+export type ReplicaReadService = ReplicaReads;
+
 /** The dynamic broker configs at the cluster level (Kafka's default broker resource), read and altered. */
 export type ClusterConfigService = Pick<ClusterConfigs, 'get' | 'entries' | 'alter'>;
 
@@ -111,6 +115,8 @@ export interface Services {
   readonly metrics: MetricsSink;
   readonly txnMarkers: TxnMarkerService;
   readonly txnVerification: TxnVerificationService;
+  /** What a replica that is not the leader answers from its copy of a partition (src/cluster/replica-reads.ts). */
+  readonly replicaReads: ReplicaReadService;
   readonly apis: ApiCatalog;
   /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
   readonly log: Logger;

@@ -20,6 +20,14 @@ import { Connection } from '../client/connection.js';
 import { ConnectError } from '../client/errors.js';
 import type { ClusterView } from './cluster-view.js';
 
+/** The client.id prefix of requests brokers send each other (`ledgerline-broker-<nodeId>`, as the broker names them). */
+export const INTER_BROKER_CLIENT_ID_PREFIX = 'ledgerline-broker-';
+
+/** The client.id of broker `nodeId`'s inter-broker requests. */
+export function interBrokerClientId(nodeId: number): string {
+  return `${INTER_BROKER_CLIENT_ID_PREFIX}${nodeId}`;
+}
+
 export interface BrokerChannelsOptions {
   readonly cluster: Pick<ClusterView, 'broker'>;
   /** Kafka's inter.broker.listener.name; unset: each broker's first registered endpoint. */

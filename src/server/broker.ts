@@ -28,7 +28,8 @@ import { PartitionManager } from '../cluster/partitions.js';
 import { ProducerIdAllocator } from '../cluster/producer-state.js';
 import { FetchSessionCache } from '../cluster/fetch-sessions.js';
 import { GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME } from '../cluster/topic-names.js';
-import { BrokerChannels } from '../cluster/broker-channels.js';
+import { BrokerChannels, interBrokerClientId } from '../cluster/broker-channels.js';
+import { NO_REPLICA_READS, OwnerReplicaReads } from '../cluster/replica-reads.js';
 import { LocalTxnMarkerWriter } from '../cluster/txn-markers.js';
 import { RoutingTxnMarkerWriter, RoutingTxnVerifier } from '../cluster/txn-routing.js';
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
@@ -218,7 +219,7 @@ export class Broker implements ConnectionHost {
     };
     // A member's partitions and transaction coordinators are spread over brokers: verifications and markers go
     // to whichever broker owns the other side (src/cluster/txn-routing.ts), as Kafka's brokers send them.
-    const channels = member ? (p.channels = new BrokerChannels({ cluster: view, clientId: `ledgerline-broker-${this.nodeId}` })) : null;
+    const channels = member ? (p.channels = new BrokerChannels({ cluster: view, clientId: interBrokerClientId(this.nodeId) })) : null;
     const txnVerification: TxnVerificationService = channels ? new RoutingTxnVerifier({ local: localVerification, cluster: view, channels }) : localVerification;
     const groups = (p.groups = new GroupCoordinator({
       config: groupCoordinatorConfig(config.values),
@@ -303,6 +304,7 @@ export class Broker implements ConnectionHost {
       metrics: topicMetrics,
       txnMarkers,
       txnVerification,
+      replicaReads: channels ? new OwnerReplicaReads({ cluster: view, channels }) : NO_REPLICA_READS,
       apis: apiCatalog(this.handlers, controllerListeners),
       log,
     };

@@ -2,6 +2,7 @@
  * The partition and coordinator APIs ask the cluster view who owns what: over a view in which this node (7)
  * owns only some partitions and node 8 the others, they serve what 7 owns and point clients at 8 for the rest.
  */
+import { NO_REPLICA_READS } from '../../../src/cluster/replica-reads.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
@@ -70,6 +71,7 @@ async function setup(o: { coordinatorNode?: number } = {}) {
     fetchSessions: new FetchSessionCache(100),
     metrics: { countAppend: () => undefined, countFetch: () => undefined },
     txnVerification: new FakeTxnVerification(),
+    replicaReads: NO_REPLICA_READS,
     log,
   };
   const close = async (): Promise<void> => {
