@@ -112,4 +112,33 @@ describe.skipIf(!available)('bookkeeper store failures on 3 bookies', () => {
     expect(theirs.map((e) => Buffer.from(e.hex as string, 'hex').toString())).toEqual(Array.from({ length: 60 }, (_, i) => payload(i).toString()));
     expect((await store.read(w.ledgerId, 0, 59)).map((e) => e.data.toString())).toEqual(Array.from({ length: 60 }, (_, i) => payload(i).toString()));
   }, 180_000);
+
+  it('a writer left without a bookie to replace a dead one breaks, and its seal recovery-opens the ledger: every acknowledged entry stays', async () => {
+    // The bookie the previous test killed comes back: three live, then E3/Qw3/Qa2 over exactly three leaves no
+    // replacement when one dies.
+    for (const b of cluster.bookies) {
+      try {
+        await b.restart();
+      } catch {
+        // running
+      }
+    }
+    const store = await open({ quorum: { ensembleSize: 3, writeQuorum: 3, ackQuorum: 2 }, addTimeoutMs: 3_000 });
+    const w = await store.create();
+    const acked = new Set<number>();
+    for (let i = 0; i < 10; i++) acked.add(await w.append(payload(i)));
+    const victim = cluster.bookies[0]!;
+    await victim.kill();
+    const after = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => w.append(payload(10 + i))));
+    for (const r of after) if (r.status === 'fulfilled') acked.add(r.value);
+    await expect(w.append(payload(99))).rejects.toMatchObject({ code: 'LL_ERR_LEDGER_STORAGE' });
+    const sealed = await w.seal();
+    const meta = await ensembleOf(cluster.metadataServiceUri, w.ledgerId);
+    expect(meta.state).toBe('CLOSED');
+    expect(meta.lastEntryId).toBe(sealed.lastAddConfirmed);
+    for (const id of acked) expect(id).toBeLessThanOrEqual(sealed.lastAddConfirmed);
+    const read = await store.read(w.ledgerId, 0, sealed.lastAddConfirmed);
+    expect(read.map((e) => e.data.toString())).toEqual(Array.from({ length: sealed.lastAddConfirmed + 1 }, (_, i) => payload(i).toString()));
+    await victim.restart();
+  }, 180_000);
 });

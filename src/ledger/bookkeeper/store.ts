@@ -79,6 +79,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
       release: (w) => {
         if (this.writers.get(w.ledgerId) === w) this.writers.delete(w.ledgerId);
       },
+      recover: (id) => this.fence(id),
     };
   }
 

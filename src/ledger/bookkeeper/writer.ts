@@ -37,6 +37,8 @@ export interface WriterContext {
   log(msg: string, fields?: Record<string, unknown>): void;
   /** The writer is done (sealed, fenced, deleted, broken): the store forgets it. */
   release(writer: BookKeeperLedgerWriter): void;
+  /** The store's fence of a ledger (recovery-open): what a broken writer's seal comes to. */
+  recover(ledgerId: LedgerId): Promise<LedgerMetadata>;
 }
 
 interface PendingAdd {
@@ -290,6 +292,10 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
   seal(): Promise<LedgerMetadata> {
     if (this.sealedMeta) return Promise.resolve(this.sealedMeta);
     if (this.sealing) return this.sealing;
+    // A writer in error cannot close at its own LAC: entries past it may sit on some bookies. As Pulsar's
+    // ManagedLedger does with a handle in error, the ledger is recovery-opened instead (fence, recovery reads,
+    // CLOSED at what is durable), and the log indexes what recovery found past its acknowledgements.
+    if (this.state === 'broken') return this.ctx.recover(this.ledgerId);
     const refused = this.refusal();
     if (refused) return Promise.reject(refused);
     this.state = 'sealing';
