@@ -131,7 +131,13 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
     await holder.put('/brokers/ids/2', bytes('x'), { lease: lease.id });
     await rec.waitForEvents(1, 10_000);
     await holder.close();
-    otherClock.advance(5_000);
+    // The survivor reads the lease's znode after it delivers the put, and gives the lease a full TTL from then:
+    // the clock goes on in steps until the lease ends, so the test does not race that read.
+    const deadline = Date.now() + 10_000;
+    while (rec.events.length < 2 && Date.now() < deadline) {
+      otherClock.advance(1_000);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await rec.waitForEvents(2, 10_000);
     expect(rec.summary).toEqual(['put /brokers/ids/2=x@2', 'delete /brokers/ids/2@3']);
     expect(await other.get('/brokers/ids/2')).toBeNull();
