@@ -25,6 +25,8 @@ const HELP = `Usage: npm run bench -- compare <workload> [options]
 Workloads: ${workloadNames().join(', ')}
 
   --pairs N           Ledgerline/Kafka run pairs, alternating (default 2)
+  --cluster           three of each: Ledgerline brokers on ZooKeeper and 3 BookKeeper bookies against
+                      3 Kafka KRaft nodes, replication factor 3, min.insync.replicas 2
   --only B            ledgerline or kafka: run one broker only (still alternating with nothing)
   --kafka-heap MiB    Kafka heap (default 1024, as kafka-server-start.sh)
   --no-limits         skip the loopback and disk measurements
@@ -35,6 +37,7 @@ ${WORKLOAD_HELP}`;
 export default async function compare(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, {
     pairs: { type: 'string' },
+    cluster: { type: 'boolean' },
     only: { type: 'string' },
     'kafka-heap': { type: 'string' },
     'no-limits': { type: 'boolean' },
@@ -51,13 +54,14 @@ export default async function compare(args: string[]): Promise<void> {
   const kinds: BrokerKind[] = values.only === undefined ? ['ledgerline', 'kafka'] : [values.only as BrokerKind];
   if (!kinds.every((k) => k === 'ledgerline' || k === 'kafka')) throw new Error('--only takes ledgerline or kafka');
   const kafkaHeapMiB = Number(values['kafka-heap'] ?? 1024);
+  const cluster = values.cluster === true;
   const log = logger();
   const date = new Date();
   const unavailable: Record<string, string> = {};
 
   const start = async (kind: BrokerKind): Promise<StartedBroker | null> => {
     if (unavailable[kind]) return null;
-    const b = await startBroker(kind, { kafkaHeapMiB, log });
+    const b = await startBroker(kind, { kafkaHeapMiB, log, cluster });
     if ('error' in b) {
       unavailable[kind] = b.error;
       log(`${kind} unavailable: ${b.error}`);
@@ -101,7 +105,7 @@ export default async function compare(args: string[]): Promise<void> {
       log(`run ${order} (pair ${pair}): ${workload.name} on ${kind}`);
       let record: RunRecord;
       try {
-        const r = await executeWorkload({ bootstrap: b.bootstrap, workload, rate, log: (l) => log(`[${kind}] ${l}`) });
+        const r = await executeWorkload({ bootstrap: b.bootstrap, workload, rate, log: (l) => log(`[${kind}] ${l}`), brokerCpuSeconds: () => b.cpuSeconds() });
         const died = b.exited();
         if (died) throw new Error(`${kind} ${died} during the run`);
         const { peakRssMiB } = await b.stop();
@@ -152,6 +156,7 @@ export default async function compare(args: string[]): Promise<void> {
     date: date.toISOString(),
     command: `npm run bench -- compare ${args.join(' ')}`,
     host: hostInfo(),
+    cluster,
     workload,
     calibration,
     runs,

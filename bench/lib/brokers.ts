@@ -8,11 +8,14 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bookKeeperClasspath } from '../../compat/cluster/classpath.js';
 import { Ledgerline, ReferenceKafka } from '../../compat/lib/brokers.js';
 import type { Broker } from '../../compat/lib/brokers.js';
 import { install } from '../../compat/lib/install.js';
+import { KafkaCluster } from '../../compat/lib/kafka-cluster.js';
+import { LedgerlineCluster } from '../../compat/lib/ledgerline-cluster.js';
 import { COMPAT_DIR } from '../../compat/lib/paths.js';
-import { installExitHooks, lastLine, run } from '../../compat/lib/proc.js';
+import { cpuSeconds, installExitHooks, lastLine, run } from '../../compat/lib/proc.js';
 import { REPO_DIR } from '../../compat/lib/paths.js';
 import { RESULTS_DIR } from './workload.js';
 
@@ -25,11 +28,19 @@ export interface StartedBroker {
   readonly startupMs: number;
   /** Why the broker died during the run, or null while it runs. */
   exited(): string | null;
+  /** CPU seconds its processes have used so far (a cluster: every broker, bookie and ZooKeeper), or null. */
+  cpuSeconds(): number | null;
   stop(): Promise<{ peakRssMiB: number | null }>;
 }
 
 export interface StartOptions {
   kafkaHeapMiB?: number;
+  /**
+   * Three of each side as users run them: Ledgerline brokers on ZooKeeper and three BookKeeper bookies
+   * (compat/lib/ledgerline-cluster.ts), Kafka as three KRaft nodes (compat/lib/kafka-cluster.ts); both
+   * with replication factor 3 and min.insync.replicas 2.
+   */
+  cluster?: boolean;
   /** Where broker logs go; default bench/results/logs/<label>-<time>. */
   logDir?: string;
   log: (line: string) => void;
@@ -106,7 +117,16 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
   if (kind === 'kafka') {
     const why = await ensureKafka(o.log);
     if (why) return { error: why };
-    broker = new ReferenceKafka({ label: 'kafka', logDir, heapMiB: o.kafkaHeapMiB ?? 1024, keepData: false });
+    const heapMiB = o.kafkaHeapMiB ?? 1024;
+    broker = o.cluster ? new KafkaCluster({ logDir, heapMiB, keepData: false }) : new ReferenceKafka({ label: 'kafka', logDir, heapMiB, keepData: false });
+  } else if (o.cluster) {
+    // The cluster's brokers run from the sources (tsx), as `npm run cluster` starts them; the bookies need the compat/bookkeeper build.
+    if (bookKeeperClasspath() === undefined) {
+      o.log('resolving ZooKeeper and BookKeeper from Maven Central (compat/.work/m2)…');
+      const r = (await install(new Set(['maven']), false, o.log)).get('maven');
+      if (!r?.ok || bookKeeperClasspath() === undefined) return { error: `cannot resolve BookKeeper: ${r?.reason ?? 'unknown failure'}` };
+    }
+    broker = new LedgerlineCluster({ brokers: 3, bookies: 3, minInsyncReplicas: 2, settings: {}, keepData: false });
   } else {
     await ensureBuild(o.log);
     broker = new Ledgerline({ logDir, settings: {}, keepData: false, readyTimeoutMs: 60_000, build: false });
@@ -124,6 +144,15 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
     bootstrap: broker.bootstrap,
     startupMs: report.startupMs,
     exited: () => broker.exited(),
+    cpuSeconds: () => {
+      let sum = 0;
+      for (const pid of broker.pids()) {
+        const s = cpuSeconds(pid);
+        if (s === null) return null;
+        sum += s;
+      }
+      return sum;
+    },
     stop: () => broker.stop(),
   };
 }

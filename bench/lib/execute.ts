@@ -18,6 +18,8 @@ export interface ExecuteOptions {
   rate: number | null;
   log: (line: string) => void;
   keepTopics?: boolean;
+  /** The broker's CPU seconds so far, when the harness started it (StartedBroker.cpuSeconds). */
+  brokerCpuSeconds?: () => number | null;
 }
 
 export interface ExecuteResult {
@@ -47,7 +49,7 @@ export async function executeWorkload(o: ExecuteOptions): Promise<ExecuteResult>
     const partitions: TopicPartition[] = [];
     for (const topic of topics) for (let p = 0; p < w.partitionsPerTopic; p++) partitions.push({ topic, partition: p });
     const template = await buildTemplate(w);
-    const base = { client, workload: w, template, partitions, log: o.log };
+    const base = { client, workload: w, template, partitions, log: o.log, brokerCpuSeconds: o.brokerCpuSeconds };
     if (w.backlogBytes > 0) {
       o.log(`writing a backlog of ${(w.backlogBytes / 2 ** 30).toFixed(2)} GiB`);
       const start = await offsetsFor(client, partitions, OffsetSpec.EARLIEST);

@@ -84,6 +84,8 @@ export interface LoadResult {
   errors: Record<string, number>;
   /** CPU used by this process (the load generator) over the window, in % of one core. */
   clientCpuPercent: number;
+  /** CPU seconds the broker's processes used over the window (see LoadOptions.brokerCpuSeconds), or null. */
+  brokerCpuSeconds: number | null;
   timeline: TimelinePoint[];
   /** Records produced but never consumed by the end of the drain (should be 0). */
   unconsumedRecords: number;
@@ -108,6 +110,11 @@ export interface LoadOptions {
   produceOnly?: boolean;
   /** Stop producing once this much payload has been acknowledged (backlog writing). */
   stopAfterBytes?: number;
+  /**
+   * The CPU seconds the broker's processes have used so far (read from /proc), when the harness started
+   * the broker; sampled at the window's start and end.
+   */
+  brokerCpuSeconds?: () => number | null;
 }
 
 const FETCH_MAX_WAIT_MS = 500;
@@ -611,7 +618,12 @@ function timelineSampler(meter: Meter): { points: TimelinePoint[]; stop: () => v
   return { points, stop: () => clearInterval(timer) };
 }
 
-function finish(meter: Meter, seconds: number, cpuPercent: number, timeline: TimelinePoint[], o: LoadOptions): LoadResult {
+/** The broker's CPU seconds between two samples, null when either could not be read. */
+function cpuBetween(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : b - a;
+}
+
+function finish(meter: Meter, seconds: number, cpuPercent: number, brokerCpuSeconds: number | null, timeline: TimelinePoint[], o: LoadOptions): LoadResult {
   const rate = (c: PhaseCounters): { recordsPerSec: number; mibPerSec: number } => ({
     recordsPerSec: c.records / seconds,
     mibPerSec: c.bytes / seconds / 2 ** 20,
@@ -626,6 +638,7 @@ function finish(meter: Meter, seconds: number, cpuPercent: number, timeline: Tim
     endToEndLatency: summarize(meter.e2eLatency),
     errors: meter.errors,
     clientCpuPercent: cpuPercent,
+    brokerCpuSeconds,
     timeline,
     unconsumedRecords: o.produceOnly ? 0 : Math.max(0, meter.producedTotal - meter.consumedTotal),
     targetRecordsPerSec: o.rate,
@@ -665,6 +678,7 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   }
   meter.startMeasuring();
   const cpu0 = process.cpuUsage();
+  const broker0 = o.brokerCpuSeconds?.() ?? null;
   const window0 = nowMs();
   const end = window0 + o.durationMs;
   let lastLog = window0;
@@ -679,6 +693,7 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   }
   const window1 = nowMs();
   const cpu = process.cpuUsage(cpu0);
+  const brokerCpu = cpuBetween(broker0, o.brokerCpuSeconds?.() ?? null);
   stop.produce = false;
   await Promise.all(slots);
   // Drain: let consumers catch up with everything produced, within a bound.
@@ -690,7 +705,7 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   sampler.stop();
   if (fatal.error) throw fatal.error;
   const seconds = (window1 - window0) / 1000;
-  return finish(meter, seconds, ((cpu.user + cpu.system) / 1000 / (window1 - window0)) * 100, sampler.points, o);
+  return finish(meter, seconds, ((cpu.user + cpu.system) / 1000 / (window1 - window0)) * 100, brokerCpu, sampler.points, o);
 }
 
 /**
@@ -706,14 +721,16 @@ export async function runCatchUp(o: LoadOptions, start: Map<string, bigint>, end
   meter.measureStart = 0;
   meter.recordEndToEnd = false;
   const cpu0 = process.cpuUsage();
+  const broker0 = o.brokerCpuSeconds?.() ?? null;
   const t0 = performance.now();
   const deadline = nowMs() + Math.max(o.durationMs, 600_000);
   await Promise.all(lanes.map((l) => consumerLoop(o, meter, l, { consume: () => nowMs() > deadline })));
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const brokerCpu = cpuBetween(broker0, o.brokerCpuSeconds?.() ?? null);
   sampler.stop();
   meter.measuring = false;
-  const result = finish(meter, ms / 1000, ((cpu.user + cpu.system) / 1000 / ms) * 100, sampler.points, o);
+  const result = finish(meter, ms / 1000, ((cpu.user + cpu.system) / 1000 / ms) * 100, brokerCpu, sampler.points, o);
   let remaining = 0n;
   for (const l of lanes) {
     for (const tp of l.partitions) {

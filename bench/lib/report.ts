@@ -90,6 +90,11 @@ export interface BrokerMedians {
   e2eMax: number;
   peakRssMiB: number | null;
   clientCpuPercent: number;
+  /**
+   * The broker's CPU seconds in the produce phase's window per GiB produced in it (consumers, when the
+   * workload has them, read meanwhile and their cost is in it); null when the harness did not start the broker.
+   */
+  brokerCpuSecondsPerGiB: number | null;
   /** Transactional workloads: transactions committed per second (median, min, max over the runs) and commit latency medians. */
   transactions?: {
     perSec: number;
@@ -115,6 +120,8 @@ export interface PairRatio {
   consumeThroughput: number;
   produceP99: number;
   e2eP99: number;
+  /** Broker CPU seconds per GiB produced (below 1 is better), when both were measured. */
+  brokerCpuPerGiB?: number;
   /** Transactional workloads: transactions/s (above 1 is better) and commit p99 (below 1 is better). */
   transactionsPerSec?: number;
   commitP99?: number;
@@ -127,6 +134,8 @@ export interface CompareFile {
   date: string;
   command: string;
   host: HostInfo;
+  /** `--cluster`: three Ledgerline brokers on three bookies against three Kafka nodes (RF 3, min.insync.replicas 2). */
+  cluster?: boolean;
   workload: Workload;
   calibration?: { workload: string; maxRecordsPerSec: Record<string, number>; rate: number };
   /** Runs in the order they ran (A B A B ...). */
@@ -150,11 +159,18 @@ function producePhase(r: RunRecord): LoadResult {
   return r.backlogWrite ?? r.result;
 }
 
+/** Broker CPU seconds per GiB produced in the produce phase's window, or null. */
+function cpuPerGiB(r: RunRecord): number | null {
+  const phase = producePhase(r);
+  return phase.brokerCpuSeconds === null || phase.brokerCpuSeconds === undefined || phase.produced.bytes === 0 ? null : phase.brokerCpuSeconds / (phase.produced.bytes / 2 ** 30);
+}
+
 export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
   const m = (f: (r: RunRecord) => number): number => median(runs.map(f));
   const p = (r: RunRecord): LatencySummary => producePhase(r).produceLatency;
   const e = (r: RunRecord): LatencySummary => r.result.endToEndLatency;
   const rss = runs.map((r) => r.target.peakRssMiB).filter((x): x is number => x !== null);
+  const cpu = runs.map(cpuPerGiB).filter((x): x is number => x !== null);
   const byP99 = [...runs].sort((a, b) => p(a).p99 - p(b).p99);
   const mid = byP99[(byP99.length - 1) >> 1];
   const txns = runs.map((r) => r.result.transactions).filter((t) => t !== undefined);
@@ -176,6 +192,7 @@ export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
     e2eMax: m((r) => e(r).max),
     peakRssMiB: rss.length > 0 ? median(rss) : null,
     clientCpuPercent: m((r) => r.result.clientCpuPercent),
+    brokerCpuSecondsPerGiB: cpu.length > 0 ? median(cpu) : null,
     transactions:
       txns.length === 0
         ? undefined
@@ -208,6 +225,7 @@ export function pairRatios(runs: ReadonlyArray<RunRecord & { pair: number }>): P
       consumeThroughput: l.result.consumeRate.mibPerSec / k.result.consumeRate.mibPerSec,
       produceP99: producePhase(l).produceLatency.p99 / producePhase(k).produceLatency.p99,
       e2eP99: l.result.endToEndLatency.p99 / k.result.endToEndLatency.p99,
+      ...(cpuPerGiB(l) !== null && cpuPerGiB(k) !== null ? { brokerCpuPerGiB: cpuPerGiB(l)! / cpuPerGiB(k)! } : {}),
       ...(l.result.transactions && k.result.transactions
         ? { transactionsPerSec: l.result.transactions.perSec / k.result.transactions.perSec, commitP99: l.result.transactions.commitLatency.p99 / k.result.transactions.commitLatency.p99 }
         : {}),
@@ -235,13 +253,13 @@ function workloadLine(w: Workload): string {
 }
 
 const HEADER =
-  '| broker | runs | produce MiB/s | consume MiB/s | produce p50 / p99 / p99.9 / max (ms) | e2e p50 / p99 / p99.9 / max (ms) | peak RSS MiB | load-gen CPU |\n' +
-  '|---|---:|---:|---:|---|---|---:|---:|';
+  '| broker | runs | produce MiB/s | consume MiB/s | produce p50 / p99 / p99.9 / max (ms) | e2e p50 / p99 / p99.9 / max (ms) | peak RSS MiB | broker CPU s/GiB | load-gen CPU |\n' +
+  '|---|---:|---:|---:|---|---|---:|---:|---:|';
 
 function row(label: string, m: BrokerMedians): string {
   const produce = m.produceSamples > 0 ? `${fmt(m.produceP50)} / ${fmt(m.produceP99)} / ${fmt(m.produceP999)} / ${fmt(m.produceMax)}` : '–';
   const e2e = m.e2eSamples > 0 ? `${fmt(m.e2eP50)} / ${fmt(m.e2eP99)} / ${fmt(m.e2eP999)} / ${fmt(m.e2eMax)}` : '–';
-  return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${fmt(m.clientCpuPercent)}% |`;
+  return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${m.brokerCpuSecondsPerGiB === null ? '–' : fmt(m.brokerCpuSecondsPerGiB)} | ${fmt(m.clientCpuPercent)}% |`;
 }
 
 const TXN_HEADER = '| broker | runs | transactions/s (min–max) | commit p50 / p99 / p99.9 / max (ms) |\n|---|---:|---:|---|';
@@ -308,9 +326,11 @@ function notes(r: RunRecord): string[] {
   return out;
 }
 
+const CLUSTER_TITLE = '3 Ledgerline brokers on 3 BookKeeper bookies vs 3 Apache Kafka nodes (replication factor 3, min.insync.replicas 2)';
+
 export function compareMarkdown(f: CompareFile): string {
   const lines = [
-    `### ${f.workload.name}: Ledgerline vs Apache Kafka`,
+    `### ${f.workload.name}: ${f.cluster ? CLUSTER_TITLE : 'Ledgerline vs Apache Kafka'}`,
     '',
     `${f.date} · \`${f.command}\` · ${f.host.cpus} CPUs (${f.host.cpuModel}), ${f.host.memoryGiB} GiB, Node ${f.host.node} · load average before ${f.host.loadAverageBefore.join(' / ')}`,
     '',
@@ -322,7 +342,7 @@ export function compareMarkdown(f: CompareFile): string {
   ];
   for (const [label, m] of Object.entries(f.medians)) lines.push(row(label, m));
   if (f.workload.backlogBytes > 0) lines.push('', 'Catch-up runs: "produce" is writing the backlog, "consume" is reading it back from the earliest offset.');
-  for (const [label, why] of Object.entries(f.unavailable)) lines.push(`| ${label} | 0 | not run: ${why.replace(/\|/g, '\\|')} | | | | | |`);
+  for (const [label, why] of Object.entries(f.unavailable)) lines.push(`| ${label} | 0 | not run: ${why.replace(/\|/g, '\\|')} | | | | | | |`);
   lines.push(...txnMarkdown(Object.entries(f.medians)));
   for (const x of f.failures) lines.push('', `**Run ${x.order} (pair ${x.pair}, ${x.kind}) failed: ${x.error}**`);
   if (f.ratios.length > 0) {
@@ -331,11 +351,12 @@ export function compareMarkdown(f: CompareFile): string {
       '',
       'Ledgerline ÷ Kafka, pair by pair (throughput: above 1 is better; latency: below 1 is better):',
       '',
-      `| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 |${txn ? ' transactions/s | commit p99 |' : ''}`,
-      `|---:|---:|---:|---:|---:|${txn ? '---:|---:|' : ''}`,
+      `| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB |${txn ? ' transactions/s | commit p99 |' : ''}`,
+      `|---:|---:|---:|---:|---:|---:|${txn ? '---:|---:|' : ''}`,
     );
     for (const r of f.ratios) {
-      lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} |${txn ? ` ${fmt(r.transactionsPerSec)} | ${fmt(r.commitP99)} |` : ''}`);
+      const cpu = r.brokerCpuPerGiB === undefined ? '–' : fmt(r.brokerCpuPerGiB);
+      lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} | ${cpu} |${txn ? ` ${fmt(r.transactionsPerSec)} | ${fmt(r.commitP99)} |` : ''}`);
     }
   }
   if (f.calibration) {
@@ -373,7 +394,7 @@ export function chartFor(f: CompareFile | RunFile): string {
     bars.push({ label: 'disk, fsync at end', value: limits.disk.syncAtEnd.mibPerSec, color: COLORS.limit, limit: true });
   }
   return renderChart({
-    title: `${f.workload.name}${f.kind === 'ledgerline-bench-compare' ? ': Ledgerline vs Apache Kafka' : ''}`,
+    title: `${f.workload.name}${f.kind === 'ledgerline-bench-compare' ? `: ${f.cluster ? 'Ledgerline cluster vs Apache Kafka cluster (3 × 3, RF 3)' : 'Ledgerline vs Apache Kafka'}` : ''}`,
     subtitle: `${workloadLine(f.workload)} · ${f.date.slice(0, 16).replace('T', ' ')} UTC · ${f.host.cpus} CPUs`,
     bars,
     barUnit: 'MiB/s of record payload',

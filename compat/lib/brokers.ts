@@ -36,6 +36,9 @@ export interface Broker {
   start(): Promise<StartReport>;
   /** Null while the process runs; otherwise why it is gone. */
   exited(): string | null;
+  /** The processes that make up the broker (a cluster's brokers, bookies and ZooKeeper), for CPU accounting. */
+  pids(): number[];
+  /** Peak resident memory when it stops: of the process, or on a cluster the sum of each process's peak. */
   stop(): Promise<{ peakRssMiB: number | null }>;
   readonly logFile: string;
 }
@@ -81,6 +84,23 @@ export interface KafkaOptions {
   heapMiB: number;
   keepData: boolean;
   javaHome?: string;
+  /** One node of a several-node cluster (kafka-cluster.ts); absent: one combined node, its own quorum. */
+  node?: KafkaClusterNode;
+}
+
+/**
+ * A node of a KRaft cluster with a static quorum (`controller.quorum.voters`, every node a voter): its ports,
+ * chosen by the cluster before any node starts since every node names all voters, and the cluster's settings.
+ */
+export interface KafkaClusterNode {
+  id: number;
+  port: number;
+  controllerPort: number;
+  /** `id@127.0.0.1:controllerPort,...` for every node. */
+  voters: string;
+  clusterId: string;
+  /** Over the single-node settings (replication factors and the like). */
+  settings: Record<string, string>;
 }
 
 /** The broker-wide settings both brokers run with (Kafka's names); scenarios depend on them. */
@@ -124,13 +144,14 @@ export class ReferenceKafka implements Broker {
     this.dir = await mkdtemp(join(tmpdir(), 'compat-kafka-'));
     const dir = this.dir;
     if (!this.opts.keepData) onExit(() => rmSync(dir, { recursive: true, force: true }));
-    const port = await freePort();
-    const controllerPort = await freePort();
+    const node = this.opts.node;
+    const port = node?.port ?? (await freePort());
+    const controllerPort = node?.controllerPort ?? (await freePort());
     this.bootstrap = `127.0.0.1:${port}`;
     const settings: Record<string, string> = {
       'process.roles': 'broker,controller',
-      'node.id': '1',
-      'controller.quorum.bootstrap.servers': `127.0.0.1:${controllerPort}`,
+      'node.id': String(node?.id ?? 1),
+      ...(node ? { 'controller.quorum.voters': node.voters } : { 'controller.quorum.bootstrap.servers': `127.0.0.1:${controllerPort}` }),
       listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
       'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
       'controller.listener.names': 'CONTROLLER',
@@ -147,6 +168,7 @@ export class ReferenceKafka implements Broker {
       'share.coordinator.state.topic.replication.factor': '1',
       'share.coordinator.state.topic.min.isr': '1',
       ...SHARED_BROKER_SETTINGS,
+      ...node?.settings,
     };
     const props = join(this.dir, 'server.properties');
     await writeFile(props, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
@@ -168,7 +190,7 @@ export class ReferenceKafka implements Broker {
     const jvm = [`-Xmx${this.opts.heapMiB}m`, `-Xms${this.opts.heapMiB}m`, '-XX:+UseG1GC', '-Djava.awt.headless=true'];
     const format = await run(
       this.java(),
-      ['-Xmx256m', '-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', randomClusterId(), '-c', props, '--standalone'],
+      ['-Xmx256m', '-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', node?.clusterId ?? randomClusterId(), '-c', props, ...(node ? [] : ['--standalone'])],
       { timeoutMs: 60_000, cwd: this.dir },
     );
     if (format.code !== 0) {
@@ -212,6 +234,10 @@ export class ReferenceKafka implements Broker {
 
   exited(): string | null {
     return exitReason(this.child);
+  }
+
+  pids(): number[] {
+    return this.child?.pid === undefined ? [] : [this.child.pid];
   }
 
   async stop(): Promise<{ peakRssMiB: number | null }> {
@@ -304,6 +330,10 @@ export class Ledgerline implements Broker {
 
   exited(): string | null {
     return exitReason(this.child);
+  }
+
+  pids(): number[] {
+    return this.child?.pid === undefined ? [] : [this.child.pid];
   }
 
   async stop(): Promise<{ peakRssMiB: number | null }> {

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export interface RunOptions {
   cwd?: string;
@@ -177,6 +178,24 @@ export async function peakRssMiB(pid: number | undefined): Promise<number | null
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
     const m = /VmHWM:\s+(\d+) kB/.exec(status);
     return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * User + system CPU time a live process has used so far, in seconds (utime and stime, fields 14 and 15
+ * of /proc/<pid>/stat, in USER_HZ = 100 ticks per second on Linux), or null when it cannot be read.
+ */
+export function cpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after its last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) / 100 : null;
   } catch {
     return null;
   }

@@ -7,7 +7,7 @@ import { ninesX, niceCeil, renderChart } from '../../../../bench/lib/svg.js';
 import { parseWorkload } from '../../../../bench/lib/workload.js';
 import { checks } from '../../../../bench/smoke.js';
 
-function result(mibPerSec: number, p99: number): LoadResult {
+function result(mibPerSec: number, p99: number, brokerCpuSeconds: number | null = null): LoadResult {
   const h = latencyHistogram();
   for (let i = 1; i <= 100; i++) recordMs(h, (i / 100) * p99);
   const lat = summarize(h);
@@ -22,6 +22,7 @@ function result(mibPerSec: number, p99: number): LoadResult {
     endToEndLatency: lat,
     errors: {},
     clientCpuPercent: 10,
+    brokerCpuSeconds,
     timeline: [],
     unconsumedRecords: 0,
     targetRecordsPerSec: null,
@@ -73,7 +74,44 @@ describe('benchmark statistics and reports', () => {
       limits: null,
     });
     expect(md).toContain('| ledgerline | 3 | 100 |');
-    expect(md).toContain('| 1 | 2.00 | 2.00 | 0.500 | 0.500 |');
+    expect(md).toContain('| 1 | 2.00 | 2.00 | 0.500 | 0.500 | – |');
+  });
+
+  it('reports broker CPU seconds per GiB produced, its ratio, and the cluster setup in the title', () => {
+    // 1 s windows: 128 MiB produced = 1/8 GiB.
+    const withCpu = (kind: 'ledgerline' | 'kafka', pair: number, cpu: number | null): RunRecord & { pair: number; order: number } => ({
+      ...run(kind, pair, 128, 10),
+      result: result(128, 10, cpu),
+    });
+    const runs = [withCpu('ledgerline', 1, 0.5), withCpu('kafka', 1, 0.25), withCpu('ledgerline', 2, 1), withCpu('kafka', 2, null)];
+    const l = mediansOf(runs.filter((r) => r.target.kind === 'ledgerline'));
+    expect(l.brokerCpuSecondsPerGiB).toBeCloseTo(6); // median of 4 and 8 s/GiB
+    const k = mediansOf(runs.filter((r) => r.target.kind === 'kafka'));
+    expect(k.brokerCpuSecondsPerGiB).toBeCloseTo(2); // the run without a reading is left out
+    expect(mediansOf([run('kafka', 1, 1, 1)]).brokerCpuSecondsPerGiB).toBeNull();
+    const ratios = pairRatios(runs);
+    expect(ratios[0]!.brokerCpuPerGiB).toBeCloseTo(2);
+    expect(ratios[1]!.brokerCpuPerGiB).toBeUndefined();
+    const md = compareMarkdown({
+      kind: 'ledgerline-bench-compare',
+      version: 1,
+      id: 'x',
+      date: new Date(0).toISOString(),
+      command: 'npm run bench -- compare w --cluster',
+      host: hostInfo(),
+      cluster: true,
+      workload: parseWorkload({ name: 'w' }),
+      runs,
+      unavailable: {},
+      failures: [],
+      medians: { 'ledgerline-cluster': l, 'kafka-cluster': k },
+      ratios,
+      limits: null,
+    });
+    expect(md).toContain('### w: 3 Ledgerline brokers on 3 BookKeeper bookies vs 3 Apache Kafka nodes');
+    expect(md).toMatch(/\| ledgerline-cluster \| 2 \| 128 \|[^\n]*\| 6\.00 \| 10\.0% \|/);
+    expect(md).toContain('| 1 | 1.00 | 1.00 | 1.00 | 1.00 | 2.00 |');
+    expect(md).toContain('| 2 | 1.00 | 1.00 | 1.00 | 1.00 | – |');
   });
 
   it('reports transactions/s with its spread, commit latency and their ratios for a transactional workload', () => {
@@ -106,8 +144,8 @@ describe('benchmark statistics and reports', () => {
     });
     expect(md).toContain('16 records per transaction');
     expect(md).toContain('| ledgerline | 2 | 50.0 (40.0–60.0) |');
-    expect(md).toContain('| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | transactions/s | commit p99 |');
-    expect(md).toMatch(/\| 1 \| 0\.500 \| 0\.500 \| 1\.00 \| 1\.00 \| 0\.500 \| 2\.0\d \|/);
+    expect(md).toContain('| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB | transactions/s | commit p99 |');
+    expect(md).toMatch(/\| 1 \| 0\.500 \| 0\.500 \| 1\.00 \| 1\.00 \| – \| 0\.500 \| 2\.0\d \|/);
   });
 
   it('draws a well-formed SVG with one bar per figure and one path per curve', () => {
