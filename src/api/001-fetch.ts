@@ -254,7 +254,7 @@ export const fetch = defineHandler({
       } else if (v >= 12 && r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
         // KIP-951: the leader this broker knows of, so the client goes there without a metadata round trip.
         const owner = cluster.owner(r.fetch.topic, r.fetch.partition);
-        pd.currentLeader = { leaderId: owner, leaderEpoch: -1 };
+        pd.currentLeader = { leaderId: owner, leaderEpoch: owner >= 0 ? (cluster.announcedLeaderEpoch?.(r.fetch.topic, r.fetch.partition) ?? -1) : -1 };
         if (owner >= 0) leaders.add(owner);
       }
       if (res && res.sizeInBytes > 0) metrics.countFetch(r.fetch.topic, res.sizeInBytes);

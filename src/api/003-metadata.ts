@@ -18,6 +18,7 @@ import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } f
 import { defineHandler, type RequestContext } from './handler.js';
 import type { BrokerEndpoint, LiveBroker } from '../cluster/cluster-view.js';
 import type { ClusterService, PartitionService } from './services.js';
+import { reportedLeaderEpoch } from './node-view.js';
 
 /**
  * Partitions a Metadata request that names its topics opens (when this broker owns them and they are not open
@@ -49,7 +50,7 @@ async function openNamed(services: { readonly cluster: ClusterService; readonly 
 
 /**
  * A topic as Metadata describes it: each partition's leader, replicas and in-sync replicas from the cluster
- * view, its leader epoch from its log when it is open here (-1 otherwise).
+ * view, its leader epoch as reportedLeaderEpoch gives it.
  */
 export function describeTopic(services: { readonly cluster: ClusterService; readonly partitions: PartitionService }, t: TopicRecord, includeOps: boolean): MetadataResponseTopic {
   const { cluster } = services;
@@ -59,7 +60,7 @@ export function describeTopic(services: { readonly cluster: ClusterService; read
     const replicaNodes = [...cluster.replicas(t.name, p)];
     partitions.push(
       leaderId >= 0
-        ? createMetadataResponsePartition({ partitionIndex: p, leaderId, leaderEpoch: services.partitions.get(t.name, p)?.log.leaderEpoch ?? -1, replicaNodes, isrNodes: [...cluster.isr(t.name, p)] })
+        ? createMetadataResponsePartition({ partitionIndex: p, leaderId, leaderEpoch: reportedLeaderEpoch(services.partitions, cluster, t.name, p), replicaNodes, isrNodes: [...cluster.isr(t.name, p)] })
         : // No owner: no leader, as Kafka reports a partition whose leader is not available; clients wait for
           // one before they produce or fetch.
           createMetadataResponsePartition({ partitionIndex: p, errorCode: ErrorCode.LEADER_NOT_AVAILABLE, leaderId: -1, leaderEpoch: -1, replicaNodes, isrNodes: [] }),

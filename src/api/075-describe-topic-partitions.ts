@@ -32,14 +32,13 @@ import { NODE_VIEW_USES, nodeViewOf, type NodeView, type TopicView } from './nod
 export const MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000;
 
 function partitionOf(node: NodeView, t: TopicView, p: number): DescribeTopicPartitionsResponsePartition {
-  const epoch = node.leaderEpoch(t.name, p);
-  const self = [node.nodeId];
+  const part = node.partition(t.name, p);
   return createDescribeTopicPartitionsResponsePartition({
     partitionIndex: p,
-    leaderId: epoch === undefined ? -1 : node.nodeId,
-    leaderEpoch: epoch ?? -1,
-    replicaNodes: self,
-    isrNodes: epoch === undefined ? [] : self,
+    leaderId: part.leaderId,
+    leaderEpoch: part.leaderEpoch,
+    replicaNodes: [...part.replicas],
+    isrNodes: [...part.isr],
     eligibleLeaderReplicas: [],
     lastKnownElr: [],
     offlineReplicas: [],

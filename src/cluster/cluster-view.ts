@@ -72,6 +72,15 @@ export interface ClusterView {
   coordinator(type: CoordinatorKeyType, key: string): CoordinatorLocation;
   /** Subscribes to this broker's ownership changes; returns the unsubscribe function. */
   subscribe(listener: OwnershipListener): () => void;
+  /**
+   * A view shared by several brokers: the leader epoch the partition's owner announced once its log was open
+   * (-1 when none was, or the partition is not another broker's). Metadata from every broker reports the
+   * epoch the owner writes, as every Kafka broker reports the controller's (clients such as franz-go take a
+   * -1 after a real epoch for a leaderless partition and wait).
+   */
+  announcedLeaderEpoch?(topic: string, partition: number): number;
+  /** The partition's log is open here with this leader epoch: tell the other brokers (see announcedLeaderEpoch). */
+  announceLeaderEpoch?(topic: string, partition: number, leaderEpoch: number): void;
 }
 
 /** The topic registry as the view needs it: partition counts and topic events (TopicManager). */

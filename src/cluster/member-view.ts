@@ -7,6 +7,7 @@
  * ```
  *   /brokers/ids/<id>          registration                        ┐ under the broker's lease: a dead broker's
  *   /owners/<topic>/<p>        {"v":1,"nodeId":id,"brokerEpoch":e}  ┘ keys go with it, in one revision
+ *                              + "leaderEpoch":n once its log is open here (announceLeaderEpoch)
  * ```
  *
  * A broker takes a partition the rule gives it only while its key is absent, by compare-and-set on
@@ -80,11 +81,15 @@ interface Held {
   modRevision: number;
   /** The lease generation it was taken under: work of an earlier generation is void. */
   generation: number;
+  /** An announcement of the leader epoch being written to the key; a release deletes the key after it. */
+  announcing?: Promise<void>;
 }
 
 interface OwnerKey {
   readonly nodeId: number;
   readonly modRevision: number;
+  /** The leader epoch its owner announced, -1 for none yet. */
+  readonly leaderEpoch: number;
 }
 
 export class MemberView implements ClusterView {
@@ -248,6 +253,41 @@ export class MemberView implements ClusterView {
     return this.events.subscribe(listener);
   }
 
+  announcedLeaderEpoch(topic: string, partition: number): number {
+    const key = this.owners.get(topic)?.[partition];
+    return key !== undefined && key.nodeId === this.owner(topic, partition) ? key.leaderEpoch : -1;
+  }
+
+  /**
+   * Writes the epoch into this broker's ownership key (compare-and-set at the key's revision, under the lease),
+   * so the other brokers' Metadata reports it. Not an ownership change: a failure (the key changed or went,
+   * the lease ended) only leaves the others reporting -1, and is logged.
+   */
+  announceLeaderEpoch(topic: string, partition: number, leaderEpoch: number): void {
+    const h = this.held.get(topic)?.[partition];
+    const lease = this.registry.leaseId;
+    if (h === undefined || h.state !== OWNED || h.generation !== this.generation || lease === null) return;
+    const key = partitionOwnerKey(topic, partition);
+    const value = ownerValue(this.localNodeId, this.registry.brokerEpoch, leaderEpoch);
+    const previous = h.announcing ?? Promise.resolve();
+    const announcing = previous
+      .then(async () => {
+        if (this.held.get(topic)?.[partition] !== h || h.state !== OWNED || h.generation !== this.generation) return;
+        const r = await this.options.store.compareAndSet(key, { modRevision: h.modRevision }, value, { lease });
+        if (!r.succeeded) {
+          this.options.log?.debug({ topic, partition, leaderEpoch }, 'the ownership key changed before the leader epoch was announced');
+          return;
+        }
+        if (this.held.get(topic)?.[partition] === h) h.modRevision = r.revision;
+        this.noteOwner({ key, modRevision: r.revision, value });
+      })
+      .catch((err: unknown) => this.options.log?.warn({ err, topic, partition, leaderEpoch }, 'announcing the leader epoch of a partition failed'))
+      .finally(() => {
+        if (h.announcing === announcing) delete h.announcing;
+      });
+    h.announcing = announcing;
+  }
+
   /** The broker the rule names for the partition, over the live, non-draining brokers (-1 for none). */
   ruleOwner(topic: string, partition: number): number {
     return rendezvousOwner(topic, partition, this.eligible);
@@ -351,7 +391,7 @@ export class MemberView implements ClusterView {
     if (lease === null) return;
     const h: Held = { state: ACQUIRING, modRevision: 0, generation: this.generation };
     this.setHeld(topic, p, h);
-    const value = Buffer.from(JSON.stringify({ v: 1, nodeId: this.localNodeId, brokerEpoch: this.registry.brokerEpoch }));
+    const value = ownerValue(this.localNodeId, this.registry.brokerEpoch);
     let r;
     try {
       r = await this.options.store.compareAndSet(partitionOwnerKey(topic, p), { modRevision: 0 }, value, { lease });
@@ -374,6 +414,8 @@ export class MemberView implements ClusterView {
   private async release(topic: string, p: number, h: Held): Promise<void> {
     h.state = RELEASING;
     await this.events.releasedInOrder(topic, p);
+    // An announcement in flight moves the key's revision: the delete expects the revision it leaves.
+    await h.announcing;
     if (this.held.get(topic)?.[p] !== h || h.generation !== this.generation) return;
     try {
       await this.options.store.delete(partitionOwnerKey(topic, p), { expect: { modRevision: h.modRevision } });
@@ -454,8 +496,11 @@ export class MemberView implements ClusterView {
     const at = parseOwnerKey(kv.key);
     if (!at) return;
     let nodeId = -1;
+    let leaderEpoch = -1;
     try {
-      nodeId = Number((JSON.parse(kv.value.toString('utf8')) as { nodeId?: unknown }).nodeId ?? -1);
+      const v = JSON.parse(kv.value.toString('utf8')) as { nodeId?: unknown; leaderEpoch?: unknown };
+      nodeId = Number(v.nodeId ?? -1);
+      if (Number.isInteger(v.leaderEpoch) && (v.leaderEpoch as number) >= 0 && (v.leaderEpoch as number) <= 0x7fffffff) leaderEpoch = v.leaderEpoch as number;
     } catch {
       // A value that does not decode still means the key is held.
     }
@@ -463,7 +508,7 @@ export class MemberView implements ClusterView {
     if (!list) this.owners.set(at.topic, (list = []));
     const prev = list[at.partition];
     if (prev !== undefined && prev.modRevision > kv.modRevision) return;
-    list[at.partition] = { nodeId, modRevision: kv.modRevision };
+    list[at.partition] = { nodeId, modRevision: kv.modRevision, leaderEpoch };
   }
 
   private ownerGone(key: string, revision: number): void {
@@ -481,6 +526,11 @@ export class MemberView implements ClusterView {
     }
     this.enqueue(at.topic, at.partition);
   }
+}
+
+/** An ownership key's value (version 1; `leaderEpoch` once announced, ignored by readers that predate it). */
+function ownerValue(nodeId: number, brokerEpoch: number, leaderEpoch?: number): Buffer {
+  return Buffer.from(JSON.stringify({ v: 1, nodeId, brokerEpoch, ...(leaderEpoch !== undefined ? { leaderEpoch } : {}) }));
 }
 
 /** The topic and partition of an `/owners/<topic>/<p>` key, or null. */

@@ -285,6 +285,7 @@ export class PartitionManager {
       void this.release(t.name, p);
       return undefined;
     }
+    this.view.announceLeaderEpoch?.(t.name, p, log.leaderEpoch);
     return part;
   }
 

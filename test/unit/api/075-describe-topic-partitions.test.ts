@@ -30,6 +30,12 @@ describe('DescribeTopicPartitions', () => {
     expect(res.topics[0]!.partitions[0]).toMatchObject({ leaderId: -1, isrNodes: [], replicaNodes: [1] });
   });
 
+  it('describes another broker\'s partition as the cluster view gives it: its leader, the epoch it announced, replicas and ISR', () => {
+    const member = { ...node, partition: () => ({ leaderId: 2, leaderEpoch: 5, replicas: [2, 1, 3], isr: [2, 1, 3] }) };
+    const res = describeTopicPartitions(member, req({ topics: [{ name: 'a' }] }));
+    expect(res.topics[0]!.partitions[1]).toMatchObject({ partitionIndex: 1, leaderId: 2, leaderEpoch: 5, replicaNodes: [2, 1, 3], isrNodes: [2, 1, 3] });
+  });
+
   it('pages by the partition limit: a cut topic continues at its next partition, a boundary at the next topic', () => {
     const first = describeTopicPartitions(node, req({ topics: [], responsePartitionLimit: 3 }));
     expect(listed(first)).toEqual(['a-0', 'a-1', 'b-0']);

@@ -10,7 +10,11 @@ export function fakeNodeView(topics: readonly TopicView[], o: { nodeId?: number;
     controllerListeners: [{ name: 'PLAINTEXT', host: 'broker.example', port: 9092 }],
     topics: () => topics,
     topic: (name) => topics.find((t) => t.name === name),
-    leaderEpoch: (topic, p) => (opening.has(`${topic}-${p}`) ? undefined : 3),
+    // A partition still opening: no leader yet, as the cluster view reports a partition nobody has taken.
+    partition: (topic, p) => {
+      const self = [o.nodeId ?? 1];
+      return opening.has(`${topic}-${p}`) ? { leaderId: -1, leaderEpoch: -1, replicas: self, isr: [] } : { leaderId: self[0]!, leaderEpoch: 3, replicas: self, isr: self };
+    },
   };
 }
 

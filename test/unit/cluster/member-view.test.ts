@@ -61,6 +61,33 @@ describe('MemberView', () => {
     expect(c.violations).toEqual([]);
   });
 
+  it('shows every broker the leader epoch the owner announced, in its key, and still moves the partition after it', async () => {
+    const c = await start([1, 2, 3]);
+    const owner = rendezvousOwner('orders', 0, [1, 2, 3]);
+    const others = [1, 2, 3].filter((id) => id !== owner);
+    // Before the owner opened its log, nobody knows an epoch.
+    for (const id of others) expect(c.brokers.get(id)!.view.announcedLeaderEpoch('orders', 0)).toBe(-1);
+    c.brokers.get(owner)!.view.announceLeaderEpoch('orders', 0, 7);
+    await c.settle();
+    for (const id of others) expect(c.brokers.get(id)!.view.announcedLeaderEpoch('orders', 0)).toBe(7);
+    const key = await c.store.get(partitionOwnerKey('orders', 0));
+    expect(JSON.parse(key!.value.toString())).toMatchObject({ v: 1, nodeId: owner, leaderEpoch: 7 });
+    // Still the owner's, under its lease.
+    expect(key?.lease).toBe(c.brokers.get(owner)!.view.registry.leaseId);
+    expect(c.ownersOf('orders', 0)).toEqual([owner]);
+    // Only an owner announces: another broker's call changes nothing.
+    c.brokers.get(others[0]!)!.view.announceLeaderEpoch('orders', 0, 99);
+    await c.settle();
+    expect(c.brokers.get(others[1]!)!.view.announcedLeaderEpoch('orders', 0)).toBe(7);
+    // The owner leaves: the key (at the revision the announcement left) is deleted and the next owner takes it;
+    // the epoch the old owner announced is not reported for the new one.
+    await c.leave(owner);
+    await c.settle();
+    expectRuleOwners(c, others);
+    for (const id of others) expect(c.brokers.get(id)!.view.announcedLeaderEpoch('orders', 0)).toBe(-1);
+    expect(c.violations).toEqual([]);
+  });
+
   it('moves to a joining broker only the partitions the rule gives it', async () => {
     const c = await start([1, 2, 3]);
     const before = c.ownership();
