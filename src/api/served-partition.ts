@@ -4,7 +4,7 @@
  * the hot path), opened now because this broker owns it (src/cluster/partitions.ts opens partitions on first
  * use), or the error Kafka answers: UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist,
  * NOT_LEADER_OR_FOLLOWER for one another broker owns (ReplicaManager.getPartitionOrError; the client
- * refreshes its metadata and goes to the leader).
+ * refreshes its metadata and goes to the leader). One this broker is taking at the moment is waited for.
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { kafkaErrorOf } from '../../protocol/errors.js';
@@ -21,7 +21,12 @@ export function servedPartition(services: Pick<Services, 'topics' | 'cluster' | 
   if (open && services.cluster.owns(topic, partition)) return open;
   const t = services.topics.get(topic);
   if (!t || !Number.isInteger(partition) || partition < 0 || partition >= t.partitions) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-  if (!services.cluster.owns(topic, partition)) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  if (!services.cluster.owns(topic, partition)) {
+    // Being taken by this broker (a topic just created, a partition moving here): wait for it, bounded.
+    const taking = services.cluster.acquisition?.(topic, partition) ?? null;
+    if (taking === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    return taking.then((owned) => (owned ? servedPartition(services, topic, partition) : ErrorCode.NOT_LEADER_OR_FOLLOWER));
+  }
   // Undefined: released or deleted meanwhile, retriable as for a partition not there yet. A failed open (the
   // partition manager logged it) is the storage's failure: Kafka answers KAFKA_STORAGE_ERROR for a partition
   // whose log it cannot serve (ReplicaManager, an offline log directory), and the client retries.

@@ -81,6 +81,15 @@ export interface ClusterView {
   announcedLeaderEpoch?(topic: string, partition: number): number;
   /** The partition's log is open here with this leader epoch: tell the other brokers (see announcedLeaderEpoch). */
   announceLeaderEpoch?(topic: string, partition: number, leaderEpoch: number): void;
+  /**
+   * A view shared by several brokers, for a partition this broker does not own yet: null when it is not taking
+   * it (another broker owns it, or the rule names another), else a promise that resolves once the acquisition
+   * settles (true: owned now), bounded in time. Metadata names the broker the rule gives a partition its leader
+   * while it takes it; a request that arrives in that window waits for it rather than answering
+   * NOT_LEADER_OR_FOLLOWER, which a producer without idempotence answers by sending the batch again after
+   * the ones behind it (reordering them).
+   */
+  acquisition?(topic: string, partition: number): Promise<boolean> | null;
 }
 
 /** The topic registry as the view needs it: partition counts and topic events (TopicManager). */

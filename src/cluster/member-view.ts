@@ -70,6 +70,8 @@ export interface MemberViewOptions {
 
 /** A failed ownership change is tried again after this long. */
 const RETRY_MS = 1000;
+/** The longest a request waits for an acquisition in flight (`acquisition`): one compare-and-set, normally ms. */
+const ACQUISITION_WAIT_MS = 3000;
 
 const ACQUIRING = 1;
 const OWNED = 2;
@@ -115,6 +117,8 @@ export class MemberView implements ClusterView {
   private leaving = false;
   private ownersWatch: Watch | null = null;
   private idleWaiters: (() => void)[] = [];
+  /** Requests waiting for an acquisition (`acquisition`), by topic and partition. */
+  private readonly acquisitionWaiters = new Map<string, ((owned: boolean) => void)[]>();
 
   constructor(private readonly options: MemberViewOptions) {
     this.localNodeId = options.nodeId;
@@ -253,6 +257,53 @@ export class MemberView implements ClusterView {
     return this.events.subscribe(listener);
   }
 
+  acquisition(topic: string, partition: number): Promise<boolean> | null {
+    if (this.owns(topic, partition)) return Promise.resolve(true);
+    const h = this.held.get(topic)?.[partition];
+    const taking =
+      h?.state === ACQUIRING ||
+      (h === undefined &&
+        this.active &&
+        this.registry.leaseValid() &&
+        this.exists(topic, partition) &&
+        this.owners.get(topic)?.[partition] === undefined &&
+        rendezvousOwner(topic, partition, this.eligible) === this.localNodeId);
+    if (!taking) return null;
+    const k = `${topic}\u0000${partition}`;
+    return new Promise((resolve) => {
+      let list = this.acquisitionWaiters.get(k);
+      if (!list) this.acquisitionWaiters.set(k, (list = []));
+      const waiters = list;
+      const settle = (owned: boolean): void => {
+        timer.cancel();
+        resolve(owned);
+      };
+      const timer = this.clock.setTimer(ACQUISITION_WAIT_MS, () => {
+        const i = waiters.indexOf(settle);
+        if (i >= 0) waiters.splice(i, 1);
+        if (waiters.length === 0 && this.acquisitionWaiters.get(k) === waiters) this.acquisitionWaiters.delete(k);
+        resolve(this.owns(topic, partition));
+      });
+      waiters.push(settle);
+      // Not started yet (queued behind others): looked at now.
+      if (h === undefined) {
+        this.enqueue(topic, partition);
+        this.pump();
+      }
+    });
+  }
+
+  /** An ownership change of the partition settled (or none was started): tells the requests waiting for it. */
+  private settleAcquisition(topic: string, partition: number): void {
+    if (this.acquisitionWaiters.size === 0) return;
+    const k = `${topic}\u0000${partition}`;
+    const waiters = this.acquisitionWaiters.get(k);
+    if (!waiters || this.held.get(topic)?.[partition]?.state === ACQUIRING) return;
+    this.acquisitionWaiters.delete(k);
+    const owned = this.owns(topic, partition);
+    for (const w of waiters) w(owned);
+  }
+
   announcedLeaderEpoch(topic: string, partition: number): number {
     const key = this.owners.get(topic)?.[partition];
     return key !== undefined && key.nodeId === this.owner(topic, partition) ? key.leaderEpoch : -1;
@@ -352,11 +403,15 @@ export class MemberView implements ClusterView {
       if (this.inFlight >= this.concurrency) break;
       this.queue.delete(k);
       const work = this.decide(topic, p);
-      if (work === null) continue;
+      if (work === null) {
+        this.settleAcquisition(topic, p);
+        continue;
+      }
       this.inFlight++;
       work.then(
         () => {
           this.inFlight--;
+          this.settleAcquisition(topic, p);
           this.enqueue(topic, p);
           this.pump();
         },
@@ -364,6 +419,7 @@ export class MemberView implements ClusterView {
           // The store refused or failed: looked at again after a pause, not in a hot loop.
           this.options.log?.warn({ err, topic, partition: p }, 'changing the ownership of a partition failed; it is looked at again');
           this.inFlight--;
+          this.settleAcquisition(topic, p);
           this.clock.setTimer(RETRY_MS, () => {
             this.enqueue(topic, p);
             this.pump();
@@ -440,6 +496,9 @@ export class MemberView implements ClusterView {
     for (const [topic, list] of this.held) list.forEach((h, p) => h !== undefined && h.state !== ACQUIRING && lost.push([topic, p]));
     this.held.clear();
     this.checkIdle();
+    const waiting = [...this.acquisitionWaiters.values()];
+    this.acquisitionWaiters.clear();
+    for (const list of waiting) for (const w of list) w(false);
     // Closed before this broker registers again: its next owner's log open fences what these leave open.
     return Promise.all(lost.map(([topic, p]) => this.events.releasedInOrder(topic, p))).then(() => undefined);
   }

@@ -88,6 +88,26 @@ describe('MemberView', () => {
     expect(c.violations).toEqual([]);
   });
 
+  it('lets a request wait for a partition the broker is taking, and answers null where it is not', async () => {
+    const c = await start([1, 2, 3]);
+    c.topics.create('fresh', 4, 3);
+    for (let p = 0; p < 4; p++) {
+      const owner = rendezvousOwner('fresh', p, [1, 2, 3]);
+      // The rule's broker is taking it (or has it): a promise that resolves owned; the others are not taking it.
+      const waits = c.brokers.get(owner)!.view.acquisition('fresh', p);
+      expect(waits).not.toBeNull();
+      for (const id of [1, 2, 3].filter((x) => x !== owner)) expect(c.brokers.get(id)!.view.acquisition('fresh', p)).toBeNull();
+      await c.settle();
+      await expect(waits).resolves.toBe(true);
+      expect(c.brokers.get(owner)!.view.owns('fresh', p)).toBe(true);
+      // Owned: resolves at once.
+      await expect(c.brokers.get(owner)!.view.acquisition('fresh', p)).resolves.toBe(true);
+    }
+    // A partition that does not exist is nobody's to take.
+    for (const b of c.brokers.values()) expect(b.view.acquisition('fresh', 4)).toBeNull();
+    expect(c.violations).toEqual([]);
+  });
+
   it('moves to a joining broker only the partitions the rule gives it', async () => {
     const c = await start([1, 2, 3]);
     const before = c.ownership();
