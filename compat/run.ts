@@ -51,6 +51,7 @@ const HELP = `Usage: npm run compat -- [options]
   --build              rebuild dist/ first (otherwise only when src/ or protocol/ is newer than it)
   --update-expected    add every cell that is same now to compat/expected.json (none is removed)
   --strict-reference   exit non-zero when a scenario program fails against the reference Kafka too
+  --require-pass       exit non-zero when any cell fails (with --only: every program's own checks must pass)
                        (by default such a cell is reported as inconclusive: it says nothing of Ledgerline)
   --no-write           do not write compat/results.json and compat/MATRIX.md
   --keep               keep brokers' data directories
@@ -77,6 +78,7 @@ interface Options {
   build: boolean;
   updateExpected: boolean;
   strictReference: boolean;
+  requirePass: boolean;
 }
 
 function pick<T extends { id: string }>(all: readonly T[], list: string | undefined, what: string): T[] {
@@ -109,6 +111,7 @@ function parseOptions(argv: string[]): Options | null {
       build: { type: 'boolean' },
       'update-expected': { type: 'boolean' },
       'strict-reference': { type: 'boolean' },
+      'require-pass': { type: 'boolean' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -148,6 +151,7 @@ function parseOptions(argv: string[]): Options | null {
     build: Boolean(values.build),
     updateExpected: Boolean(values['update-expected']),
     strictReference: Boolean(values['strict-reference']),
+    requirePass: Boolean(values['require-pass']),
   };
 }
 
@@ -346,7 +350,9 @@ async function main(): Promise<number> {
   if (refFailures.length > 0) {
     console.log(`${refFailures.length} cell(s) failed against the reference Kafka (${refFailures.map((c) => `${c.client}/${c.scenario}`).join(', ')}): inconclusive for Ledgerline; the scenario programs need a look.`);
   }
-  return regressions.length > 0 || (opts.strictReference && refFailures.length > 0) ? 1 : 0;
+  const failed = cells.filter((c) => c.status === 'fails');
+  if (opts.requirePass && failed.length > 0) console.log(`FAILED: ${failed.map((c) => `${c.client}/${c.scenario}`).join(', ')}`);
+  return regressions.length > 0 || (opts.strictReference && refFailures.length > 0) || (opts.requirePass && failed.length > 0) ? 1 : 0;
 }
 
 main().then(
