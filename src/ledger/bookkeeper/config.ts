@@ -14,6 +14,7 @@
  * | `ledgerline.bookkeeper.read.entry.timeout.ms` | `readEntryTimeoutSec` | `30000` |
  * | `ledgerline.bookkeeper.speculative.read.timeout.ms` | `speculativeReadTimeout` | `2000` (0: off) |
  * | `ledgerline.bookkeeper.zk.session.timeout.ms` | `zkTimeout` | `30000` |
+ * | `ledgerline.bookkeeper.tail.cache.bytes` | (Pulsar: `managedLedgerCacheSizeMB`) entries kept for tailing reads | `67108864` (0: off) |
  */
 import { LedgerInvalidArgumentError } from '../errors.js';
 import type { LedgerCreateOptions } from '../types.js';
@@ -30,7 +31,10 @@ export const BK_CONFIG = {
   readTimeoutMs: 'ledgerline.bookkeeper.read.entry.timeout.ms',
   speculativeReadTimeoutMs: 'ledgerline.bookkeeper.speculative.read.timeout.ms',
   zkSessionTimeoutMs: 'ledgerline.bookkeeper.zk.session.timeout.ms',
+  tailCacheBytes: 'ledgerline.bookkeeper.tail.cache.bytes',
 } as const;
+
+export const DEFAULT_TAIL_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** A ledger's quorums: ensemble size E ≥ write quorum Qw ≥ ack quorum Qa ≥ 1. */
 export interface LedgerQuorum {
@@ -51,6 +55,8 @@ export interface BookKeeperStoreConfig {
   readonly readTimeoutMs: number;
   readonly speculativeReadTimeoutMs: number;
   readonly zkSessionTimeoutMs: number;
+  /** Bytes of recently acknowledged entries kept in memory for tailing reads (tail-cache.ts); default 64 MiB, 0 off. */
+  readonly tailCacheBytes?: number;
   /** Largest entry (Kafka's message.max.bytes); BookKeeper's nettyMaxFrameSizeBytes bounds it too. */
   readonly maxEntryBytes: number;
 }
@@ -137,6 +143,7 @@ export function bookKeeperStoreConfig(get: (name: string) => string | null | und
     readTimeoutMs: num(BK_CONFIG.readTimeoutMs, 30_000),
     speculativeReadTimeoutMs: num(BK_CONFIG.speculativeReadTimeoutMs, 2_000),
     zkSessionTimeoutMs: num(BK_CONFIG.zkSessionTimeoutMs, 30_000),
+    tailCacheBytes: num(BK_CONFIG.tailCacheBytes, DEFAULT_TAIL_CACHE_BYTES),
     maxEntryBytes,
   };
 }

@@ -11,7 +11,7 @@ import { randomInt } from 'node:crypto';
 import { LedgerCorruptError, LedgerError, LedgerInvalidArgumentError, LedgerStorageError, LedgerStoreClosedError, NoSuchLedgerError } from '../errors.js';
 import type { EntryId, LedgerCreateOptions, LedgerEntry, LedgerId, LedgerMetadata, LedgerReadOptions, LedgerStore, LedgerWriter } from '../types.js';
 import { BookieClientPool } from './bookie-client.js';
-import { checkQuorum, parseMetadataServiceUri, quorumForLedger, type BookKeeperStoreConfig, type LedgerQuorum } from './config.js';
+import { checkQuorum, DEFAULT_TAIL_CACHE_BYTES, parseMetadataServiceUri, quorumForLedger, type BookKeeperStoreConfig, type LedgerQuorum } from './config.js';
 import { DigestManager, masterKey } from './digest.js';
 import { ZkLedgerManager, type VersionedMetadata } from './ledger-manager.js';
 import type { BkLedgerMetadata } from './metadata.js';
@@ -19,6 +19,7 @@ import { EntryReadError, readEntry, readTail, type ReadContext } from './reader.
 import { recoverLedger, type RecoveryContext } from './recovery.js';
 import { BookKeeperLedgerWriter, SEALED_AT_KEY, type WriterContext } from './writer.js';
 import { connectLedgerZk, type LedgerZk } from './zk.js';
+import { TailCache } from './tail-cache.js';
 
 /** The custom metadata that marks a ledger as Ledgerline's. */
 export const APPLICATION_KEY = 'application';
@@ -50,6 +51,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
   private readonly readCtx: ReadContext;
   private readonly recoveryCtx: RecoveryContext;
   private readonly writerCtx: WriterContext;
+  private readonly tailCache: TailCache;
   private readonly digests = new Map<string, DigestManager>();
 
   private constructor(
@@ -59,6 +61,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
     private readonly pool: BookieClientPool,
   ) {
     const log = config.log ?? (() => undefined);
+    this.tailCache = new TailCache(config.tailCacheBytes ?? DEFAULT_TAIL_CACHE_BYTES);
     this.readCtx = { pool, readTimeoutMs: config.readTimeoutMs, speculativeReadTimeoutMs: config.speculativeReadTimeoutMs };
     this.recoveryCtx = {
       ...this.readCtx,
@@ -80,6 +83,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
         if (this.writers.get(w.ledgerId) === w) this.writers.delete(w.ledgerId);
       },
       recover: (id) => this.fence(id),
+      tailCache: this.tailCache,
     };
   }
 
@@ -243,7 +247,13 @@ export class BookKeeperLedgerStore implements LedgerStore {
       const ids = Array.from({ length: end - start + 1 }, (_, i) => start + i);
       let entries;
       try {
-        entries = await Promise.all(ids.map((id) => readEntry(this.readCtx, ledgerId, m, digest, id)));
+        // Entries this store's writer acknowledged lately come from memory (tail-cache.ts), the rest from bookies.
+        entries = await Promise.all(
+          ids.map((id) => {
+            const cached = this.tailCache.get(ledgerId, id);
+            return cached !== undefined ? { entryId: id, payload: cached } : readEntry(this.readCtx, ledgerId, m, digest, id);
+          }),
+        );
       } catch (err) {
         if (err instanceof EntryReadError && err.corrupt) throw new LedgerCorruptError(err.message, { ledgerId });
         if (this.closed) throw new LedgerStoreClosedError();
@@ -291,6 +301,7 @@ export class BookKeeperLedgerStore implements LedgerStore {
       throw storageError(err, `ledger ${ledgerId} could not be deleted`);
     }
     this.closedCache.delete(ledgerId);
+    this.tailCache.drop(ledgerId);
     this.ours.set(ledgerId, false);
     if (!deleted) throw new NoSuchLedgerError(ledgerId);
   }

@@ -24,6 +24,7 @@ import { MetadataConflictError, type VersionedMetadata, type ZkLedgerManager } f
 import type { BkLedgerMetadata } from './metadata.js';
 import { rcName } from './reader.js';
 import { inWriteSet, writeSet } from './schedule.js';
+import type { TailCache } from './tail-cache.js';
 
 export interface WriterContext {
   readonly pool: BookieClientPool;
@@ -39,6 +40,8 @@ export interface WriterContext {
   release(writer: BookKeeperLedgerWriter): void;
   /** The store's fence of a ledger (recovery-open): what a broken writer's seal comes to. */
   recover(ledgerId: LedgerId): Promise<LedgerMetadata>;
+  /** Where acknowledged entries go for tailing reads (tail-cache.ts). */
+  readonly tailCache: TailCache;
 }
 
 interface PendingAdd {
@@ -173,6 +176,8 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
       const op = this.pending.shift()!;
       this.lac = op.entryId;
       this.length = op.lengthAfter;
+      // The payload as sent: the packet is this writer's own copy, so the caller's buffer is not retained.
+      this.ctx.tailCache.add(this.ledgerId, op.entryId, op.packet.subarray(op.packet.length - op.payload.length));
       op.resolve(op.entryId);
     }
     if (this.pending.length === 0) this.notifyDrained();
