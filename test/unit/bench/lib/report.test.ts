@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../../../bench/lib/load.js';
-import type { RunFile, RunRecord } from '../../../../bench/lib/report.js';
+import type { CompareFile, RunFile, RunRecord } from '../../../../bench/lib/report.js';
 import { chartFor, compareMarkdown, hostInfo, mediansOf, pairRatios } from '../../../../bench/lib/report.js';
 import { latencyHistogram, median, recordMs, summarize } from '../../../../bench/lib/stats.js';
 import { ninesX, niceCeil, renderChart } from '../../../../bench/lib/svg.js';
@@ -33,6 +33,11 @@ function run(kind: 'ledgerline' | 'kafka', pair: number, mibPerSec: number, p99:
   return { target: { kind, label: kind, bootstrap: 'h:1', peakRssMiB: 100 * pair, startupMs: 1 }, rate: null, topicSetupSeconds: 0, result: result(mibPerSec, p99), pair, order: pair };
 }
 
+/** A compare file of `runs` with the given medians and ratios, for compareMarkdown. */
+function compareFile(o: Pick<CompareFile, 'runs' | 'medians' | 'ratios'> & Partial<CompareFile>): CompareFile {
+  return { kind: 'ledgerline-bench-compare', version: 1, id: 'x', date: new Date(0).toISOString(), command: 'npm run bench -- compare w', host: hostInfo(), workload: parseWorkload({ name: 'w' }), unavailable: {}, failures: [], limits: null, ...o };
+}
+
 describe('benchmark statistics and reports', () => {
   it('summarizes latencies in ms from a µs histogram', () => {
     const h = latencyHistogram();
@@ -58,21 +63,7 @@ describe('benchmark statistics and reports', () => {
     expect(ratios.map((r) => r.pair)).toEqual([1, 2]);
     expect(ratios[0]!.produceThroughput).toBeCloseTo(2);
     expect(ratios[1]!.produceP99).toBeCloseTo(0.5, 2);
-    const md = compareMarkdown({
-      kind: 'ledgerline-bench-compare',
-      version: 1,
-      id: 'x',
-      date: new Date(0).toISOString(),
-      command: 'npm run bench -- compare w',
-      host: hostInfo(),
-      workload: parseWorkload({ name: 'w' }),
-      runs,
-      unavailable: {},
-      failures: [],
-      medians: { ledgerline: m, kafka: mediansOf(runs.filter((r) => r.target.kind === 'kafka')) },
-      ratios,
-      limits: null,
-    });
+    const md = compareMarkdown(compareFile({ runs, medians: { ledgerline: m, kafka: mediansOf(runs.filter((r) => r.target.kind === 'kafka')) }, ratios }));
     expect(md).toContain('| ledgerline | 3 | 100 |');
     expect(md).toContain('| 1 | 2.00 | 2.00 | 0.500 | 0.500 | – |');
   });
@@ -92,22 +83,7 @@ describe('benchmark statistics and reports', () => {
     const ratios = pairRatios(runs);
     expect(ratios[0]!.brokerCpuPerGiB).toBeCloseTo(2);
     expect(ratios[1]!.brokerCpuPerGiB).toBeUndefined();
-    const md = compareMarkdown({
-      kind: 'ledgerline-bench-compare',
-      version: 1,
-      id: 'x',
-      date: new Date(0).toISOString(),
-      command: 'npm run bench -- compare w --cluster',
-      host: hostInfo(),
-      cluster: true,
-      workload: parseWorkload({ name: 'w' }),
-      runs,
-      unavailable: {},
-      failures: [],
-      medians: { 'ledgerline-cluster': l, 'kafka-cluster': k },
-      ratios,
-      limits: null,
-    });
+    const md = compareMarkdown(compareFile({ runs, medians: { 'ledgerline-cluster': l, 'kafka-cluster': k }, ratios, cluster: true, command: 'npm run bench -- compare w --cluster' }));
     expect(md).toContain('### w: 3 Ledgerline brokers on 3 BookKeeper bookies vs 3 Apache Kafka nodes');
     expect(md).toMatch(/\| ledgerline-cluster \| 2 \| 128 \|[^\n]*\| 6\.00 \| 10\.0% \|/);
     expect(md).toContain('| 1 | 1.00 | 1.00 | 1.00 | 1.00 | 2.00 |');
@@ -127,21 +103,7 @@ describe('benchmark statistics and reports', () => {
     const ratios = pairRatios(runs);
     expect(ratios[0]!.transactionsPerSec).toBeCloseTo(0.5);
     expect(ratios[0]!.commitP99).toBeCloseTo(2, 1);
-    const md = compareMarkdown({
-      kind: 'ledgerline-bench-compare',
-      version: 1,
-      id: 'x',
-      date: new Date(0).toISOString(),
-      command: 'npm run bench -- compare t',
-      host: hostInfo(),
-      workload: parseWorkload({ name: 't', transactionRecords: 16 }),
-      runs,
-      unavailable: {},
-      failures: [],
-      medians,
-      ratios,
-      limits: null,
-    });
+    const md = compareMarkdown(compareFile({ runs, medians, ratios, command: 'npm run bench -- compare t', workload: parseWorkload({ name: 't', transactionRecords: 16 }) }));
     expect(md).toContain('16 records per transaction');
     expect(md).toContain('| ledgerline | 2 | 50.0 (40.0–60.0) |');
     expect(md).toContain('| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB | transactions/s | commit p99 |');
