@@ -70,6 +70,8 @@ export interface MemberViewOptions {
 
 /** A failed ownership change is tried again after this long. */
 const RETRY_MS = 1000;
+/** The longest a release waits for a leader-epoch announcement in flight. */
+const ANNOUNCE_WAIT_MS = 2000;
 /** The longest a request waits for an acquisition in flight (`acquisition`): one compare-and-set, normally ms. */
 const ACQUISITION_WAIT_MS = 3000;
 
@@ -293,6 +295,17 @@ export class MemberView implements ClusterView {
     });
   }
 
+  /** Resolves when `p` settles or after `ms`, whichever comes first. */
+  private bounded(p: Promise<void>, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimer(ms, resolve);
+      void p.finally(() => {
+        timer.cancel();
+        resolve();
+      });
+    });
+  }
+
   /** An ownership change of the partition settled (or none was started): tells the requests waiting for it. */
   private settleAcquisition(topic: string, partition: number): void {
     if (this.acquisitionWaiters.size === 0) return;
@@ -470,8 +483,9 @@ export class MemberView implements ClusterView {
   private async release(topic: string, p: number, h: Held): Promise<void> {
     h.state = RELEASING;
     await this.events.releasedInOrder(topic, p);
-    // An announcement in flight moves the key's revision: the delete expects the revision it leaves.
-    await h.announcing;
+    // An announcement in flight moves the key's revision: the delete expects the revision it leaves. Bounded: a
+    // store call that hangs must not hold the release (a delete at a stale revision fails and is retried).
+    if (h.announcing) await this.bounded(h.announcing, ANNOUNCE_WAIT_MS);
     if (this.held.get(topic)?.[p] !== h || h.generation !== this.generation) return;
     try {
       await this.options.store.delete(partitionOwnerKey(topic, p), { expect: { modRevision: h.modRevision } });
