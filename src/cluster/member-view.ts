@@ -70,6 +70,8 @@ export interface MemberViewOptions {
 
 /** A failed ownership change is tried again after this long. */
 const RETRY_MS = 1000;
+/** The longest a release waits for its listeners (the log's close): past BookKeeper's 30 s add and read timeouts. */
+const RELEASE_WAIT_MS = 45_000;
 /** The longest a release waits for a leader-epoch announcement in flight. */
 const ANNOUNCE_WAIT_MS = 2000;
 /** The longest a request waits for an acquisition in flight (`acquisition`): one compare-and-set, normally ms. */
@@ -482,7 +484,17 @@ export class MemberView implements ClusterView {
 
   private async release(topic: string, p: number, h: Held): Promise<void> {
     h.state = RELEASING;
-    await this.events.releasedInOrder(topic, p);
+    // The listeners close the log (its open ledger sealed) before the key goes, for a clean handover. Bounded: a
+    // close that does not end must not keep the partition leaderless. Past the bound the key goes anyway; the next
+    // owner's open fences the ledger, as after a death, so this broker cannot append to it again.
+    let closed = false;
+    await this.bounded(
+      this.events.releasedInOrder(topic, p).then(() => {
+        closed = true;
+      }),
+      RELEASE_WAIT_MS,
+    );
+    if (!closed) this.options.log?.warn({ topic, partition: p, boundMs: RELEASE_WAIT_MS }, 'closing a released partition did not end in time; giving up its key, the next owner fences its ledger');
     // An announcement in flight moves the key's revision: the delete expects the revision it leaves. Bounded: a
     // store call that hangs must not hold the release (a delete at a stale revision fails and is retried).
     if (h.announcing) await this.bounded(h.announcing, ANNOUNCE_WAIT_MS);
