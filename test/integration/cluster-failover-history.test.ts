@@ -24,6 +24,9 @@
  * It skips itself where the engines are missing (as cluster-membership.test.ts), failing instead with
  * LEDGERLINE_REQUIRE_BOOKKEEPER=1 when only the BookKeeper classpath is. About 5 minutes.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../protocol/error-codes.js';
@@ -426,6 +429,11 @@ describe('cluster failover history', () => {
           const warned = b.logs.filter((l) => /"level":(40|50|60)/.test(l)).slice(-12);
           e.message += `\nbroker ${i + 1}:\n  ${warned.map((l) => l.slice(0, 400)).join('\n  ') || 'no warnings'}`;
         }
+        // Every line each broker logged, kept past the test for whoever reads the failure.
+        const kept = mkdtempSync(join(tmpdir(), 'cluster-failover-history-'));
+        for (const [i, b] of started.entries()) writeFileSync(join(kept, `broker-${i + 1}.log`), b.logs.join('\n'));
+        writeFileSync(join(kept, 'timeline.txt'), timeline.join('\n'));
+        e.message += `\nthe brokers' whole logs: ${kept}`;
       }
       throw e;
     } finally {
