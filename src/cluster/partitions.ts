@@ -125,8 +125,10 @@ export class PartitionManager {
   private readonly byTopic = new Map<string, Partition[]>();
   /** Opens in flight by topic name, indexed by partition. */
   private readonly opening = new Map<string, Promise<Partition | undefined>[]>();
-  /** Closes in flight (released partitions), awaited at shutdown. */
+  /** Closes in flight (released partitions, stopped logs let go), awaited at shutdown. */
   private readonly closingParts = new Set<Promise<void>>();
+  /** Closes in flight of stopped logs let go (`evict`), by partitionKey: the partition's next open waits for it. */
+  private readonly evicting = new Map<string, Promise<void>>();
   private closing = false;
   /** The retention sweep of partitions not open (log.retention.check.interval.ms), and the pass in progress. */
   private sweepTimer: NodeJS.Timeout | null = null;
@@ -193,9 +195,39 @@ export class PartitionManager {
     for (const list of this.byTopic.values()) for (const part of list) if (part) yield part.log;
   }
 
-  /** An open partition, or undefined when it is not open (yet): synchronous, for the request path. */
+  /**
+   * An open partition, or undefined when it is not open (yet): synchronous, for the request path. A log that
+   * stopped by itself (fenced, or failed on the metadata store) is let go here, and the caller opens the
+   * partition again if this broker owns it (see `evict`).
+   */
   get(topic: string, partition: number): Partition | undefined {
-    return this.byTopic.get(topic)?.[partition];
+    const part = this.byTopic.get(topic)?.[partition];
+    if (part !== undefined && (part.log.state === 'fenced' || part.log.state === 'failed')) return this.evict(topic, part);
+    return part;
+  }
+
+  /**
+   * Lets go of a log that stopped by itself while this broker kept it: fenced (another owner's chain change
+   * seen: its lease expired and came back while the partition moved away and back, say) or failed (the
+   * metadata store refused a chain change). If this broker owns the partition now, its next use opens it
+   * again, and that takeover fences and recovers whatever ledger is open, as after any owner's death; kept,
+   * the stopped log would answer NOT_LEADER_OR_FOLLOWER or KAFKA_STORAGE_ERROR for as long as this broker
+   * holds the partition. Its close is waited for by that open.
+   */
+  private evict(topic: string, part: Partition): undefined {
+    const list = this.byTopic.get(topic)!;
+    delete list[part.index];
+    if (!list.some((x) => x !== undefined)) this.byTopic.delete(topic);
+    this.log.warn({ topic, partition: part.index, state: part.log.state }, 'partition log stopped by itself: closing it; its next use opens it again if this broker owns it');
+    const key = partitionKey(topic, part.index);
+    const run = part.log.close().catch((err: unknown) => this.log.warn({ err, topic, partition: part.index }, 'closing a stopped partition log failed'));
+    this.evicting.set(key, run);
+    this.closingParts.add(run);
+    void run.finally(() => {
+      this.closingParts.delete(run);
+      if (this.evicting.get(key) === run) this.evicting.delete(key);
+    });
+    return undefined;
   }
 
   /**
@@ -215,7 +247,8 @@ export class PartitionManager {
     let inFlight = this.opening.get(topic);
     if (!inFlight) this.opening.set(topic, (inFlight = []));
     const list = inFlight;
-    const run = this.openPartition(t, partition).catch((err: unknown) => {
+    const evicted = this.evicting.get(partitionKey(topic, partition));
+    const run = (evicted ? evicted.then(() => this.openPartition(t, partition)) : this.openPartition(t, partition)).catch((err: unknown) => {
       this.log.error({ err, topic, partition }, 'opening a partition failed; its next use tries again');
       throw err;
     });
@@ -432,6 +465,10 @@ export class PartitionManager {
     this.byTopic.clear();
     await Promise.all(parts.map((p) => p.log.close().catch((err: unknown) => this.log.warn({ err }, 'closing a partition log failed'))));
   }
+}
+
+function partitionKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
 }
 
 /** An open in flight, waited for by someone other than its caller: a failure was logged and is its caller's. */

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { OwnershipEvents, SingleNodeView, type ClusterView, type CoordinatorKeyType, type CoordinatorLocation, type LiveBroker, type OwnershipListener } from '../../../src/cluster/cluster-view.js';
 import { PartitionManager } from '../../../src/cluster/partitions.js';
+import { PartitionLog } from '../../../src/log/partition-log.js';
 import { TopicManager } from '../../../src/cluster/topics.js';
 import { loadConfig } from '../../../src/config.js';
 import { LocalLedgerStore } from '../../../src/ledger/local-store.js';
@@ -66,7 +67,7 @@ async function setup(stores = new MemoryStores(), makeView?: (topics: TopicManag
     await partitions.close();
     await ledgers.close();
   };
-  return { stores, metadata, topics, view, partitions, close };
+  return { stores, metadata, ledgers, topics, view, partitions, close };
 }
 
 const opts = (n: number) => ({ partitions: n, replicationFactor: -1, configs: {} });
@@ -120,6 +121,31 @@ describe('PartitionManager: lazy partitions', () => {
     expect(again).not.toBe(first);
     expect(again.log.highWatermark).toBe(3);
     expect(again.log.leaderEpoch).toBeGreaterThan(epoch);
+    await close();
+  });
+
+  it('lets go of a log fenced while this broker still owns the partition, and opens it again on its next use', async () => {
+    const { topics, view, partitions, metadata, ledgers, close } = await setup();
+    const fake = view as FakeView;
+    await topics.create('t', opts(1));
+    fake.acquire('t', 0);
+    const first = (await partitions.open('t', 0))!;
+    await first.log.append(buildBatch(2));
+    // Another owner takes the partition over meanwhile (as one does while this broker's lease has lapsed),
+    // writes and hands it back: this broker never saw a release.
+    const other = await PartitionLog.open({ topic: 't', partition: 0, ledgers, metadata, owner: 'node-2' });
+    await other.append(buildBatch(3));
+    await until(() => first.log.state === 'fenced', 5000, 'the first log to see the other owner');
+    await other.close();
+
+    expect(partitions.get('t', 0)).toBeUndefined();
+    const again = (await partitions.open('t', 0))!;
+    expect(again).not.toBe(first);
+    expect(again.log.state).toBe('open');
+    expect(again.log.highWatermark).toBe(5);
+    await again.log.append(buildBatch(1));
+    expect(partitions.get('t', 0)).toBe(again);
+    expect(again.log.highWatermark).toBe(6);
     await close();
   });
 
