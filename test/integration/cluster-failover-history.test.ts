@@ -70,6 +70,17 @@ afterAll(async () => {
   await Promise.all(started.map((b) => b.stop()));
 });
 
+/**
+ * Writes every line each broker logged (its last LOG_LINES_KEPT) and the timeline to a new directory that
+ * outlives the test, for whoever reads a failure (or, with LEDGERLINE_TEST_KEEP_LOGS=1, a pass); returns it.
+ */
+function keepLogs(timeline: readonly string[]): string {
+  const kept = mkdtempSync(join(tmpdir(), 'cluster-failover-history-'));
+  for (const [i, b] of started.entries()) writeFileSync(join(kept, `broker-${i + 1}.log`), b.logs.join('\n'));
+  writeFileSync(join(kept, 'timeline.txt'), timeline.join('\n'));
+  return kept;
+}
+
 /** Produce errors Kafka answers before appending anything. */
 const REFUSED: ReadonlySet<number> = new Set([ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
 
@@ -147,6 +158,8 @@ describe('cluster failover history', () => {
         let retries = 0;
         // The longest a batch waited from its first send to its acknowledgement.
         let longestWaitMs = 0;
+        // That batch: its partition, when it was first sent, and what each of its failed sends met.
+        let longest = '';
         const lastErrors = diagnostics.lastErrors;
         let leaderOf = await leaders();
         const refresher = (async () => {
@@ -179,19 +192,20 @@ describe('cluster failover history', () => {
           const sequence = new Array<number>(PARTITIONS).fill(0);
           // Per partition the batch not yet acknowledged, sent again as it was the next time its partition's turn
           // comes (other partitions go on meanwhile, as Kafka's producer's per-partition queues do).
-          const pending = new Array<{ values: string[]; records: Buffer; since: number } | undefined>(PARTITIONS);
+          const pending = new Array<{ values: string[]; records: Buffer; since: number; failures: string[] } | undefined>(PARTITIONS);
           for (let n = 0; !stopWriters; n++) {
             const partition = (n + w) % PARTITIONS;
             const baseSequence = sequence[partition]!;
             let batch = pending[partition];
             if (!batch) {
               const values = Array.from({ length: BATCH }, (_, i) => `w${w}-p${partition}-${baseSequence + i}`);
-              batch = pending[partition] = { values, records: await buildRecordBatch(values.map((value) => ({ value })), { producerId, producerEpoch, baseSequence }), since: Date.now() };
+              batch = pending[partition] = { values, records: await buildRecordBatch(values.map((value) => ({ value })), { producerId, producerEpoch, baseSequence }), since: Date.now(), failures: [] };
             }
             const { values, records } = batch;
             const to = leaderOf[partition]!;
             const failed = async (why: string): Promise<void> => {
               lastErrors.set(w, `${values[0]} to broker ${to}: ${why}`);
+              if (batch.failures.length < 40) batch.failures.push(`${((Date.now() - t0) / 1000).toFixed(1)} s broker ${to}: ${why}`);
               retries++;
               await new Promise((r) => setTimeout(r, 20));
             };
@@ -226,7 +240,10 @@ describe('cluster failover history', () => {
                 });
                 sequence[partition] = baseSequence + BATCH;
                 pending[partition] = undefined;
-                longestWaitMs = Math.max(longestWaitMs, Date.now() - batch.since);
+                if (Date.now() - batch.since > longestWaitMs) {
+                  longestWaitMs = Date.now() - batch.since;
+                  longest = `partition ${partition}, first sent at ${((batch.since - t0) / 1000).toFixed(1)} s, acknowledged by broker ${to} after ${longestWaitMs} ms; its failed sends: ${batch.failures.join('; ') || 'none'}`;
+                }
                 continue;
               }
               // An idempotent producer never sees these under this test's faults: its state survives every
@@ -370,6 +387,7 @@ describe('cluster failover history', () => {
         expect(phantom, 'records nobody sent').toEqual([]);
         expect(producerErrors, 'idempotent producer state lost or out of order').toEqual([]);
         mark(`checked: ${acked.size} acknowledged records each once at its offset, none twice, ${[...indeterminate].filter((v) => found.has(v)).length} of ${indeterminate.size} in flight at the stop present; ${refusals} refusals, ${retries} retries; a batch waited ${longestWaitMs} ms at most`);
+        mark(`the longest wait: ${longest}`);
 
         // The group read every acknowledged record, and nothing that is not there.
         await waitFor(`the group reading all ${acked.size} acknowledged records`, async () => [...acked.keys()].every((v) => consumed.has(v)), 120_000).catch((e: Error) => {
@@ -419,6 +437,7 @@ describe('cluster failover history', () => {
         for (const c of conns.values()) c.destroy();
         await admin.close();
       }
+      if (process.env.LEDGERLINE_TEST_KEEP_LOGS === '1') mark(`the brokers' whole logs: ${keepLogs(timeline)}`);
       console.log(`cluster failover history:\n  ${timeline.join('\n  ')}`);
     } catch (e) {
       if (e instanceof Error) {
@@ -429,11 +448,7 @@ describe('cluster failover history', () => {
           const warned = b.logs.filter((l) => /"level":(40|50|60)/.test(l)).slice(-12);
           e.message += `\nbroker ${i + 1}:\n  ${warned.map((l) => l.slice(0, 400)).join('\n  ') || 'no warnings'}`;
         }
-        // Every line each broker logged, kept past the test for whoever reads the failure.
-        const kept = mkdtempSync(join(tmpdir(), 'cluster-failover-history-'));
-        for (const [i, b] of started.entries()) writeFileSync(join(kept, `broker-${i + 1}.log`), b.logs.join('\n'));
-        writeFileSync(join(kept, 'timeline.txt'), timeline.join('\n'));
-        e.message += `\nthe brokers' whole logs: ${kept}`;
+        e.message += `\nthe brokers' whole logs: ${keepLogs(timeline)}`;
       }
       throw e;
     } finally {

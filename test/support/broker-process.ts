@@ -24,9 +24,13 @@ export interface BrokerProcessOptions {
   entry?: string;
 }
 
+/** Log lines a BrokerProcess keeps: enough for a test that fails after minutes of faults to show how it came to. */
+const LOG_LINES_KEPT = 20_000;
+
 export class BrokerProcess {
   private child: ChildProcess | null = null;
   port = 0;
+  /** The broker's last log lines (at most LOG_LINES_KEPT), across its restarts. */
   readonly logs: string[] = [];
 
   private constructor(
@@ -86,7 +90,7 @@ export class BrokerProcess {
       const lines = createInterface({ input: child.stdout! });
       lines.on('line', (line) => {
         this.logs.push(line);
-        if (this.logs.length > 2000) this.logs.splice(0, 1000);
+        if (this.logs.length > LOG_LINES_KEPT) this.logs.splice(0, LOG_LINES_KEPT / 2);
         if (!line.includes('"Ledgerline started"')) return;
         const parsed = JSON.parse(line) as { listeners: string[] };
         this.port = Number(/:(\d+)$/.exec(parsed.listeners[0]!)![1]);
