@@ -141,4 +141,39 @@ describe.skipIf(!available)('bookkeeper store failures on 3 bookies', () => {
     expect(read.map((e) => e.data.toString())).toEqual(Array.from({ length: sealed.lastAddConfirmed + 1 }, (_, i) => payload(i).toString()));
     await victim.restart();
   }, 180_000);
+
+  it('replaces a second dead bookie with one that failed the ledger earlier and came back, as BookKeeper falls back from its quarantine', async () => {
+    // E2/Qw2/Qa2 over 3 bookies: [A, B] with C spare. A dies → [C, B]; A comes back; B dies → only A is outside
+    // the ensemble, and it failed this ledger before.
+    const store = await open({ quorum: { ensembleSize: 2, writeQuorum: 2, ackQuorum: 2 }, addTimeoutMs: 3_000 });
+    const w = await store.create();
+    const acked: number[] = [];
+    for (let i = 0; i < 10; i++) acked.push(await w.append(payload(i)));
+    const [first, second] = (await ensembleOf(cluster.metadataServiceUri, w.ledgerId)).ensembles['0']!.map((addr) => cluster.bookies.find((b) => b.address === addr)!);
+    await first!.kill();
+    for (let i = 10; i < 20; i++) acked.push(await w.append(payload(i)));
+    await first!.restart();
+    // Back in /available once a ledger over all three bookies can be created.
+    const probe = await open({ quorum: { ensembleSize: 3, writeQuorum: 3, ackQuorum: 2 } });
+    for (const until = Date.now() + 60_000; ; ) {
+      const created = await probe.create().then((x) => x, () => null);
+      if (created) {
+        await created.seal();
+        break;
+      }
+      if (Date.now() > until) throw new Error(`bookie ${first!.address} did not become writable again`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await second!.kill();
+    for (let i = 20; i < 30; i++) acked.push(await w.append(payload(i)));
+    expect(acked).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    const sealed = await w.seal();
+    expect(sealed.lastAddConfirmed).toBe(29);
+    const meta = await ensembleOf(cluster.metadataServiceUri, w.ledgerId);
+    const segments = Object.keys(meta.ensembles).sort((x, y) => Number(x) - Number(y));
+    expect(meta.ensembles[segments[segments.length - 1]!]).toContain(first!.address);
+    expect(meta.ensembles[segments[segments.length - 1]!]).not.toContain(second!.address);
+    expect((await store.read(w.ledgerId, 0, 29)).map((e) => e.data.toString())).toEqual(Array.from({ length: 30 }, (_, i) => payload(i).toString()));
+    await second!.restart();
+  }, 180_000);
 });

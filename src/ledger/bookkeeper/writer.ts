@@ -194,6 +194,22 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
     }
   }
 
+  /**
+   * Replacements for `count` failed bookies of `current`. Bookies that failed this ledger before are avoided
+   * first (one killed a moment ago can stay listed in /available until its ZooKeeper session expires), but only
+   * as BookKeeper's BookieWatcherImpl avoids its quarantined bookies: when too few others are writable, any
+   * bookie outside the current ensemble will do (one that failed and came back), rather than no ensemble change
+   * at all, which would leave the ledger broken and its partition unwritable until it rolls.
+   */
+  private async replacementsFor(count: number, current: readonly string[]): Promise<string[]> {
+    try {
+      return await this.ctx.pickBookies(count, new Set([...current, ...this.everFailed]));
+    } catch (err) {
+      if (this.everFailed.size === 0) throw err;
+      return this.ctx.pickBookies(count, new Set(current));
+    }
+  }
+
   /** BookKeeper's ensembleChangeLoop: replace every failed bookie, one metadata update per round. */
   private async changeEnsemble(): Promise<void> {
     while (this.failed.size > 0 && (this.isOpen || (this.state === 'fenced' && this.pending.length > 0))) {
@@ -202,7 +218,7 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
       const current = [...this.ensemble];
       let replacements: string[];
       try {
-        replacements = await this.ctx.pickBookies(replacing.size, new Set([...current, ...this.everFailed]));
+        replacements = await this.replacementsFor(replacing.size, current);
       } catch (err) {
         this.ctx.log('ensemble change failed: not enough writable bookies', { ledgerId: this.ledgerId, error: (err as Error).message });
         this.failAll('broken', `no bookie to replace ${[...replacing.values()].join(', ')}: ${(err as Error).message}`);
