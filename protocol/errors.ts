@@ -27,6 +27,8 @@
  * |                            | LL_ERR_EMBEDDED_PROTOCOL                                                   |
  * | src/client/errors.ts       | LL_ERR_CLIENT_*, LL_ERR_KAFKA                                              |
  * | src/config.ts              | LL_ERR_CONFIG                                                              |
+ * | src/security/              | LL_ERR_CONFIG (listener security, JAAS, TLS), LL_ERR_SASL_AUTHENTICATION   |
+ * |                            | (SASL_AUTHENTICATION_FAILED), LL_ERR_SASL_STATE (ILLEGAL_SASL_STATE)       |
  */
 import { ErrorCode } from './error-codes.js';
 
