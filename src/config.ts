@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../protocol/error-codes.js';
 import { LedgerlineError } from '../protocol/errors.js';
 import { BROKER_CONFIG_BY_NAME, BROKER_CONFIGS, validateConfigValue } from './cluster/config-defs.js';
+import { listenerProtocols, type SecurityProtocol } from './security/listener-security.js';
 
 /** A configuration Kafka would refuse (its ConfigException: INVALID_CONFIG). */
 export class ConfigError extends LedgerlineError {
@@ -38,6 +39,8 @@ export interface BrokerConfig {
   readonly advertisedListeners: Listener[];
   /** The names of the listeners that serve the controller APIs (controller.listener.names), upper-cased. */
   readonly controllerListenerNames: readonly string[];
+  /** Each listener's security protocol (listener.security.protocol.map, src/security/listener-security.ts). */
+  readonly securityProtocols: ReadonlyMap<string, SecurityProtocol>;
   readonly dataDir: string;
   readonly numPartitions: number;
   readonly defaultReplicationFactor: number;
@@ -173,6 +176,7 @@ export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
   // A controller listener advertises its own address unless advertised.listeners names it (KIP-853 lets it).
   const advertisedListeners = advertised ? parseListeners(advertised, 'advertised.listeners') : listeners.filter((l) => !controllerListenerNames.includes(l.name)).map((l) => ({ ...l }));
   for (const l of listeners) if (controllerListenerNames.includes(l.name) && !advertisedListeners.some((a) => a.name === l.name)) advertisedListeners.push({ ...l });
+  const securityProtocols = listenerProtocols(listeners, values, explicit, controllerListenerNames);
   const logDirs = explicit.has('log.dirs') || !explicit.has('log.dir') ? str('log.dirs')! : str('log.dir')!;
   const dataDirs = logDirs.split(',').map((s) => s.trim()).filter(Boolean);
   if (dataDirs.length !== 1) throw new ConfigError(`log.dirs must name exactly one directory (got ${JSON.stringify(logDirs)})`);
@@ -187,6 +191,7 @@ export function loadConfig(sources: ConfigSources = {}): BrokerConfig {
     listeners,
     advertisedListeners,
     controllerListenerNames,
+    securityProtocols,
     dataDir: dataDirs[0]!,
     numPartitions: int('num.partitions'),
     defaultReplicationFactor: int('default.replication.factor'),

@@ -51,8 +51,8 @@ export interface FrameSplitterOptions {
 const EMPTY = Buffer.alloc(0);
 
 export class FrameSplitter {
-  private readonly maxFrameBytes: number;
-  private readonly limitName: string | undefined;
+  private maxFrameBytes: number;
+  private limitName: string | undefined;
   private readonly admit: ((size: number) => boolean) | undefined;
   private readonly chunks: Buffer[] = [];
   /** Bytes queued in `chunks`, from `offset` in the first one. */
@@ -68,6 +68,15 @@ export class FrameSplitter {
     this.maxFrameBytes = options.maxFrameBytes;
     this.limitName = options.limitName;
     this.admit = options.admit;
+  }
+
+  /**
+   * Changes the bound for frames whose size prefix has not been read yet: a SASL listener reads its
+   * unauthenticated frames under sasl.server.max.receive.size, then the socket.request.max.bytes of requests.
+   */
+  setLimit(maxFrameBytes: number, limitName?: string): void {
+    this.maxFrameBytes = maxFrameBytes;
+    this.limitName = limitName;
   }
 
   /** Bytes received but not yet returned as frames (a size prefix already read is not counted). */

@@ -138,6 +138,18 @@ import {
   createConsumerGroupDescribeResponseDescribedGroup,
   type ConsumerGroupDescribeRequest,
 } from '../../protocol/messages/069-consumer-group-describe.gen.js';
+import { createSaslHandshakeResponse } from '../../protocol/messages/017-sasl-handshake.gen.js';
+import { createSaslAuthenticateResponse } from '../../protocol/messages/036-sasl-authenticate.gen.js';
+import {
+  createDescribeUserScramCredentialsResponse,
+  createDescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult,
+  type DescribeUserScramCredentialsRequest,
+} from '../../protocol/messages/050-describe-user-scram-credentials.gen.js';
+import {
+  createAlterUserScramCredentialsResponse,
+  createAlterUserScramCredentialsResponseAlterUserScramCredentialsResult,
+  type AlterUserScramCredentialsRequest,
+} from '../../protocol/messages/051-alter-user-scram-credentials.gen.js';
 import { NO_RESPONSE } from './handler.js';
 
 /** A failure as Kafka's ApiError holds it: the code, and the message a response may carry (or null). */
@@ -448,6 +460,24 @@ const BUILDERS: ReadonlyMap<number, Builder> = new Map<number, Builder>([
           partitions: t.partitions.map((p) => createAlterPartitionReassignmentsResponseReassignablePartitionResponse({ partitionIndex: p.partitionIndex, errorCode: e.code, errorMessage: e.message })),
         }),
       ),
+    })],
+  // SaslHandshakeRequest: the code alone, no mechanisms.
+  [17, (_req, _v, e) => createSaslHandshakeResponse({ errorCode: e.code, mechanisms: [] })],
+  // SaslAuthenticateRequest: the code and message.
+  [36, (_req, _v, e) => createSaslAuthenticateResponse({ errorCode: e.code, errorMessage: e.message })],
+  // DescribeUserScramCredentialsRequest: the top level, and a result (without its user, as Kafka's) per user named.
+  [50, (req: DescribeUserScramCredentialsRequest, _v, e) =>
+    createDescribeUserScramCredentialsResponse({
+      errorCode: e.code,
+      errorMessage: e.message,
+      results: (req.users ?? []).map(() => createDescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult({ user: '', errorCode: e.code, errorMessage: e.message })),
+    })],
+  // AlterUserScramCredentialsRequest: every user of the deletions and upsertions once, in name order.
+  [51, (req: AlterUserScramCredentialsRequest, _v, e) =>
+    createAlterUserScramCredentialsResponse({
+      results: [...new Set([...req.deletions.map((d) => d.name), ...req.upsertions.map((u) => u.name)])]
+        .sort()
+        .map((user) => createAlterUserScramCredentialsResponseAlterUserScramCredentialsResult({ user, errorCode: e.code, errorMessage: e.message })),
     })],
   // ListPartitionReassignmentsRequest: the top level alone.
   [46, (_req, _v, e) => createListPartitionReassignmentsResponse({ errorCode: e.code, errorMessage: e.message, topics: [] })],

@@ -37,6 +37,10 @@ import { listPartitionReassignmentsHandler } from './046-list-partition-reassign
 import { describeQuorumHandler } from './055-describe-quorum.js';
 import { deleteGroups } from './042-delete-groups.js';
 import { offsetDelete } from './047-offset-delete.js';
+import { saslHandshake } from './017-sasl-handshake.js';
+import { saslAuthenticate } from './036-sasl-authenticate.js';
+import { describeUserScramCredentials } from './050-describe-user-scram-credentials.js';
+import { alterUserScramCredentials } from './051-alter-user-scram-credentials.js';
 import { describeCluster } from './060-describe-cluster.js';
 import { describeProducers } from './061-describe-producers.js';
 import { describeTransactions } from './065-describe-transactions.js';
@@ -60,6 +64,7 @@ export const handlers: readonly Handler[] = [
   syncGroup,
   describeGroups,
   listGroups,
+  saslHandshake,
   apiVersions,
   createTopics,
   deleteTopics,
@@ -74,6 +79,7 @@ export const handlers: readonly Handler[] = [
   describeConfigs,
   alterConfigs,
   describeLogDirs,
+  saslAuthenticate,
   createPartitions,
   deleteGroups,
   electLeadersHandler,
@@ -81,6 +87,8 @@ export const handlers: readonly Handler[] = [
   alterPartitionReassignmentsHandler,
   listPartitionReassignmentsHandler,
   offsetDelete,
+  describeUserScramCredentials,
+  alterUserScramCredentials,
   describeQuorumHandler,
   describeCluster,
   describeProducers,

@@ -22,6 +22,7 @@ import type { GroupCoordinator } from '../coordinator/coordinator.js';
 import type { TransactionCoordinator } from '../coordinator/txn/coordinator.js';
 import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../observability/logger.js';
+import type { ScramCredentialStore } from '../security/scram-credentials.js';
 
 /** This broker as its clients see it. */
 export interface NodeService {
@@ -118,6 +119,8 @@ export interface Services {
   /** What a replica that is not the leader answers from its copy of a partition (src/cluster/replica-reads.ts). */
   readonly replicaReads: ReplicaReadService;
   readonly apis: ApiCatalog;
+  /** Users' SCRAM credentials in the metadata store (src/security/scram-credentials.ts). */
+  readonly scramCredentials: Pick<ScramCredentialStore, 'describe' | 'alter'>;
   /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
   readonly log: Logger;
 }

@@ -13,10 +13,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { handlers as allHandlers } from '../api/index.js';
-import type { Handler } from '../api/handler.js';
+import { NO_RESPONSE, type Handler } from '../api/handler.js';
 import { apiCatalog } from '../api/018-api-versions.js';
 import type { Services, TopicService, TxnVerificationService } from '../api/services.js';
 import type { BrokerConfig, Listener } from '../config.js';
@@ -46,6 +48,10 @@ import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observ
 import { registerLogCleanerMetrics } from '../observability/log-cleaner-metrics.js';
 import { LogCleaner, type LogCleanerOptions } from '../log/log-cleaner.js';
 import { RequestMetrics } from '../observability/request-metrics.js';
+import { registerAuthenticationMetrics } from '../observability/auth-metrics.js';
+import { ListenerSecurity, type AuthenticationMetrics } from '../security/listener-setup.js';
+import { ScramCredentialStore } from '../security/scram-credentials.js';
+import { TlsContextReloader } from '../security/tls-reloader.js';
 import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
 import { encryptionReport } from '../cluster/encryption-report.js';
 import { Connection, type ConnectionHost } from './connection.js';
@@ -89,6 +95,11 @@ export class Broker implements ConnectionHost {
   private readonly handlers = new Map<number, Handler>();
   private readonly connections = new Set<Connection>();
   private readonly servers: Server[] = [];
+  /** Each listener's security (src/security/listener-setup.ts), built at start. */
+  private readonly security = new Map<string, ListenerSecurity>();
+  /** Certificate reloads of the TLS listeners (ssl.keystore.* / ssl.truststore.* files watched). */
+  private readonly tlsReloaders: TlsContextReloader[] = [];
+  private authMetrics: AuthenticationMetrics | null = null;
   /** Every store and layer, set once start() has opened them (stop() closes what was opened). */
   private parts: Partial<Parts> = {};
   private admin: AdminHttpServer | null = null;
@@ -290,6 +301,7 @@ export class Broker implements ConnectionHost {
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });
     const topicMetrics = new TopicMetrics(metrics);
     topics.addListener({ topicDeleted: (t) => topicMetrics.forget(t.name) });
+    const scramCredentials = new ScramCredentialStore(metadata);
     const services: Services = {
       node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
@@ -306,6 +318,7 @@ export class Broker implements ConnectionHost {
       txnVerification,
       replicaReads: channels ? new OwnerReplicaReads({ cluster: view, channels }) : NO_REPLICA_READS,
       apis: apiCatalog(this.handlers, controllerListeners),
+      scramCredentials,
       log,
     };
     p.dispatcher = new Dispatcher({
@@ -315,6 +328,26 @@ export class Broker implements ConnectionHost {
       refusals: this.refusals,
       metrics: new RequestMetrics(metrics.registry, (code) => errorByCode(code).name),
     });
+    const authMetrics = (this.authMetrics = registerAuthenticationMetrics(metrics.registry));
+    for (const l of config.listeners) {
+      const dispatcher = p.dispatcher;
+      this.security.set(
+        l.name,
+        new ListenerSecurity(l.name, config.securityProtocols.get(l.name)!, {
+          values: config.values,
+          scram: scramCredentials,
+          dispatch: {
+            apiVersions: async (frame, session) => {
+              const o = await dispatcher.dispatch(frame, session, performance.now());
+              return o.kind === 'respond' && o.chunks !== NO_RESPONSE ? o.chunks : null;
+            },
+            errorResponse: (frame, listenerName, code, message) => dispatcher.errorResponseFrame(frame, listenerName, code, message),
+          },
+          metrics: authMetrics,
+          log: log.child({ component: 'security', listener: l.name }),
+        }),
+      );
+    }
     if (!Number.isFinite(this.requestMemory.capacity)) log.warn('queued.max.request.bytes is -1: request memory is unbounded, as Kafka\'s default leaves it');
     for (const l of config.listeners) await this.listen(l);
     // Registered once its endpoints are known (ports bound to 0); a live broker with the same id refuses the start.
@@ -343,8 +376,22 @@ export class Broker implements ConnectionHost {
   }
 
   private listen(l: Listener): Promise<void> {
+    const security = this.security.get(l.name)!;
+    const accept = (socket: Socket): void => this.accept(socket, l.name, security);
+    let server: Server;
+    if (security.tls) {
+      // SSL and SASL_SSL: the connection starts once the TLS handshake completed ('secureConnection').
+      const { secureContext, requestCert, rejectUnauthorized } = security.tls;
+      const tlsServer = createTlsServer({ ...secureContext, requestCert, rejectUnauthorized, noDelay: true }, accept);
+      tlsServer.on('tlsClientError', (err, socket) => {
+        // A client hello of garbage, a protocol or cipher mismatch, an untrusted or missing client certificate.
+        this.authMetrics?.failed(l.name);
+        this.log.info({ listener: l.name, remote: `${socket.remoteAddress}:${socket.remotePort}`, err: err.message }, 'TLS handshake failed: closing the connection');
+      });
+      this.tlsReloaders.push(new TlsContextReloader(tlsServer, security.tls, security.loadTls, this.log.child({ component: 'tls', listener: l.name })));
+      server = tlsServer;
+    } else server = createServer({ noDelay: true }, accept);
     return new Promise((resolve, reject) => {
-      const server = createServer({ noDelay: true }, (socket: Socket) => this.accept(socket, l.name));
       server.once('error', reject);
       server.listen({ host: l.host === '' ? undefined : l.host, port: l.port }, () => {
         server.off('error', reject);
@@ -357,12 +404,14 @@ export class Broker implements ConnectionHost {
     });
   }
 
-  private accept(socket: Socket, listenerName: string): void {
+  private accept(socket: Socket, listenerName: string, security: ListenerSecurity): void {
     if (this.stopping) {
       socket.destroy();
       return;
     }
-    this.connections.add(new Connection(socket, this, listenerName));
+    const connectionSecurity = security.forSocket(socket);
+    if (socket.destroyed) return;
+    this.connections.add(new Connection(socket, this, listenerName, connectionSecurity));
   }
 
   /** Graceful shutdown; safe to call twice, and during or after a failed start. */
@@ -371,6 +420,7 @@ export class Broker implements ConnectionHost {
     this.stopping = true;
     const p = this.parts;
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    for (const r of this.tlsReloaders) r.close();
     // A member leaves first, as Kafka's controlled shutdown moves leadership away: each partition closed and
     // handed over while connections are still served (their clients are told NOT_LEADER_OR_FOLLOWER and move).
     await this.member?.stop().catch((err: unknown) => this.log.warn({ err }, 'leaving the cluster failed; the lease ends with this process'));

@@ -27,7 +27,8 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { FrameSplitter, FrameTooLargeError } from '../../protocol/wire/frames.js';
 import { NO_RESPONSE, type ConnectionInfo } from '../api/handler.js';
-import { ANONYMOUS } from '../api/services.js';
+import { ANONYMOUS, type Principal } from '../api/services.js';
+import type { SaslAuthenticator } from '../security/sasl/authenticator.js';
 import type { Dispatcher, Outcome, SentHook, Session } from './dispatch.js';
 import type { MemoryPool } from './memory-pool.js';
 
@@ -51,8 +52,24 @@ const MAX_IN_FLIGHT = 100;
 /** Unwritten response bytes a connection may hold before it stops reading. */
 const MAX_QUEUED_RESPONSE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * What the listener's security protocol gives a connection (src/security/): the principal a TLS client
+ * certificate names (or ANONYMOUS), and on a SASL listener the exchange that must complete before any request
+ * reaches the dispatcher.
+ */
+export interface ConnectionSecurity {
+  readonly principal: Principal;
+  /** Made for this connection once its session exists; called once. */
+  readonly sasl?: (session: AuthenticatingSession) => SaslAuthenticator;
+  /** sasl.server.max.receive.size: the frame bound until the SASL exchange completes. */
+  readonly saslMaxReceiveBytes?: number;
+}
+
+/** The session of a connection whose principal the SASL exchange sets once it completes. */
+export type AuthenticatingSession = Omit<Session, 'principal'> & { principal: Principal };
+
 /** A request's place in the response order: undefined while its handler runs. */
-type Slot = { readonly chunks: Buffer[]; readonly onSent: SentHook | undefined } | typeof NO_RESPONSE | undefined;
+type Slot = { readonly chunks: Buffer[]; readonly onSent: SentHook | undefined; readonly close: boolean } | typeof NO_RESPONSE | undefined;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -75,11 +92,16 @@ export class Connection {
   /** Withdraws this connection's request from the memory pool's queue while it waits for a grant. */
   private memoryWait: (() => void) | null = null;
   private readonly log: Logger;
+  /** The SASL exchange, while it has not completed (null on a listener without SASL, and after it). */
+  private auth: SaslAuthenticator | null = null;
+  /** The frames handed to the exchange, in order; null once it completed and every one of them was answered. */
+  private authTail: Promise<void> | null = null;
 
   constructor(
     private readonly socket: Socket,
     private readonly host: ConnectionHost,
     listenerName: string,
+    security: ConnectionSecurity = { principal: ANONYMOUS },
   ) {
     this.info = {
       id: nextConnectionId++,
@@ -89,12 +111,19 @@ export class Connection {
       clientSoftwareVersion: null,
     };
     this.log = host.log.child({ conn: this.info.id, remote: this.info.remoteAddress });
-    this.session = { info: this.info, principal: ANONYMOUS, signal: this.abort.signal, log: this.log };
+    const session: AuthenticatingSession = { info: this.info, principal: security.principal, signal: this.abort.signal, log: this.log };
+    this.session = session;
     this.decoder = new FrameSplitter({
       maxFrameBytes: host.socketRequestMaxBytes,
       limitName: 'socket.request.max.bytes',
       admit: (size) => this.admit(size),
     });
+    if (security.sasl) {
+      this.auth = security.sasl(session);
+      this.authTail = Promise.resolve();
+      // Kafka reads unauthenticated frames under sasl.server.max.receive.size (SaslServerAuthenticator).
+      if (security.saslMaxReceiveBytes !== undefined) this.decoder.setLimit(Math.min(security.saslMaxReceiveBytes, host.socketRequestMaxBytes), 'sasl.server.max.receive.size');
+    }
     // Every request in flight may wait on the connection's signal (a Fetch long-poll adds one listener for
     // its whole wait, JoinGroup two), so its limit is what MAX_IN_FLIGHT allows, not Node's default of 10.
     setMaxListeners(2 * MAX_IN_FLIGHT, this.abort.signal);
@@ -201,6 +230,10 @@ export class Connection {
 
   /** Handles one request frame; its pool memory (frame.length bytes) is released once it is done with. */
   private onFrame(frame: Buffer): void {
+    if (this.authTail !== null) {
+      this.onAuthFrame(frame);
+      return;
+    }
     const charge = frame.length;
     const outcome = this.host.dispatcher.dispatch(frame, this.session, performance.now());
     if (!(outcome instanceof Promise)) {
@@ -219,18 +252,50 @@ export class Connection {
     });
   }
 
+  /**
+   * A frame while the SASL exchange runs: frames are taken one at a time, in order (as Kafka reads the next only
+   * once the exchange answered the last); those that come after its completion go on to the dispatcher through
+   * the same queue, so that responses keep their order.
+   */
+  private onAuthFrame(frame: Buffer): void {
+    const charge = frame.length;
+    const seq = this.nextSeq++;
+    this.slots.set(seq, undefined);
+    this.inFlight++;
+    const auth = this.auth!;
+    const run = this.authTail!.then(async () => {
+      let o: Outcome;
+      if (this.closed) o = { kind: 'close' };
+      else {
+        const step = await auth.step(frame);
+        if (step.kind === 'dispatch') o = await this.host.dispatcher.dispatch(frame, this.session, performance.now());
+        else if (step.kind === 'close') o = { kind: 'close' };
+        else o = { kind: 'respond', chunks: step.chunks, close: step.close };
+        if (auth.complete) this.decoder.setLimit(this.host.socketRequestMaxBytes, 'socket.request.max.bytes');
+      }
+      this.inFlight--;
+      this.host.requestMemory.release(charge);
+      this.settle(seq, o);
+    });
+    this.authTail = run;
+    void run.then(() => {
+      // The exchange completed and nothing is queued behind this frame: frames go straight to the dispatcher.
+      if (this.authTail === run && auth.complete) this.authTail = null;
+    });
+  }
+
   private settle(seq: number, o: Outcome): void {
     if (this.closed) return;
     if (o.kind === 'close') {
       this.close();
       return;
     }
-    this.respond(seq, o.chunks, o.onSent);
+    this.respond(seq, o.chunks, o.onSent, o.close === true);
   }
 
   /** Stores a finished response in its slot and writes every response that is now next in order. */
-  private respond(seq: number, chunks: Buffer[] | typeof NO_RESPONSE, onSent: SentHook | undefined): void {
-    this.slots.set(seq, chunks === NO_RESPONSE ? NO_RESPONSE : { chunks, onSent });
+  private respond(seq: number, chunks: Buffer[] | typeof NO_RESPONSE, onSent: SentHook | undefined, close = false): void {
+    this.slots.set(seq, chunks === NO_RESPONSE ? NO_RESPONSE : { chunks, onSent, close });
     for (;;) {
       const next = this.slots.get(this.nextToWrite);
       if (next === undefined) break;
@@ -245,6 +310,12 @@ export class Connection {
         this.socket.cork();
         for (let i = 0; i < out.length; i++) this.socket.write(out[i]!, i === out.length - 1 ? done : undefined);
         this.socket.uncork();
+      }
+      if (next.close) {
+        // An answer after which the connection ends (a failed SASL exchange): written, then closed.
+        this.socket.end();
+        this.onClose();
+        return;
       }
     }
     this.maybePause();

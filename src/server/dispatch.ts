@@ -59,6 +59,8 @@ export type Outcome =
       /** The response frame, or NO_RESPONSE (Produce acks=0). */
       readonly chunks: Buffer[] | typeof NO_RESPONSE;
       readonly onSent?: SentHook;
+      /** Close the connection once this response is written (a failed SASL exchange's last answer). */
+      readonly close?: boolean;
     }
   | { readonly kind: 'close' };
 
@@ -162,6 +164,27 @@ export class Dispatcher {
     const finish = (res: unknown): Outcome => this.finish(handler.api, version, header, res, refusedBecause, session, metrics, receivedAt, started, failed);
     if (result instanceof Promise) return result.then(finish, failed);
     return finish(result);
+  }
+
+  /**
+   * The error response of `frame`'s API with `code` at every level (Kafka's `request.getErrorResponse(e)`), or
+   * null when the frame is not a request this listener serves or does not parse. For the SASL authenticator,
+   * which answers a request out of turn so before it closes the connection.
+   */
+  errorResponseFrame(frame: Buffer, listenerName: string, code: number, message: string): Buffer[] | null {
+    const r = new Reader(frame);
+    const { header } = readRequestHeader(r);
+    const handler = this.handlersOn(listenerName).get(header.requestApiKey);
+    const version = header.requestApiVersion;
+    if (!r.ok || !handler || version < handler.versions.min || version > handler.versions.max) return null;
+    try {
+      const request = handler.api.request.decode(r, version);
+      r.check();
+      const res = errorResponse(handler.api.apiKey, version, request, { code, message });
+      return res === NO_RESPONSE ? null : encodeResponseFrame(handler.api, version, header.correlationId, res);
+    } catch {
+      return null;
+    }
   }
 
   private finish(

@@ -30,6 +30,8 @@ const LOG_LINES_KEPT = 20_000;
 export class BrokerProcess {
   private child: ChildProcess | null = null;
   port = 0;
+  /** The bound port of each listener, by name (the first listener's is `port`). */
+  readonly ports = new Map<string, number>();
   /** The broker's last log lines (at most LOG_LINES_KEPT), across its restarts. */
   readonly logs: string[] = [];
 
@@ -94,6 +96,10 @@ export class BrokerProcess {
         if (!line.includes('"Ledgerline started"')) return;
         const parsed = JSON.parse(line) as { listeners: string[] };
         this.port = Number(/:(\d+)$/.exec(parsed.listeners[0]!)![1]);
+        for (const l of parsed.listeners) {
+          const m = /^([A-Z0-9_]+):\/\/.*:(\d+)$/.exec(l);
+          if (m) this.ports.set(m[1]!, Number(m[2]));
+        }
         clearTimeout(timer);
         resolve();
       });

@@ -121,6 +121,15 @@ const CASES: Record<number, Case> = {
   44: { request: () => ({ resources: [{ resourceType: 2, resourceName: 'a', configs: [] }, { resourceType: 2, resourceName: 'b', configs: [] }] }), places: () => 2 },
   47: { request: () => ({ groupId: 'g', topics: twoTopics((name) => ({ name, partitions: [{ partitionIndex: 0 }] })) }), places: () => 1 },
   60: { request: () => ({}), places: () => 1 },
+  17: { request: () => ({ mechanism: 'PLAIN' }), places: () => 1 },
+  36: { request: () => ({ authBytes: Buffer.alloc(0) }), places: () => 1 },
+  // The top level and each user named.
+  50: { request: () => ({ users: [{ name: 'a' }, { name: 'b' }] }), places: () => 3 },
+  // Each user of the deletions and upsertions, once.
+  51: {
+    request: () => ({ deletions: [{ name: 'a', mechanism: 1 }], upsertions: [{ name: 'b', mechanism: 2, iterations: 4096, salt: Buffer.alloc(1), saltedPassword: Buffer.alloc(1) }, { name: 'a', mechanism: 2, iterations: 4096, salt: Buffer.alloc(1), saltedPassword: Buffer.alloc(1) }] }),
+    places: () => 2,
+  },
   61: { request: () => ({ topics: twoTopics((name) => ({ name, partitionIndexes: [0, 1] })) }), places: () => 4 },
   27: {
     request: () => ({
