@@ -31,8 +31,9 @@
  *   - the failures Kafka throws as SaslException (bad format, unknown user, wrong nonce, wrong proof, credential
  *     lookup failed, too few iterations) reach the client as that generic text, Kafka's message being the
  *     error's `reason`; an authzid other than the user is a SaslAuthenticationException, told as is;
- *   - the client-final nonce must equal the one the server sent (Kafka 3.7.2, 3.8.1, 3.9.0 and later, the fix of
- *     CVE-2024-56128; earlier versions accepted one that merely ended with it);
+ *   - the client-final nonce must equal the one the server sent, as Kafka 4's ScramSaslServer requires it (the
+ *     fix of CVE-2024-56128; earlier servers accepted one that merely ended with it). librdkafka before 2.6.1
+ *     sends its own part twice (librdkafka#4895) and cannot sign in with SCRAM, here or on Kafka 4;
  *   - credentials with fewer than 4096 iterations are refused; passwords are used as UTF-8 without SASLprep;
  *   - extensions are `name=value` pairs after the nonce; only `tokenauth` is negotiated (the others are ignored).
  *     `tokenauth=true` asks to authenticate with a delegation token (KIP-48), which Ledgerline does not have:
