@@ -360,3 +360,31 @@ for (const c of CLIENTS) {
     }
   });
 }
+
+/** Kafka's own kafka-configs (org.apache.kafka.tools.ConfigCommand, from the compat kafka-tools build). */
+const KAFKA_TOOLS_CLASSPATH = join(COMPAT_DIR, 'kafka-tools', 'target', 'classpath.txt');
+const kafkaConfigsMissing = probe('java', ['-version']) ?? (existsSync(KAFKA_TOOLS_CLASSPATH) ? null : `${KAFKA_TOOLS_CLASSPATH} is missing (npm run compat -- --clients java builds it)`);
+
+describe.skipIf(kafkaConfigsMissing !== null && !REQUIRE)(`kafka-configs --entity-type users${kafkaConfigsMissing !== null && !REQUIRE ? ` (missing: ${kafkaConfigsMissing})` : ''}`, () => {
+  it('creates a SCRAM-SHA-512 user that then signs in over SASL_SSL, and removes it', async () => {
+    if (kafkaConfigsMissing !== null) throw new Error(`LEDGERLINE_REQUIRE_SECURITY_CLIENTS=1, but kafka-configs cannot run: ${kafkaConfigsMissing}`);
+    const cp = readFileSync(KAFKA_TOOLS_CLASSPATH, 'utf8').trim();
+    const kafkaConfigs = (...args: string[]) => run('java', ['-cp', cp, 'org.apache.kafka.tools.ConfigCommand', '--bootstrap-server', `127.0.0.1:${port('PLAINTEXT')}`, '--entity-type', 'users', '--entity-name', 'configs-user', ...args], { timeoutMs: 60_000 });
+    const added = await kafkaConfigs('--alter', '--add-config', 'SCRAM-SHA-512=[iterations=8192,password=configs-secret]');
+    expect(added.stdout, added.stderr).toContain('Completed updating config for user configs-user.');
+    const signIn = async (password: string) => {
+      const admin = new Kafka({ clientId: 'kafka-configs-user', brokers: [`127.0.0.1:${port('SASL_SSL')}`], ssl: { ca: [pki.ca.cert] }, sasl: { mechanism: 'scram-sha-512', username: 'configs-user', password }, logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+      try {
+        await admin.connect();
+        return (await admin.describeCluster()).brokers.length;
+      } finally {
+        await admin.disconnect();
+      }
+    };
+    expect(await signIn('configs-secret')).toBe(1);
+    await expect(signIn('wrong')).rejects.toMatchObject({ name: 'KafkaJSSASLAuthenticationError' });
+    const deleted = await kafkaConfigs('--alter', '--delete-config', 'SCRAM-SHA-512');
+    expect(deleted.stdout, deleted.stderr).toContain('Completed updating config for user configs-user.');
+    await expect(signIn('configs-secret')).rejects.toMatchObject({ name: 'KafkaJSSASLAuthenticationError' });
+  }, 120_000);
+});
