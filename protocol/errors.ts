@@ -28,7 +28,9 @@
  * | src/client/errors.ts       | LL_ERR_CLIENT_*, LL_ERR_KAFKA                                              |
  * | src/config.ts              | LL_ERR_CONFIG                                                              |
  * | src/security/              | LL_ERR_CONFIG (listener security, JAAS, TLS), LL_ERR_SASL_AUTHENTICATION   |
- * |                            | (SASL_AUTHENTICATION_FAILED), LL_ERR_SASL_STATE (ILLEGAL_SASL_STATE)       |
+ * |                            | (SASL_AUTHENTICATION_FAILED), LL_ERR_SASL_STATE (ILLEGAL_SASL_STATE),      |
+ * |                            | LL_ERR_SSL_AUTHENTICATION, LL_ERR_SSL_PRINCIPAL (the connection closes),   |
+ * |                            | LL_ERR_JWT_INVALID (SASL_AUTHENTICATION_FAILED), LL_ERR_JWKS               |
  */
 import { ErrorCode } from './error-codes.js';
 

@@ -68,9 +68,18 @@ export class ListenerSecurity {
     this.loadTls = () => tlsServerOptions(get);
     this.tls = usesTls(protocol) ? this.loadTls() : null;
     this.principals = protocol === 'SSL' ? new SslPrincipalMapper(get('ssl.principal.mapping.rules') ?? 'DEFAULT') : null;
-    this.sasl = usesSasl(protocol) ? new SaslMechanisms(listenerName, get, deps.values, deps.scram) : null;
+    this.sasl = usesSasl(protocol) ? new SaslMechanisms(listenerName, get, deps.values, deps.scram, deps.log) : null;
     this.saslMaxReceiveBytes = Number(get('sasl.server.max.receive.size') ?? 524_288);
     this.failedAuthenticationDelayMs = Number(get('connection.failed.authentication.delay.ms') ?? 100);
+  }
+
+  /** Loads what the listener's mechanisms need (an OAUTHBEARER JWKS) before it serves; a failure fails the start. */
+  async start(): Promise<void> {
+    await this.sasl?.start();
+  }
+
+  close(): void {
+    this.sasl?.close();
   }
 
   /** What a connection accepted on this listener starts with (a TLS socket has completed its handshake). */

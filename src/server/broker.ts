@@ -331,22 +331,21 @@ export class Broker implements ConnectionHost {
     const authMetrics = (this.authMetrics = registerAuthenticationMetrics(metrics.registry));
     for (const l of config.listeners) {
       const dispatcher = p.dispatcher;
-      this.security.set(
-        l.name,
-        new ListenerSecurity(l.name, config.securityProtocols.get(l.name)!, {
-          values: config.values,
-          scram: scramCredentials,
-          dispatch: {
-            apiVersions: async (frame, session) => {
-              const o = await dispatcher.dispatch(frame, session, performance.now());
-              return o.kind === 'respond' && o.chunks !== NO_RESPONSE ? o.chunks : null;
-            },
-            errorResponse: (frame, listenerName, code, message) => dispatcher.errorResponseFrame(frame, listenerName, code, message),
+      const security = new ListenerSecurity(l.name, config.securityProtocols.get(l.name)!, {
+        values: config.values,
+        scram: scramCredentials,
+        dispatch: {
+          apiVersions: async (frame, session) => {
+            const o = await dispatcher.dispatch(frame, session, performance.now());
+            return o.kind === 'respond' && o.chunks !== NO_RESPONSE ? o.chunks : null;
           },
-          metrics: authMetrics,
-          log: log.child({ component: 'security', listener: l.name }),
-        }),
-      );
+          errorResponse: (frame, listenerName, code, message) => dispatcher.errorResponseFrame(frame, listenerName, code, message),
+        },
+        metrics: authMetrics,
+        log: log.child({ component: 'security', listener: l.name }),
+      });
+      this.security.set(l.name, security);
+      await security.start();
     }
     if (!Number.isFinite(this.requestMemory.capacity)) log.warn('queued.max.request.bytes is -1: request memory is unbounded, as Kafka\'s default leaves it');
     for (const l of config.listeners) await this.listen(l);
@@ -421,6 +420,7 @@ export class Broker implements ConnectionHost {
     const p = this.parts;
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     for (const r of this.tlsReloaders) r.close();
+    for (const s of this.security.values()) s.close();
     // A member leaves first, as Kafka's controlled shutdown moves leadership away: each partition closed and
     // handed over while connections are still served (their clients are told NOT_LEADER_OR_FOLLOWER and move).
     await this.member?.stop().catch((err: unknown) => this.log.warn({ err }, 'leaving the cluster failed; the lease ends with this process'));

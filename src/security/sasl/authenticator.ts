@@ -133,7 +133,10 @@ export class SaslAuthenticator {
     if (header.requestApiKey !== SaslAuthenticateApi.apiKey) {
       const message = `Unexpected Kafka request of type ${api.name} during SASL authentication.`;
       const chunks = this.o.errorResponse(frame, ErrorCode.ILLEGAL_SASL_STATE, message);
-      return chunks ? this.failWith(message, chunks) : this.fail(message);
+      // A client that did not read an OAUTHBEARER error challenge ends here: the log says why its token was refused.
+      const refused = this.server?.refusalReason;
+      const reason = refused === undefined ? message : `${message} (its credentials were refused: ${refused})`;
+      return chunks ? this.failWith(reason, chunks) : this.fail(reason);
     }
     const version = header.requestApiVersion;
     if (version < SaslAuthenticateApi.validVersions.min || version > SaslAuthenticateApi.validVersions.max) return this.fail(`SaslAuthenticate version ${version} is not supported`);

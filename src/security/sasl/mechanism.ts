@@ -22,6 +22,11 @@ export interface SaslServer {
   readonly authorizationId: string;
   /** Negotiated SASL extensions / properties, e.g. SCRAM's tokenauth (empty map if none). */
   readonly extensions: ReadonlyMap<string, string>;
+  /**
+   * Why the client's credentials were refused while the exchange still waits for it (OAUTHBEARER's error
+   * challenge awaits the client's %x01), for the log of a client that goes on without answering.
+   */
+  readonly refusalReason?: string;
 }
 
 /**

@@ -16,7 +16,7 @@ const plain = (user: string, password: string) => Buffer.from(`\u0000${user}\u00
 describe('SaslMechanisms', () => {
   it('refuses mechanisms Ledgerline does not offer, Kafka\'s default GSSAPI among them, naming the config', () => {
     expect(() => mechanisms({ 'sasl.enabled.mechanisms': 'GSSAPI' })).toThrow(/names GSSAPI, which Ledgerline does not offer.*listener\.name\.sasl_ssl\.sasl\.enabled\.mechanisms/);
-    expect(() => mechanisms({ 'sasl.enabled.mechanisms': 'PLAIN,OAUTHBEARER' })).toThrow(/OAUTHBEARER/);
+    expect(() => mechanisms({ 'sasl.enabled.mechanisms': 'PLAIN,SCRAM-SHA-1' })).toThrow(/names SCRAM-SHA-1/);
     expect(() => mechanisms({ 'sasl.enabled.mechanisms': ' ' })).toThrow(/no SASL mechanisms are enabled/);
   });
 
@@ -46,6 +46,12 @@ describe('SaslMechanisms', () => {
     expect(await ok('carol', 'carol-secret')).toBe(true);
     expect(await ok('carol', 'wrong')).toBe(false);
     expect(await ok('nobody', 'x')).toBe(false);
+  });
+
+  it('offers OAUTHBEARER with Kafka\'s unsecured validator by default, and refuses a JWKS without the secured one', () => {
+    const m = mechanisms({ 'sasl.enabled.mechanisms': 'OAUTHBEARER' });
+    expect(m.newServer('OAUTHBEARER').mechanism).toBe('OAUTHBEARER');
+    expect(() => mechanisms({ 'sasl.enabled.mechanisms': 'OAUTHBEARER', 'sasl.oauthbearer.jwks.endpoint.url': 'file:///nowhere/jwks.json' })).toThrow(/jwks/i);
   });
 
   it('makes a server only for an enabled mechanism', () => {
