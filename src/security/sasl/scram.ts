@@ -53,7 +53,8 @@
  *   - a token over MAX_SASL_TOKEN_BYTES is refused before it is read;
  *   - the reason of a malformed client-final message does not repeat it: it holds the proof.
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, pbkdf2, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
 import { IllegalSaslStateError, SaslAuthenticationError } from './errors.js';
 import { MAX_SASL_TOKEN_BYTES, type SaslServer } from './mechanism.js';
 
@@ -90,6 +91,20 @@ export function scramCredential(mechanism: ScramMechanismName, password: string 
   const passwordBytes = typeof password === 'string' ? Buffer.from(password, 'utf8') : password;
   // Hi(str, salt, i) is PBKDF2 with HMAC-H and a derived key of one block (RFC 5802 §2.2).
   const saltedPassword = pbkdf2Sync(passwordBytes, salt, iterations, digestLength(hash), hash);
+  return scramCredentialFromSaltedPassword(mechanism, saltedPassword, salt, iterations);
+}
+
+const pbkdf2Async = promisify(pbkdf2);
+
+/**
+ * `scramCredential` with Hi computed on libuv's thread pool: for a check made while a client waits (PLAIN against a
+ * stored SCRAM credential), so that up to 16384 PBKDF2 iterations per attempt never stall the event loop that
+ * serves every other connection.
+ */
+export async function scramCredentialOffLoop(mechanism: ScramMechanismName, password: Buffer, salt: Buffer, iterations: number): Promise<ScramCredential> {
+  if (!Number.isSafeInteger(iterations) || iterations < 1) throw new RangeError(`SCRAM iterations must be a positive integer, not ${iterations}`);
+  const hash = SCRAM_HASH[mechanism];
+  const saltedPassword = await pbkdf2Async(password, salt, iterations, digestLength(hash), hash);
   return scramCredentialFromSaltedPassword(mechanism, saltedPassword, salt, iterations);
 }
 

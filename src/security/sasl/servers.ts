@@ -25,7 +25,7 @@ import { jaasPlainVerifier, PLAIN_LOGIN_MODULE, PLAIN_MECHANISM, PlainSaslServer
 import { JwtValidator } from '../jwt-validator.js';
 import type { Logger } from '../../observability/logger.js';
 import { OAUTHBEARER_MECHANISM, OAuthBearerSaslServer } from './oauthbearer.js';
-import { isScramMechanism, scramCredential, ScramSaslServer, type ScramCredential, type ScramMechanismName } from './scram.js';
+import { isScramMechanism, scramCredentialOffLoop, ScramSaslServer, type ScramCredential, type ScramMechanismName } from './scram.js';
 
 /** Where SCRAM credentials come from (the metadata store's ScramCredentialStore). */
 export interface ScramCredentialSource {
@@ -95,7 +95,7 @@ export class SaslMechanisms {
     for (const mechanism of ['SCRAM-SHA-512', 'SCRAM-SHA-256'] as const) {
       const stored = await this.scram.credential(user, mechanism);
       if (!stored) continue;
-      const derived = scramCredential(mechanism, password, stored.salt, stored.iterations);
+      const derived = await scramCredentialOffLoop(mechanism, password, stored.salt, stored.iterations);
       return derived.storedKey.length === stored.storedKey.length && timingSafeEqual(derived.storedKey, stored.storedKey);
     }
     return false;

@@ -10,6 +10,7 @@ import {
   MIN_SCRAM_ITERATIONS,
   SCRAM_HASH,
   scramCredential,
+  scramCredentialOffLoop,
   scramCredentialFromSaltedPassword,
   type ScramCredential,
   type ScramCredentialLookup,
@@ -381,5 +382,15 @@ describe('ScramSaslServer', () => {
       }),
       { numRuns: 15 },
     );
+  });
+});
+
+describe('scramCredentialOffLoop', () => {
+  it('derives what scramCredential derives, for both mechanisms', async () => {
+    const salt = Buffer.from('W22ZaJ0SNY7soEsUEjb6gQ==', 'base64');
+    for (const mechanism of ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const) {
+      expect(await scramCredentialOffLoop(mechanism, Buffer.from('pencil'), salt, 4096)).toEqual(scramCredential(mechanism, 'pencil', salt, 4096));
+    }
+    await expect(scramCredentialOffLoop('SCRAM-SHA-256', Buffer.from('p'), salt, 0)).rejects.toThrow(RangeError);
   });
 });
