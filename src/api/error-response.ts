@@ -150,6 +150,9 @@ import {
   createAlterUserScramCredentialsResponseAlterUserScramCredentialsResult,
   type AlterUserScramCredentialsRequest,
 } from '../../protocol/messages/051-alter-user-scram-credentials.gen.js';
+import { createDescribeAclsResponse } from '../../protocol/messages/029-describe-acls.gen.js';
+import { createCreateAclsResponse, type CreateAclsRequest } from '../../protocol/messages/030-create-acls.gen.js';
+import { createDeleteAclsResponse, type DeleteAclsRequest } from '../../protocol/messages/031-delete-acls.gen.js';
 import { NO_RESPONSE } from './handler.js';
 
 /** A failure as Kafka's ApiError holds it: the code, and the message a response may carry (or null). */
@@ -480,6 +483,10 @@ const BUILDERS: ReadonlyMap<number, Builder> = new Map<number, Builder>([
         .map((user) => createAlterUserScramCredentialsResponseAlterUserScramCredentialsResult({ user, errorCode: e.code, errorMessage: e.message })),
     })],
   // ListPartitionReassignmentsRequest: the top level alone.
+  // DescribeAclsRequest: the top level; CreateAclsRequest: each creation; DeleteAclsRequest: each filter.
+  [29, (_req, _v, e) => createDescribeAclsResponse({ errorCode: e.code, errorMessage: e.message })],
+  [30, (req: CreateAclsRequest, _v, e) => createCreateAclsResponse({ results: req.creations.map(() => ({ errorCode: e.code, errorMessage: e.message })) })],
+  [31, (req: DeleteAclsRequest, _v, e) => createDeleteAclsResponse({ filterResults: req.filters.map(() => ({ errorCode: e.code, errorMessage: e.message, matchingAcls: [] })) })],
   [46, (_req, _v, e) => createListPartitionReassignmentsResponse({ errorCode: e.code, errorMessage: e.message, topics: [] })],
   // DescribeQuorumRequest.getTopLevelErrorResponse; the message field exists from v2.
   [55, (_req, _v, e) => createDescribeQuorumResponse({ errorCode: e.code, errorMessage: e.message, topics: [], nodes: [] })],

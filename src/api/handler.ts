@@ -8,6 +8,7 @@
  */
 import type { ApiDescriptor, VersionRange } from '../../protocol/api.js';
 import type { RequestHeader } from '../../protocol/headers.js';
+import type { Access } from './access.js';
 import type { Principal, ServiceName, Services } from './services.js';
 
 /** Returned by a handler that must not answer (Produce with acks=0). */
@@ -25,8 +26,10 @@ export interface ConnectionInfo {
 /** A request's context; `S` names the services the handler uses, and only those are in `services`. */
 export interface RequestContext<S extends ServiceName = ServiceName> {
   readonly services: Pick<Services, S>;
-  /** Who sent the request (anonymous until authentication exists). */
+  /** Who sent the request (User:ANONYMOUS on a listener without authentication). */
   readonly principal: Principal;
+  /** The requester's rights under the configured authorizer (src/api/access.ts): every check KafkaApis makes goes here. */
+  readonly access: Access;
   readonly header: RequestHeader;
   readonly apiVersion: number;
   readonly connection: ConnectionInfo;

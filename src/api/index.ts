@@ -29,6 +29,9 @@ import { txnOffsetCommit } from './028-txn-offset-commit.js';
 import { describeConfigs } from './032-describe-configs.js';
 import { alterConfigs } from './033-alter-configs.js';
 import { describeLogDirs } from './035-describe-log-dirs.js';
+import { describeAcls } from './029-describe-acls.js';
+import { createAcls } from './030-create-acls.js';
+import { deleteAcls } from './031-delete-acls.js';
 import { createPartitions } from './037-create-partitions.js';
 import { electLeadersHandler } from './043-elect-leaders.js';
 import { incrementalAlterConfigs } from './044-incremental-alter-configs.js';
@@ -76,6 +79,9 @@ export const handlers: readonly Handler[] = [
   endTxn,
   writeTxnMarkers,
   txnOffsetCommit,
+  describeAcls,
+  createAcls,
+  deleteAcls,
   describeConfigs,
   alterConfigs,
   describeLogDirs,

@@ -23,6 +23,7 @@ import type { TransactionCoordinator } from '../coordinator/txn/coordinator.js';
 import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../observability/logger.js';
 import type { ScramCredentialStore } from '../security/scram-credentials.js';
+import type { AclStore } from '../security/acl/acl-store.js';
 
 /** This broker as its clients see it. */
 export interface NodeService {
@@ -121,6 +122,8 @@ export interface Services {
   readonly apis: ApiCatalog;
   /** Users' SCRAM credentials in the metadata store (src/security/scram-credentials.ts). */
   readonly scramCredentials: Pick<ScramCredentialStore, 'describe' | 'alter'>;
+  /** The ACLs in the metadata store (src/security/acl/acl-store.ts); null when no authorizer is configured. */
+  readonly acls: Pick<AclStore, 'describe' | 'create' | 'delete'> | null;
   /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
   readonly log: Logger;
 }
@@ -128,8 +131,8 @@ export interface Services {
 export type ServiceName = keyof Services;
 
 /**
- * Who sent a request (Kafka's KafkaPrincipal). Every connection is anonymous until SASL or TLS client
- * authentication exists (Kafka's `User:ANONYMOUS`).
+ * Who sent a request (Kafka's KafkaPrincipal): `User:ANONYMOUS` on a PLAINTEXT listener, the SASL user or the
+ * mapped certificate subject on the others.
  */
 export interface Principal {
   readonly type: string;

@@ -84,6 +84,10 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'sasl.server.max.receive.size', type: 'INT', default: '524288', doc: 'The largest frame read from a client before its SASL authentication completes.', min: 1, readOnly: true },
   { name: 'connection.failed.authentication.delay.ms', type: 'INT', default: '100', doc: 'How long the answer to a failed authentication, and the close after it, are delayed.', min: 0, readOnly: true },
   { name: 'connections.max.reauth.ms', type: 'LONG', default: '0', doc: 'KIP-368 re-authentication; Ledgerline offers none, so only 0 is accepted.', min: 0, max: 0, readOnly: true },
+  // Authorization (src/security/acl/): Kafka's AuthorizerConfigs and StandardAuthorizer names and defaults.
+  { name: 'authorizer.class.name', type: 'STRING', default: '', oneOf: ['', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer'], doc: 'The authorizer: org.apache.kafka.metadata.authorizer.StandardAuthorizer (Kafka\'s ACL authorizer, whose semantics Ledgerline\'s follows) or empty for none.', readOnly: true },
+  { name: 'super.users', type: 'STRING', default: null, doc: 'Principals allowed everything whatever the ACLs say, semicolon-separated: User:admin;User:broker.', readOnly: true },
+  { name: 'allow.everyone.if.no.acl.found', type: 'BOOLEAN', default: 'false', doc: 'Whether a resource no ACL names is open to every principal.', readOnly: true },
   { name: 'sasl.oauthbearer.jwks.endpoint.url', type: 'STRING', default: null, doc: 'The JWKS whose keys OAUTHBEARER tokens are checked against: file: or https:.', readOnly: true },
   { name: 'sasl.oauthbearer.jwks.endpoint.refresh.ms', type: 'LONG', default: '3600000', doc: 'How often an https: JWKS is fetched again.', readOnly: true },
   { name: 'sasl.oauthbearer.jwks.endpoint.retry.backoff.ms', type: 'LONG', default: '100', doc: 'The first wait after a failed JWKS fetch, then doubled.', readOnly: true },

@@ -56,6 +56,8 @@ import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../obs
 import { encryptionReport } from '../cluster/encryption-report.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatch.js';
+import { AclStore } from '../security/acl/acl-store.js';
+import { aclAuthorizerFor } from '../security/acl/authorizer.js';
 import { RefusalLog } from './refusals.js';
 import { MemoryPool } from './memory-pool.js';
 
@@ -75,6 +77,7 @@ interface Parts {
   metadata: MetadataStore;
   ledgers: LedgerStore;
   clusterConfigs: ClusterConfigs;
+  acls: AclStore;
   topics: TopicManager;
   view: ClusterView;
   partitions: PartitionManager;
@@ -302,6 +305,14 @@ export class Broker implements ConnectionHost {
     const topicMetrics = new TopicMetrics(metrics);
     topics.addListener({ topicDeleted: (t) => topicMetrics.forget(t.name) });
     const scramCredentials = new ScramCredentialStore(metadata);
+    // authorizer.class.name: the ACLs are loaded before any listener accepts a connection, as Kafka's brokers
+    // wait for the authorizer to load its ACLs before they serve requests (StandardAuthorizer.completeInitialLoad).
+    const authorizer = aclAuthorizerFor(config.values);
+    if (authorizer) {
+      const acls = (p.acls = new AclStore(metadata, authorizer, (err) => log.error({ err }, 'the ACLs could not follow a change in the metadata store')));
+      await acls.load();
+      log.info({ acls: authorizer.size, superUsers: [...authorizer.superUsers] }, 'authorizer loaded its ACLs');
+    }
     const services: Services = {
       node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
@@ -319,6 +330,7 @@ export class Broker implements ConnectionHost {
       replicaReads: channels ? new OwnerReplicaReads({ cluster: view, channels }) : NO_REPLICA_READS,
       apis: apiCatalog(this.handlers, controllerListeners),
       scramCredentials,
+      acls: p.acls ?? null,
       log,
     };
     p.dispatcher = new Dispatcher({
@@ -327,6 +339,7 @@ export class Broker implements ConnectionHost {
       services,
       refusals: this.refusals,
       metrics: new RequestMetrics(metrics.registry, (code) => errorByCode(code).name),
+      ...(authorizer ? { authorizer: { acls: authorizer, audit: log.child({ logger: 'authorizer' }) } } : {}),
     });
     const authMetrics = (this.authMetrics = registerAuthenticationMetrics(metrics.registry));
     for (const l of config.listeners) {
@@ -439,6 +452,7 @@ export class Broker implements ConnectionHost {
     await p.partitions?.close();
     await p.topics?.close();
     await p.clusterConfigs?.close();
+    await p.acls?.close();
     await p.ledgers?.close();
     await p.metadata?.close();
     this.log.info('Ledgerline stopped');

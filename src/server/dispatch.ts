@@ -8,9 +8,11 @@
  *              close      close /    close                                 request metrics (Kafka's
  *                         ApiVersions v0 fallback (KIP-511)                RequestMetrics, per API)
  *
- * Authentication state is the connection's `principal` (anonymous until SASL/TLS authentication exists);
- * authorization and quotas belong here too, between decode and handler, so that every API passes through
- * the same checks.
+ * Authentication state is the connection's `principal` (User:ANONYMOUS on a listener without authentication).
+ * The context carries the requester's rights (`access`, src/api/access.ts) under the authorizer when one is
+ * configured; each handler authorizes what it touches as KafkaApis does for its API, since what is checked
+ * (a topic per partition, a group, the transactional id) and the answer (an error per partition, per
+ * resource or for the whole request) differ per API.
  *
  * A listener serves the APIs of its role (Kafka's schema `listeners`): a controller listener
  * (controller.listener.names) only the controller APIs, the others the broker APIs.
@@ -36,6 +38,8 @@ import { apiVersionsFallback } from '../api/018-api-versions.js';
 import { apiErrorOf, errorResponse } from '../api/error-response.js';
 import { handlersFor, NO_RESPONSE, type ConnectionInfo, type Handler, type RequestContext } from '../api/handler.js';
 import type { Principal, Services } from '../api/services.js';
+import { ALLOW_ALL, requestAccess, type AuditLog } from '../api/access.js';
+import type { AclAuthorizer } from '../security/acl/authorizer.js';
 import { errorCounts, type ApiRequestMetrics, type RequestMetrics } from '../observability/request-metrics.js';
 import { findRefusal, type RefusalLog } from './refusals.js';
 
@@ -74,6 +78,8 @@ export interface DispatcherOptions {
   readonly services: Services;
   readonly refusals: RefusalLog;
   readonly metrics: RequestMetrics;
+  /** The ACL authorizer (authorizer.class.name), and where its decisions are logged; absent: everything is allowed. */
+  readonly authorizer?: { readonly acls: AclAuthorizer; readonly audit: AuditLog };
 }
 
 export class Dispatcher {
@@ -145,6 +151,7 @@ export class Dispatcher {
     const ctx: RequestContext = {
       services: this.o.services,
       principal: session.principal,
+      access: this.o.authorizer ? requestAccess(this.o.authorizer.acls, session.principal, session.info.remoteAddress, handler.api.name, this.o.authorizer.audit) : ALLOW_ALL,
       header,
       apiVersion: version,
       connection: session.info,

@@ -3,9 +3,11 @@
  * a handler is tested in-process against exactly the services it names in `uses`.
  */
 import { NO_RESPONSE, type HandlerResult, type RequestContext } from '../../../src/api/handler.js';
+import { ALLOW_ALL, type Access } from '../../../src/api/access.js';
 import {
   ANONYMOUS,
   type MetricsSink,
+  type Principal,
   type NodeService,
   type PartitionService,
   type ServiceName,
@@ -31,12 +33,16 @@ export interface ContextOptions {
   readonly signal?: AbortSignal;
   /** Collects what the handler refused (ctx.refuse). */
   readonly refusals?: string[];
+  /** The requester's rights; everything allowed unless given. */
+  readonly access?: Access;
+  readonly principal?: Principal;
 }
 
 export function requestContext<S extends ServiceName>(services: Pick<Services, S>, o: ContextOptions): RequestContext<S> {
   return {
     services,
-    principal: ANONYMOUS,
+    principal: o.principal ?? ANONYMOUS,
+    access: o.access ?? ALLOW_ALL,
     header: { requestApiKey: o.apiKey ?? 0, requestApiVersion: o.apiVersion, correlationId: 1, clientId: o.clientId ?? 'cli' },
     apiVersion: o.apiVersion,
     connection: { id: 1, remoteAddress: '10.0.0.5:53122', listenerName: o.listenerName ?? 'PLAINTEXT', clientSoftwareName: null, clientSoftwareVersion: null },
