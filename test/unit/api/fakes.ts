@@ -4,6 +4,7 @@
  */
 import { NO_RESPONSE, type HandlerResult, type RequestContext } from '../../../src/api/handler.js';
 import { ALLOW_ALL, type Access } from '../../../src/api/access.js';
+import { CLUSTER_NAME, operationBits, operationName, ResourceType, resourceTypeName, SUPPORTED_OPERATIONS } from '../../../src/security/acl/model.js';
 import {
   ANONYMOUS,
   type MetricsSink,
@@ -245,4 +246,26 @@ export class FakeTransactions implements TransactionService {
     this.calls.push({ op: 'listTransactions', args: [filters] });
     return this.listed;
   }
+}
+
+/**
+ * An authorizer's answers for a handler test: `allows(operation, resourceType, name)` decides each check;
+ * `checks` records every check made as `OPERATION TYPE name` (AclOperation/ResourceType names).
+ */
+export function fakeAccess(allows: (operation: number, resourceType: number, name: string) => boolean, checks: string[] = []): Access {
+  const authorize = (op: number, type: number, name: string): boolean => {
+    checks.push(`${operationName(op)} ${resourceTypeName(type)} ${name}`);
+    return allows(op, type, name);
+  };
+  return {
+    enabled: true,
+    authorize,
+    authorizeCluster: (op) => authorize(op, ResourceType.CLUSTER, CLUSTER_NAME),
+    allowedNames: (op, type, names) => new Set([...new Set(names)].filter((n) => authorize(op, type, n))),
+    authorizeByResourceType: (op, type) => {
+      checks.push(`${operationName(op)} ${resourceTypeName(type)} <any>`);
+      return allows(op, type, '');
+    },
+    authorizedOperations: (type, name) => operationBits((SUPPORTED_OPERATIONS.get(type) ?? []).filter((op) => allows(op, type, name))),
+  };
 }
