@@ -7,8 +7,12 @@
 // · v13: topics by id instead of name, both ways (KIP-516): an id this node does not know is UNKNOWN_TOPIC_ID
 // for each of its partitions, as Kafka's handleProduceRequest answers it.
 //
+// Authorization, as KafkaApis.handleProduceRequest: a request carrying transactional records needs its
+// transactionalId and WRITE on it, else the whole request is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then
+// each topic needs WRITE (TOPIC_AUTHORIZATION_FAILED for its partitions), checked before the topic's existence.
+//
 // Transactional batches (KIP-98) need the request's transactionalId (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-// as Kafka answers a transactional produce it cannot authorize; here per partition) and pass the idempotent
+// as Kafka answers a transactional produce it cannot authorize) and pass the idempotent
 // sequence checks. Before a producer's first transactional batch in a partition (no ongoing transaction of
 // it there) the transaction coordinator verifies the partition is in the transaction (KIP-890 part 1,
 // services.txnVerification), or from v12 adds it (part 2); its error is answered as Kafka's ReplicaManager and AddPartitionsToTxnManager
@@ -43,6 +47,8 @@ import { kafkaErrorOf } from '../../protocol/errors.js';
 import { logErrorCode } from './partition-errors.js';
 import { servedPartition } from './served-partition.js';
 import { defineHandler, NO_RESPONSE, type RequestContext } from './handler.js';
+import { AclOperation, ResourceType } from './access.js';
+import { errorResponse } from './error-response.js';
 
 const NO_TIMESTAMP = -1n;
 
@@ -104,6 +110,22 @@ export function verificationError(index: number, code: number, apiVersion: numbe
 }
 
 const validating = new WeakMap<Partition, Promise<Issued>>();
+
+/** Offset of the attributes in a v2 record batch header, and its transactional bit (DefaultRecordBatch). */
+const ATTRIBUTES_OFFSET = 21;
+const MAGIC_OFFSET = 16;
+const TRANSACTIONAL_FLAG = 0x10;
+
+/** RequestUtils.hasTransactionalRecords: the first batch of some partition's records is transactional. */
+function hasTransactionalRecords(topicData: readonly { partitionData: readonly { records: unknown }[] }[]): boolean {
+  for (const t of topicData) {
+    for (const p of t.partitionData) {
+      const r = p.records as Buffer | null;
+      if (r && r.length > ATTRIBUTES_OFFSET + 1 && r[MAGIC_OFFSET] === 2 && (r.readInt16BE(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG) !== 0) return true;
+    }
+  }
+  return false;
+}
 
 /** Validates and appends one partition's batch; every step before the append runs synchronously but zstd decompression. */
 function producePartition(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): PartitionResult | Promise<PartitionResult> {
@@ -245,19 +267,26 @@ export const produce = defineHandler({
   advertisedMin: 0,
   handle(req, ctx) {
     const nowMs = Date.now();
+    if (hasTransactionalRecords(req.topicData) && (req.transactionalId === null || !ctx.access.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId))) {
+      return errorResponse(ProduceApi.apiKey, ctx.apiVersion, req, { code: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, message: null }) as ReturnType<typeof createProduceResponse> | typeof NO_RESPONSE;
+    }
     const acksValid = req.acks === -1 || req.acks === 0 || req.acks === 1;
     const byId = ctx.apiVersion >= 13;
-    const topics = req.topicData.map((t) => {
-      const name = byId ? ctx.services.topics.getById(t.topicId)?.name : t.name;
+    const names = req.topicData.map((t) => (byId ? ctx.services.topics.getById(t.topicId)?.name : t.name));
+    const writable = ctx.access.allowedNames(AclOperation.WRITE, ResourceType.TOPIC, names.filter((n) => n !== undefined));
+    const topics = req.topicData.map((t, i) => {
+      const name = names[i];
       return {
         name: byId ? '' : t.name,
         topicId: byId ? t.topicId : ZERO_UUID,
         partitions: t.partitionData.map((p) =>
-          !acksValid
-            ? failed(p.index, ErrorCode.INVALID_REQUIRED_ACKS)
-            : name === undefined
-              ? failed(p.index, ErrorCode.UNKNOWN_TOPIC_ID)
-              : producePartition(ctx, name, p.index, p.records as Buffer | null, req.acks, nowMs, req.transactionalId),
+          name === undefined
+            ? failed(p.index, acksValid ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.INVALID_REQUIRED_ACKS)
+            : !writable.has(name)
+              ? failed(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+              : !acksValid
+                ? failed(p.index, ErrorCode.INVALID_REQUIRED_ACKS)
+                : producePartition(ctx, name, p.index, p.records as Buffer | null, req.acks, nowMs, req.transactionalId),
         ),
       };
     });

@@ -5,6 +5,10 @@
 // (KIP-1166); consumers send Long.MAX ("not supported") and, as Kafka's leader does for a non-replica,
 // it is not read.
 //
+// Authorization, as KafkaApis.handleFetchRequest: a follower's fetch (a replica id ≥ 0) needs CLUSTER_ACTION on
+// the cluster, a consumer's READ on each topic; a partition not allowed is answered TOPIC_AUTHORIZATION_FAILED
+// before its existence is looked at, and does not cut a long poll short.
+//
 // Returns stored batches as they are (no decompression, no re-encoding). Long-polls up to maxWaitMs for
 // minBytes, waking on appends rather than polling. At least one batch is returned for the first partition
 // with data even when it exceeds the byte limits (KIP-74).
@@ -28,6 +32,7 @@ import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { defineHandler, type RequestContext } from './handler.js';
 import { openOwned, servedPartition } from './served-partition.js';
 import type { PartitionService } from './services.js';
+import { AclOperation, ResourceType } from './access.js';
 
 type FetchContext = RequestContext<'node' | 'topics' | 'cluster' | 'partitions' | 'fetchSessions' | 'metrics'>;
 
@@ -75,13 +80,17 @@ function resolveRequest(req: FetchRequest, ctx: FetchContext): { requested: Fetc
   return { requested, forgotten, unknownTopicIds };
 }
 
-async function readAll(services: FetchContext['services'], parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel): Promise<PartitionRead[]> {
+async function readAll(services: FetchContext['services'], parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel, readable: (topic: string) => boolean): Promise<PartitionRead[]> {
   let budget = maxBytes;
   let gotData = false;
   const out: PartitionRead[] = [];
   for (let i = 0; i < parts.length; i++) {
     const f = parts[i]!;
     const key = keys[i]!;
+    if (!readable(f.topic)) {
+      out.push({ fetch: f, key, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, result: null });
+      continue;
+    }
     let served = servedPartition(services, f.topic, f.partition);
     if (served instanceof Promise) served = await served;
     if (typeof served === 'number') {
@@ -192,12 +201,22 @@ export const fetch = defineHandler({
     const parts = session.partitions;
     const keys = parts.map((f) => partitionKey(v >= 13 ? f.topicId : f.topic, f.partition));
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);
-    const opening = openOwned(ctx.services, parts);
+    const fromFollower = (v >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0;
+    let readable: (topic: string) => boolean;
+    if (fromFollower) {
+      const allowed = ctx.access.authorizeCluster(AclOperation.CLUSTER_ACTION);
+      readable = () => allowed;
+    } else {
+      const allowed = ctx.access.allowedNames(AclOperation.READ, ResourceType.TOPIC, parts.map((f) => f.topic));
+      readable = (topic) => allowed.has(topic);
+    }
+    const opening = openOwned(ctx.services, parts.filter((f) => readable(f.topic)));
     if (opening) await opening;
-    let reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation);
-    while (totalBytes(reads) < req.minBytes && !reads.some((r) => r.errorCode !== ErrorCode.NONE) && Date.now() < deadline && !ctx.signal.aborted) {
+    let reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation, readable);
+    const endsWait = (r: PartitionRead): boolean => r.errorCode !== ErrorCode.NONE && r.errorCode !== ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+    while (totalBytes(reads) < req.minBytes && !reads.some(endsWait) && Date.now() < deadline && !ctx.signal.aborted) {
       await waitForAny(partitions, waitPositions(reads, isolation), isolation, deadline, ctx.signal);
-      reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation);
+      reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation, readable);
     }
 
     const include = v >= 7

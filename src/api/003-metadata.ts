@@ -2,6 +2,12 @@
 // · v5: offlineReplicas · v7: leaderEpoch · v8: authorized operations (KIP-430) · v9+: flexible
 // · v10: topic ids (KIP-516) · v11: cluster operations moved to DescribeCluster · v13: a top-level error code,
 // for REBOOTSTRAP_REQUIRED (KIP-1102); this node, which serves its own metadata, answers 0.
+//
+// Authorization, as KafkaApis.handleTopicMetadataRequest: only topics the principal may DESCRIBE are described.
+// Asked for every topic, the others are left out silently; named (or by id), they are answered
+// TOPIC_AUTHORIZATION_FAILED without their id, before their existence is looked at. Auto-creating a topic needs
+// CREATE on the cluster or on the topic (else TOPIC_AUTHORIZATION_FAILED). Authorized operations (v8+) are the
+// principal's, for the topics described and those answered UNKNOWN_TOPIC_OR_PARTITION or INVALID_TOPIC_EXCEPTION.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   MetadataApi,
@@ -14,7 +20,8 @@ import {
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import type { TopicRecord } from '../cluster/topics.js';
 import { topicNameError } from '../cluster/topic-names.js';
-import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './authorized-operations.js';
+import { AUTHORIZED_OPERATIONS_OMITTED } from './authorized-operations.js';
+import { AclOperation, CLUSTER_NAME, ResourceType } from './access.js';
 import { defineHandler, type RequestContext } from './handler.js';
 import type { BrokerEndpoint, LiveBroker } from '../cluster/cluster-view.js';
 import type { ClusterService, PartitionService } from './services.js';
@@ -52,7 +59,7 @@ async function openNamed(services: { readonly cluster: ClusterService; readonly 
  * A topic as Metadata describes it: each partition's leader, replicas and in-sync replicas from the cluster
  * view, its leader epoch as reportedLeaderEpoch gives it.
  */
-export function describeTopic(services: { readonly cluster: ClusterService; readonly partitions: PartitionService }, t: TopicRecord, includeOps: boolean): MetadataResponseTopic {
+export function describeTopic(services: { readonly cluster: ClusterService; readonly partitions: PartitionService }, t: TopicRecord, authorizedOperations: number): MetadataResponseTopic {
   const { cluster } = services;
   const partitions = [];
   for (let p = 0; p < t.partitions; p++) {
@@ -71,12 +78,12 @@ export function describeTopic(services: { readonly cluster: ClusterService; read
     topicId: t.topicId,
     isInternal: t.internal,
     partitions,
-    topicAuthorizedOperations: includeOps ? TOPIC_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+    topicAuthorizedOperations: authorizedOperations,
   });
 }
 
-function errorTopic(name: string | null, topicId: string, errorCode: number): MetadataResponseTopic {
-  return createMetadataResponseTopic({ name, topicId, errorCode, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED });
+function errorTopic(name: string | null, topicId: string, errorCode: number, authorizedOperations = AUTHORIZED_OPERATIONS_OMITTED): MetadataResponseTopic {
+  return createMetadataResponseTopic({ name, topicId, errorCode, topicAuthorizedOperations: authorizedOperations });
 }
 
 /** A broker's endpoint for the listener a client came in on (the first one when it has none of that name). */
@@ -99,6 +106,8 @@ export const metadata = defineHandler({
     const { node, config } = services;
     const v = ctx.apiVersion;
     const includeOps = v >= 8 && req.includeTopicAuthorizedOperations;
+    const opsOf = (name: string): number => (includeOps ? ctx.access.authorizedOperations(ResourceType.TOPIC, name) : AUTHORIZED_OPERATIONS_OMITTED);
+    const { access } = ctx;
     // v0: an empty list means every topic; v1+: null means every topic.
     const all = req.topics === null || (v === 0 && req.topics.length === 0);
     const autoCreate = config.autoCreateTopics && (v < 4 || req.allowAutoTopicCreation);
@@ -113,7 +122,9 @@ export const metadata = defineHandler({
         topics.push(createMetadataResponseTopic({ name: rt.name ?? '', topicId: rt.topicId, errorCode: ErrorCode.INVALID_REQUEST, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED }));
       }
     } else if (all) {
-      for (const t of services.topics.list()) topics.push(describeTopic(services, t, includeOps));
+      const listed = services.topics.list();
+      const describable = access.allowedNames(AclOperation.DESCRIBE, ResourceType.TOPIC, listed.map((t) => t.name), { logIfDenied: false });
+      for (const t of listed) if (describable.has(t.name)) topics.push(describeTopic(services, t, opsOf(t.name)));
     } else {
       // Named topics (by id or by name), described once their partitions are open (openNamed).
       const found: (TopicRecord | MetadataResponseTopic)[] = [];
@@ -122,7 +133,10 @@ export const metadata = defineHandler({
         // KafkaApis.handleTopicMetadataRequest). The Java consumer sends the ids of assigned topics it cannot
         // name yet with an empty name, "", not null.
         for (const id of new Set(req.topics!.map((rt) => rt.topicId).filter((id) => id !== ZERO_UUID))) {
-          found.push(services.topics.getById(id) ?? errorTopic(null, id, ErrorCode.UNKNOWN_TOPIC_ID));
+          const t = services.topics.getById(id);
+          // Topic ids are not secret: an id the principal may not describe is answered with it (Kafka does).
+          if (t && !access.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)) found.push(errorTopic(null, id, ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+          else found.push(t ?? errorTopic(null, id, ErrorCode.UNKNOWN_TOPIC_ID));
         }
       } else {
         for (const rt of req.topics!) {
@@ -130,18 +144,26 @@ export const metadata = defineHandler({
             found.push(errorTopic(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
             continue;
           }
+          if (!access.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, rt.name)) {
+            found.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+            continue;
+          }
           let t = services.topics.get(rt.name);
+          if (!t && autoCreate && !access.authorizeCluster(AclOperation.CREATE, { logIfDenied: false }) && !access.authorize(AclOperation.CREATE, ResourceType.TOPIC, rt.name)) {
+            found.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+            continue;
+          }
           if (!t && topicNameError(rt.name) !== null) {
-            found.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION));
+            found.push(errorTopic(rt.name, ZERO_UUID, ErrorCode.INVALID_TOPIC_EXCEPTION, opsOf(rt.name)));
             continue;
           }
           if (!t && autoCreate) t = await services.topics.autoCreate(rt.name);
-          found.push(t ?? errorTopic(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+          found.push(t ?? errorTopic(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, opsOf(rt.name)));
         }
       }
       const records = found.filter((x): x is TopicRecord => 'partitions' in x && typeof x.partitions === 'number');
       await openNamed(services, records);
-      for (const x of found) topics.push(records.includes(x as TopicRecord) ? describeTopic(services, x as TopicRecord, includeOps) : (x as MetadataResponseTopic));
+      for (const x of found) topics.push(records.includes(x as TopicRecord) ? describeTopic(services, x as TopicRecord, opsOf((x as TopicRecord).name)) : (x as MetadataResponseTopic));
     }
     const brokers = [];
     for (const b of services.cluster.liveBrokers()) {
@@ -153,7 +175,12 @@ export const metadata = defineHandler({
       clusterId: node.clusterId,
       controllerId: services.cluster.controllerId,
       topics,
-      clusterAuthorizedOperations: v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations:
+        v >= 8 && v <= 10 && req.includeClusterAuthorizedOperations
+          ? access.authorizeCluster(AclOperation.DESCRIBE)
+            ? access.authorizedOperations(ResourceType.CLUSTER, CLUSTER_NAME)
+            : 0
+          : AUTHORIZED_OPERATIONS_OMITTED,
     });
   },
 });
