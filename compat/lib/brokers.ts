@@ -86,6 +86,13 @@ export interface KafkaOptions {
   javaHome?: string;
   /** One node of a several-node cluster (kafka-cluster.ts); absent: one combined node, its own quorum. */
   node?: KafkaClusterNode;
+  /**
+   * Listeners beside PLAINTEXT (one node only), each on a port chosen at start (`listenerPorts`): a
+   * SASL_PLAINTEXT listener for the ACL matrix. Inter-broker and controller traffic stays on PLAINTEXT.
+   */
+  extraListeners?: readonly { readonly name: string; readonly protocol: string }[];
+  /** Settings over all others (the authorizer, JAAS users, ...). */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -123,6 +130,8 @@ export class ReferenceKafka implements Broker {
   logFile = '';
   private dir = '';
   private port = 0;
+  /** The bound port of each extra listener, by name. */
+  readonly listenerPorts = new Map<string, number>();
   private launchArgs: string[] = [];
   private child: ChildProcess | null = null;
 
@@ -148,15 +157,19 @@ export class ReferenceKafka implements Broker {
     const port = node?.port ?? (await freePort());
     const controllerPort = node?.controllerPort ?? (await freePort());
     this.bootstrap = `127.0.0.1:${port}`;
+    const extra = this.opts.extraListeners ?? [];
+    for (const l of extra) this.listenerPorts.set(l.name, await freePort());
+    const extraListeners = extra.map((l) => `,${l.name}://127.0.0.1:${this.listenerPorts.get(l.name)!}`).join('');
+    const extraProtocols = extra.map((l) => `,${l.name}:${l.protocol}`).join('');
     const settings: Record<string, string> = {
       'process.roles': 'broker,controller',
       'node.id': String(node?.id ?? 1),
       ...(node ? { 'controller.quorum.voters': node.voters } : { 'controller.quorum.bootstrap.servers': `127.0.0.1:${controllerPort}` }),
-      listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-      'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
+      listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}${extraListeners}`,
+      'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}${extraListeners}`,
       'controller.listener.names': 'CONTROLLER',
       'inter.broker.listener.name': 'PLAINTEXT',
-      'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+      'listener.security.protocol.map': `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${extraProtocols}`,
       'log.dirs': join(this.dir, 'data'),
       // One node: every internal topic has one replica; one partition each keeps startup of the
       // group and transaction coordinators quick.
@@ -169,6 +182,7 @@ export class ReferenceKafka implements Broker {
       'share.coordinator.state.topic.min.isr': '1',
       ...SHARED_BROKER_SETTINGS,
       ...node?.settings,
+      ...this.opts.settings,
     };
     const props = join(this.dir, 'server.properties');
     await writeFile(props, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
