@@ -3,6 +3,10 @@
 // · v10: a timeout for offsets read from remote storage (KIP-1075), which this node never waits on · v11:
 // earliest pending upload (-6, KIP-1023): with no remote storage Kafka's UnifiedLog answers offset -1,
 // timestamp -1 and leader epoch -1, and so does this node.
+//
+// Authorization (KafkaApis.handleListOffsetRequestV1AndAbove): DESCRIBE on each topic; every partition of a
+// topic denied is TOPIC_AUTHORIZATION_FAILED (offset and timestamp -1), existing or not, and those topics come
+// after the allowed ones.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   ListOffsetsApi,
@@ -14,6 +18,7 @@ import { LogError } from '../log/errors.js';
 import { ListOffsetsTimestamp } from '../log/partition-log.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { openOwned, servedPartition } from './served-partition.js';
+import { AclOperation, ResourceType } from './access.js';
 import { defineHandler } from './handler.js';
 
 const READ_COMMITTED = 1;
@@ -36,10 +41,12 @@ export const listOffsets = defineHandler({
   async handle(req, ctx) {
     const v = ctx.apiVersion;
     const isolation = v >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
-    const opening = openOwned(ctx.services, req.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex }))));
+    const allowed = ctx.access.allowedNames(AclOperation.DESCRIBE, ResourceType.TOPIC, req.topics.map((t) => t.name));
+    const authorized = req.topics.filter((t) => allowed.has(t.name));
+    const opening = openOwned(ctx.services, authorized.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex }))));
     if (opening) await opening;
     const topics = [];
-    for (const t of req.topics) {
+    for (const t of authorized) {
       const seen = new Map<number, number>();
       for (const p of t.partitions) seen.set(p.partitionIndex, (seen.get(p.partitionIndex) ?? 0) + 1);
       const partitions = [];
@@ -78,6 +85,13 @@ export const listOffsets = defineHandler({
           }
         }
       }
+      topics.push(createListOffsetsResponseListOffsetsTopicResponse({ name: t.name, partitions }));
+    }
+    for (const t of req.topics) {
+      if (allowed.has(t.name)) continue;
+      const partitions = t.partitions.map((p) =>
+        createListOffsetsResponseListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, timestamp: -1n, offset: -1n, leaderEpoch: -1 }),
+      );
       topics.push(createListOffsetsResponseListOffsetsTopicResponse({ name: t.name, partitions }));
     }
     return createListOffsetsResponse({ topics });

@@ -1,6 +1,13 @@
 // CreateTopics v2-7 (v0-1 removed by Kafka 4, KIP-896) · v1: validateOnly, errorMessage · v4: -1 partitions /
 // replication factor mean the broker defaults (KIP-464) · v5+: flexible, the created topic's configs,
 // partitions and replication factor in the response · v7: topic id.
+//
+// Authorization (Kafka's ControllerApis.createTopics, where a Kafka 4 broker forwards it): CREATE on the
+// cluster (not logged when denied) allows every topic, else CREATE on each topic; a topic denied is
+// TOPIC_AUTHORIZATION_FAILED "Authorization failed." and counts toward no bound. DESCRIBE_CONFIGS on each
+// topic (not logged when denied) decides whether a created topic's configs, partitions and replication
+// factor are returned (ReplicationControlManager.createTopic): without it topicConfigErrorCode is
+// TOPIC_AUTHORIZATION_FAILED. __cluster_metadata is never authorized: its creation is prohibited.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   CreateTopicsApi,
@@ -13,7 +20,11 @@ import {
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { EXCESSIVE_BATCH_MESSAGE, EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST, MAX_RECORDS_PER_REQUEST, replicationFactorOf, requestedPartitions, type CreateTopicOptions } from '../cluster/topics.js';
+import { AclOperation, ResourceType } from './access.js';
 import { defineHandler } from './handler.js';
+
+/** Kafka's Topic.CLUSTER_METADATA_TOPIC_NAME: the KRaft log, which CreateTopics may not create. */
+const CLUSTER_METADATA_TOPIC = '__cluster_metadata';
 
 export const createTopics = defineHandler({
   api: CreateTopicsApi,
@@ -24,14 +35,18 @@ export const createTopics = defineHandler({
     const v = ctx.apiVersion;
     const seen = new Map<string, number>();
     for (const t of req.topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
+    // ControllerApis: the names given once, but __cluster_metadata, are authorized; the others are answered below.
+    const names = [...seen.keys()].filter((n) => seen.get(n) === 1 && n !== CLUSTER_METADATA_TOPIC);
+    const creatable = ctx.access.authorizeCluster(AclOperation.CREATE, { logIfDenied: false }) ? new Set(names) : ctx.access.allowedNames(AclOperation.CREATE, ResourceType.TOPIC, names);
+    const describable = ctx.access.allowedNames(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, { logIfDenied: false });
     const results: CreateTopicsResponseCreatableTopicResult[] = [];
     // Kafka's ReplicationControlManager.validateTotalNumberOfPartitions, before any other check: a request for
     // more than 10,000 partitions in all fails whole, every topic answered POLICY_VIOLATION (the controller's
-    // exception through CreateTopicsRequest.getErrorResponse). Duplicates are not counted: Kafka's
-    // ControllerApis takes them out before the controller sees the request.
+    // exception through CreateTopicsRequest.getErrorResponse). Only the topics the controller sees count: Kafka's
+    // ControllerApis takes out duplicates and the topics not authorized.
     let total = 0;
     for (const t of req.topics) {
-      if (seen.get(t.name)! === 1) total += requestedPartitions(t.numPartitions, t.assignments.length, config.numPartitions);
+      if (creatable.has(t.name)) total += requestedPartitions(t.numPartitions, t.assignments.length, config.numPartitions);
     }
     const refuseAll = (errorMessage: string) =>
       createCreateTopicsResponse({
@@ -44,7 +59,7 @@ export const createTopics = defineHandler({
     // per partition, a ConfigRecord per config) in a list bounded at QuorumController.MAX_RECORDS_PER_USER_OP; past it
     // the request fails whole with POLICY_VIOLATION, validateOnly or not. Only a request that may pass the bound is
     // checked topic by topic here, as the topics that fail on their own write no record.
-    const unique = req.topics.filter((t) => seen.get(t.name)! === 1);
+    const unique = req.topics.filter((t) => creatable.has(t.name));
     const recordsAtMost = (t: CreateTopicsRequestCreatableTopic): number => 1 + requestedPartitions(t.numPartitions, t.assignments.length, config.numPartitions) + t.configs.filter((c) => c.value !== null).length;
     if (unique.reduce((n, t) => n + recordsAtMost(t), 0) > MAX_RECORDS_PER_REQUEST) {
       let records = 0;
@@ -67,10 +82,26 @@ export const createTopics = defineHandler({
         result.errorMessage = `Duplicate topic name.`;
         continue;
       }
+      if (t.name === CLUSTER_METADATA_TOPIC) {
+        result.errorCode = ErrorCode.INVALID_REQUEST;
+        result.errorMessage = `Creation of internal topic ${CLUSTER_METADATA_TOPIC} is prohibited.`;
+        continue;
+      }
+      if (!creatable.has(t.name)) {
+        result.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+        result.errorMessage = 'Authorization failed.';
+        continue;
+      }
       try {
         const created = await topics.create(t.name, { ...createOptions(t, node.nodeId), validateOnly: req.validateOnly });
         if (!req.validateOnly || v >= 5) {
           result.topicId = req.validateOnly ? ZERO_UUID : created.topicId;
+        }
+        if (!describable.has(t.name)) {
+          // Created, but what it was created with is not told (Kafka: no configs, partitions or replication factor).
+          result.configs = [];
+          result.topicConfigErrorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+        } else if (!req.validateOnly || v >= 5) {
           result.numPartitions = created.partitions;
           result.replicationFactor = replicationFactorOf(created);
           if (v >= 5) {

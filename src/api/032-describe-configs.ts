@@ -1,6 +1,12 @@
 // DescribeConfigs v1-4 (v0 removed by Kafka 4) · v1: synonyms · v3: config types and documentation
 // (KIP-569) · v4+: flexible.
-import { ErrorCode } from '../../protocol/error-codes.js';
+//
+// Authorization (Kafka's ConfigHelper.handleDescribeConfigsRequest): DESCRIBE_CONFIGS on the topic for a TOPIC
+// resource, on the cluster for BROKER, BROKER_LOGGER and CLIENT_METRICS, on the group for GROUP. A resource
+// denied is answered TOPIC_, CLUSTER_ or GROUP_AUTHORIZATION_FAILED with the code's message and no configs,
+// before anything else is looked at, after the resources allowed. (Kafka fails the whole request when a
+// resource is of another type; Ledgerline answers that resource INVALID_REQUEST, as without an authorizer.)
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import {
   DescribeConfigsApi,
   createDescribeConfigsResponse,
@@ -9,7 +15,34 @@ import {
   createDescribeConfigsResponseDescribeConfigsSynonym,
 } from '../../protocol/messages/032-describe-configs.gen.js';
 import { brokerResourceError, configTypeCode, describeBrokerConfigs, ResourceType, topicResourceError, type DescribedConfig } from './configs.js';
+import { AclOperation, CLUSTER_NAME, ResourceType as AclResourceType, type Access } from './access.js';
 import { defineHandler } from './handler.js';
+
+/**
+ * The ACL resource a config resource is authorized on and the error a denial gets (ConfigHelper, ControllerApis.
+ * authorizeAlterResource): the cluster for broker, broker-logger and client-metrics resources, else the topic
+ * or group; null for a type that has none.
+ */
+export function configResourceAcl(resourceType: number, resourceName: string): { type: number; name: string; denied: number } | null {
+  switch (resourceType) {
+    case ResourceType.BROKER:
+    case ResourceType.BROKER_LOGGER:
+    case ResourceType.CLIENT_METRICS:
+      return { type: AclResourceType.CLUSTER, name: CLUSTER_NAME, denied: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
+    case ResourceType.TOPIC:
+      return { type: AclResourceType.TOPIC, name: resourceName, denied: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
+    case ResourceType.GROUP:
+      return { type: AclResourceType.GROUP, name: resourceName, denied: ErrorCode.GROUP_AUTHORIZATION_FAILED };
+    default:
+      return null;
+  }
+}
+
+/** The error `operation` on the config resource's ACL resource is denied with, or NONE when allowed (or none applies). */
+export function configResourceDenial(access: Access, operation: number, resourceType: number, resourceName: string): number {
+  const acl = configResourceAcl(resourceType, resourceName);
+  return acl === null || access.authorize(operation, acl.type, acl.name) ? ErrorCode.NONE : acl.denied;
+}
 
 export const describeConfigs = defineHandler({
   api: DescribeConfigsApi,
@@ -18,7 +51,14 @@ export const describeConfigs = defineHandler({
   handle(req, ctx) {
     const { node, config, clusterConfigs, topics } = ctx.services;
     const v = ctx.apiVersion;
-    const results = req.resources.map((res) => {
+    // Each resource authorized in request order; the denied ones answered after the others.
+    const denials = req.resources.map((res) => configResourceDenial(ctx.access, AclOperation.DESCRIBE_CONFIGS, res.resourceType, res.resourceName));
+    const refused = req.resources.flatMap((res, i) => {
+      const errorCode = denials[i]!;
+      if (errorCode === ErrorCode.NONE) return [];
+      return [createDescribeConfigsResponseDescribeConfigsResult({ resourceType: res.resourceType, resourceName: res.resourceName, errorCode, errorMessage: errorByCode(errorCode).message, configs: [] })];
+    });
+    const results = req.resources.filter((_, i) => denials[i] === ErrorCode.NONE).map((res) => {
       const out = createDescribeConfigsResponseDescribeConfigsResult({ resourceType: res.resourceType, resourceName: res.resourceName });
       let described: DescribedConfig[];
       if (res.resourceType === ResourceType.TOPIC) {
@@ -66,6 +106,6 @@ export const describeConfigs = defineHandler({
       );
       return out;
     });
-    return createDescribeConfigsResponse({ results });
+    return createDescribeConfigsResponse({ results: [...results, ...refused] });
   },
 });

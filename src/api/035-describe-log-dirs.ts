@@ -1,6 +1,9 @@
 // DescribeLogDirs v1-5 (v0 removed by Kafka 4) · v2+: flexible · v3: top-level errorCode · v4: total and
 // usable bytes (KIP-827) · v5: whether the directory is cordoned (KIP-1066); this one never is. Ledgerline
 // keeps every partition in one data directory.
+//
+// Authorization (KafkaApis.handleDescribeLogDirsRequest): DESCRIBE on the cluster, else no log dirs and
+// CLUSTER_AUTHORIZATION_FAILED at the top level (v3+; v1-2 have no field for it and read an empty answer).
 import { statfs } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
@@ -10,6 +13,8 @@ import {
   createDescribeLogDirsResponseDescribeLogDirsResult,
   createDescribeLogDirsResponseDescribeLogDirsTopic,
 } from '../../protocol/messages/035-describe-log-dirs.gen.js';
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { AclOperation } from './access.js';
 import { defineHandler } from './handler.js';
 
 export const describeLogDirs = defineHandler({
@@ -18,6 +23,9 @@ export const describeLogDirs = defineHandler({
   versions: { min: 1, max: 5 },
   async handle(req, ctx) {
     const { config, partitions } = ctx.services;
+    if (!ctx.access.authorizeCluster(AclOperation.DESCRIBE)) {
+      return createDescribeLogDirsResponse({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] });
+    }
     const wanted = req.topics === null ? null : wantedPartitions(req.topics);
     // Every hosted partition asked for, opened since the start or not (Kafka lists every log of the dir,
     // `ReplicaManager.describeLogDirs`); unknown topics and partitions are left out, and so are topics none

@@ -1,8 +1,13 @@
 // CreatePartitions v0-3 · v1: same as v0 · v2+: flexible.
+//
+// Authorization (Kafka's ControllerApis.createPartitions, where a Kafka 4 broker forwards it): ALTER on each
+// topic named once; a topic denied is TOPIC_AUTHORIZATION_FAILED (no message) whether it exists or not, and
+// adds nothing toward the request's bound.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { CreatePartitionsApi, createCreatePartitionsResponse, createCreatePartitionsResponseCreatePartitionsTopicResult } from '../../protocol/messages/037-create-partitions.gen.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST } from '../cluster/topics.js';
+import { AclOperation, ResourceType } from './access.js';
 import { defineHandler } from './handler.js';
 
 export const createPartitions = defineHandler({
@@ -13,6 +18,7 @@ export const createPartitions = defineHandler({
     const { node, topics } = ctx.services;
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const alterable = ctx.access.allowedNames(AclOperation.ALTER, ResourceType.TOPIC, [...counts.keys()].filter((n) => counts.get(n) === 1));
     const results = [];
     // Kafka bounds the records of one request at QuorumController.MAX_RECORDS_PER_USER_OP (10,000): the
     // increases are counted in request order and the topic that would take the request past the bound fails.
@@ -25,6 +31,10 @@ export const createPartitions = defineHandler({
       results.push(r);
       try {
         if (counts.get(t.name)! > 1) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, 'Duplicate topic in request.');
+        if (!alterable.has(t.name)) {
+          r.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+          continue;
+        }
         const existing = topics.get(t.name);
         if (existing && t.assignments !== null) {
           if (t.assignments.length !== t.count - existing.partitions) {

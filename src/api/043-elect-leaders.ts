@@ -6,6 +6,10 @@
 // whose preferred leader already leads, or (unclean) that has a leader, each named partition gets
 // ELECTION_NOT_NEEDED. For "every partition" (null topicPartitions) Kafka leaves out the partitions that
 // needed no election, so every topic is listed with no partition results.
+//
+// Authorization (Kafka's ControllerApis.handleElectLeaders, where a Kafka 4 broker forwards it): ALTER on the
+// cluster before anything else (authorizeClusterOperation), else the error response: CLUSTER_AUTHORIZATION_FAILED
+// at the top level (v1+) and for every named partition.
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import {
   ElectLeadersApi,
@@ -15,6 +19,8 @@ import {
   type ElectLeadersRequest,
   type ElectLeadersResponse,
 } from '../../protocol/messages/043-elect-leaders.gen.js';
+import { AclOperation } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
 import { NODE_VIEW_USES, nodeViewOf, type NodeView } from './node-view.js';
 
@@ -65,6 +71,9 @@ export const electLeadersHandler = defineHandler({
   uses: NODE_VIEW_USES,
   versions: { min: 0, max: 2 },
   handle(req, ctx) {
+    if (!ctx.access.authorizeCluster(AclOperation.ALTER)) {
+      return errorResponse(ElectLeadersApi.apiKey, ctx.apiVersion, req, { code: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message: null }) as ElectLeadersResponse;
+    }
     return electLeaders(nodeViewOf(ctx), req, ctx.apiVersion);
   },
 });

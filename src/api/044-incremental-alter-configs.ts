@@ -1,7 +1,16 @@
 // IncrementalAlterConfigs v0-1 (KIP-339) · v1+: flexible. Operations SET, DELETE, APPEND and SUBTRACT
 // (the last two for LIST configs only) applied to a topic's overrides; DELETE of a config not set, known or not,
 // is a no-op as in Kafka.
-import { ErrorCode } from '../../protocol/error-codes.js';
+//
+// Authorization (Kafka's ControllerApis.authorizeAlterResource): ALTER_CONFIGS on the topic for a TOPIC
+// resource, on the cluster for BROKER and CLIENT_METRICS, on the group for GROUP; a resource denied is TOPIC_,
+// CLUSTER_ or GROUP_AUTHORIZATION_FAILED with the code's message, before its name is validated or its existence
+// looked at. BROKER_LOGGER (RuntimeLoggerManager.applyChangesForResource) needs ALTER_CONFIGS on the cluster
+// from a broker listener, CLUSTER_ACTION on a controller listener: CLUSTER_AUTHORIZATION_FAILED. On a broker
+// listener the forwarding broker's ConfigAdminManager.preprocess comes first: duplicate keys, null values
+// (but to DELETE) and a broker resource's id are refused before authorization; on a controller listener (no
+// forwarding) authorization comes first.
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import {
   IncrementalAlterConfigsApi,
   createIncrementalAlterConfigsResponse,
@@ -12,6 +21,8 @@ import { BROKER_CONFIG_BY_NAME, TOPIC_CONFIG_BY_NAME } from '../cluster/config-d
 import { ClusterApiError } from '../cluster/errors.js';
 import { quoted } from '../cluster/topic-names.js';
 import { brokerResourceError, ResourceType, topicResourceError } from './configs.js';
+import { configResourceDenial } from './032-describe-configs.js';
+import { AclOperation } from './access.js';
 import { defineHandler } from './handler.js';
 
 const SET = 0;
@@ -25,15 +36,31 @@ export const incrementalAlterConfigs = defineHandler({
   versions: { min: 0, max: 1 },
   async handle(req, ctx) {
     const { node, config, clusterConfigs, topics } = ctx.services;
+    const viaController = node.controllerListeners.includes(ctx.connection.listenerName);
+    const authorize = (res: { resourceType: number; resourceName: string }): void => {
+      const denied = res.resourceType === ResourceType.BROKER_LOGGER
+        ? (ctx.access.authorizeCluster(viaController ? AclOperation.CLUSTER_ACTION : AclOperation.ALTER_CONFIGS) ? ErrorCode.NONE : ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        : configResourceDenial(ctx.access, AclOperation.ALTER_CONFIGS, res.resourceType, res.resourceName);
+      if (denied !== ErrorCode.NONE) throw new ClusterApiError(denied, errorByCode(denied).message!);
+    };
     const responses = [];
     for (const res of req.resources) {
       const out = createIncrementalAlterConfigsResponseAlterConfigsResourceResponse({ resourceType: res.resourceType, resourceName: res.resourceName });
       responses.push(out);
       try {
+        if (viaController) authorize(res);
         const names = new Set<string>();
         for (const c of res.configs) {
           if (names.has(c.name)) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Error due to duplicate config keys`);
           names.add(c.name);
+        }
+        if (!viaController) {
+          // ConfigAdminManager.preprocess, on the broker before the controller authorizes.
+          const nulls = res.configs.filter((c) => c.configOperation !== DELETE && c.value === null).map((c) => c.name);
+          if (nulls.length > 0) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${nulls.join(', ')}`);
+          const brokerError = res.resourceType === ResourceType.BROKER ? brokerResourceError(node.nodeId, res.resourceName) : null;
+          if (brokerError) throw new ClusterApiError(ErrorCode.INVALID_REQUEST, brokerError);
+          authorize(res);
         }
         if (res.resourceType === ResourceType.TOPIC) {
           const invalid = topicResourceError(res.resourceName, true);

@@ -8,6 +8,10 @@
 // named twice is INVALID_REPLICA_ASSIGNMENT with Kafka's message; with allowReplicationFactorChange false a
 // target of another size is INVALID_REPLICATION_FACTOR. What is left is this node alone, the partition's
 // assignment already: Kafka's answer for a reassignment that changes nothing is success.
+//
+// Authorization (Kafka's ControllerApis.handleAlterPartitionReassignments): ALTER on the cluster before anything
+// else (authorizeClusterOperation), else the error response: CLUSTER_AUTHORIZATION_FAILED at the top level and
+// for every partition.
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import {
   AlterPartitionReassignmentsApi,
@@ -17,6 +21,8 @@ import {
   type AlterPartitionReassignmentsRequest,
   type AlterPartitionReassignmentsResponse,
 } from '../../protocol/messages/045-alter-partition-reassignments.gen.js';
+import { AclOperation } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
 import { NODE_VIEW_USES, nodeViewOf, type NodeView } from './node-view.js';
 
@@ -70,6 +76,9 @@ export const alterPartitionReassignmentsHandler = defineHandler({
   uses: NODE_VIEW_USES,
   versions: { min: 0, max: 1 },
   handle(req, ctx) {
+    if (!ctx.access.authorizeCluster(AclOperation.ALTER)) {
+      return errorResponse(AlterPartitionReassignmentsApi.apiKey, ctx.apiVersion, req, { code: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message: null }) as AlterPartitionReassignmentsResponse;
+    }
     return alterPartitionReassignments(nodeViewOf(ctx), req, ctx.apiVersion);
   },
 });

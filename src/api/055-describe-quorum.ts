@@ -10,6 +10,9 @@
 // Its voter's directory id (v2+) is this node's (KIP-858, kept in the metadata store across restarts). Its metadata
 // log is not a KRaft log, so its offsets are reported as 0. A request for any other partition is answered as
 // Kafka's KafkaRaftClient answers one that is not its log's: UNKNOWN_TOPIC_OR_PARTITION for each.
+//
+// Authorization (Kafka's ControllerApis.handleDescribeQuorum, where a Kafka 4 broker forwards it): DESCRIBE on
+// the cluster (authorizeClusterOperation), else the error response: CLUSTER_AUTHORIZATION_FAILED at the top level.
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import {
   DescribeQuorumApi,
@@ -23,6 +26,8 @@ import {
   type DescribeQuorumResponse,
 } from '../../protocol/messages/055-describe-quorum.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
+import { AclOperation } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
 import { NODE_VIEW_USES, nodeViewOf, type NodeView } from './node-view.js';
 
@@ -64,6 +69,9 @@ export const describeQuorumHandler = defineHandler({
   uses: NODE_VIEW_USES,
   versions: { min: 0, max: 2 },
   handle(req, ctx) {
+    if (!ctx.access.authorizeCluster(AclOperation.DESCRIBE)) {
+      return errorResponse(DescribeQuorumApi.apiKey, ctx.apiVersion, req, { code: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message: null }) as DescribeQuorumResponse;
+    }
     return describeQuorum(nodeViewOf(ctx), req, ctx.apiVersion, Date.now());
   },
 });

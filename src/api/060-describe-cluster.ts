@@ -5,10 +5,16 @@
 // listener (controller.listener.names) the controllers, this node as its quorum's voter. An endpoint type that
 // is neither is UNSUPPORTED_ENDPOINT_TYPE, the other type MISMATCHED_ENDPOINT_TYPE (INVALID_REQUEST in v0),
 // each with Kafka's message and nothing else. The controller id is -1 when it is not among the nodes listed.
+//
+// Authorization: on a controller listener ALTER on the cluster first (ControllerApis.handleDescribeCluster,
+// authorizeClusterOperation), else the error response, CLUSTER_AUTHORIZATION_FAILED. The cluster's authorized
+// operations (KIP-430), only when asked: 0 without DESCRIBE on the cluster, else those the requester may do.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { DescribeClusterApi, createDescribeClusterResponse, createDescribeClusterResponseDescribeClusterBroker, type DescribeClusterResponse } from '../../protocol/messages/060-describe-cluster.gen.js';
-import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './authorized-operations.js';
+import { AUTHORIZED_OPERATIONS_OMITTED } from './authorized-operations.js';
 import { endpointFor } from './003-metadata.js';
+import { AclOperation, CLUSTER_NAME, ResourceType } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
 
 /** Kafka's EndpointType. */
@@ -23,17 +29,20 @@ export const describeCluster = defineHandler({
     const { node, cluster } = ctx.services;
     const listener = ctx.connection.listenerName;
     const expected = node.controllerListeners.includes(listener) ? EndpointType.CONTROLLER : EndpointType.BROKER;
+    if (expected === EndpointType.CONTROLLER && !ctx.access.authorizeCluster(AclOperation.ALTER)) {
+      return errorResponse(DescribeClusterApi.apiKey, ctx.apiVersion, req, { code: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message: null }) as DescribeClusterResponse;
+    }
     const refused = (mismatch: number, errorMessage: string): DescribeClusterResponse =>
       createDescribeClusterResponse({ errorCode: ctx.apiVersion === 0 ? ErrorCode.INVALID_REQUEST : mismatch, errorMessage });
     if (ENDPOINT_TYPE_NAME[req.endpointType] === undefined) return refused(ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, `Unsupported endpoint type ${req.endpointType}`);
     if (req.endpointType !== expected) {
       return refused(ErrorCode.MISMATCHED_ENDPOINT_TYPE, `The request was sent to an endpoint of type ${ENDPOINT_TYPE_NAME[expected]}, but we wanted an endpoint of type ${ENDPOINT_TYPE_NAME[req.endpointType]}`);
     }
-    const res = createDescribeClusterResponse({
-      endpointType: expected,
-      clusterId: node.clusterId,
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
-    });
+    let clusterAuthorizedOperations = AUTHORIZED_OPERATIONS_OMITTED;
+    if (req.includeClusterAuthorizedOperations) {
+      clusterAuthorizedOperations = ctx.access.authorizeCluster(AclOperation.DESCRIBE) ? ctx.access.authorizedOperations(ResourceType.CLUSTER, CLUSTER_NAME) : 0;
+    }
+    const res = createDescribeClusterResponse({ endpointType: expected, clusterId: node.clusterId, clusterAuthorizedOperations });
     let controllerId: number;
     if (expected === EndpointType.CONTROLLER) {
       // This node is its quorum's only voter and leader; its controller endpoint on the listener asked.

@@ -6,6 +6,9 @@
 // supported, else the answer is UNSUPPORTED_VERSION with no resources; then groups with dynamic configs,
 // client-metrics subscriptions, this broker for BROKER_LOGGER and for BROKER (by id), and every topic. This
 // node keeps no group configs and no client-metrics subscriptions, so those lists are empty.
+//
+// Authorization (as KafkaApis.handleListClientMetricsResources before it): DESCRIBE_CONFIGS on the cluster
+// before the types are looked at, else the error response: CLUSTER_AUTHORIZATION_FAILED at the top level.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   ListConfigResourcesApi,
@@ -14,6 +17,8 @@ import {
   type ListConfigResourcesRequest,
   type ListConfigResourcesResponse,
 } from '../../protocol/messages/074-list-config-resources.gen.js';
+import { AclOperation } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
 import { NODE_VIEW_USES, nodeViewOf, type NodeView } from './node-view.js';
 
@@ -44,6 +49,9 @@ export const listConfigResourcesHandler = defineHandler({
   uses: NODE_VIEW_USES,
   versions: { min: 0, max: 1 },
   handle(req, ctx) {
+    if (!ctx.access.authorizeCluster(AclOperation.DESCRIBE_CONFIGS)) {
+      return errorResponse(ListConfigResourcesApi.apiKey, ctx.apiVersion, req, { code: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message: null }) as ListConfigResourcesResponse;
+    }
     return listConfigResources(nodeViewOf(ctx), req, ctx.apiVersion);
   },
 });

@@ -11,6 +11,11 @@
 // that do not exist are UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an invalid name); with every
 // topic asked for, there are none. One node is every partition's only replica and leader; a partition still
 // opening has no leader (-1) and an empty ISR, as Kafka reports a partition whose leader is not alive.
+//
+// Authorization (DescribeTopicPartitionsRequestHandler), after the cursor checks: DESCRIBE on each topic from the
+// cursor's on, in name order, before its existence is looked at. With every topic asked for, the ones denied
+// are left out; named ones denied come after the others, TOPIC_AUTHORIZATION_FAILED with no topic id. Each
+// topic described carries the operations the requester may do on it (KIP-430).
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   DescribeTopicPartitionsApi,
@@ -24,7 +29,7 @@ import {
 } from '../../protocol/messages/075-describe-topic-partitions.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { isInternalTopic, topicNameError } from '../cluster/topic-names.js';
-import { TOPIC_OPERATIONS } from './authorized-operations.js';
+import { AclOperation, ALLOW_ALL, ResourceType, type Access } from './access.js';
 import { defineHandler } from './handler.js';
 import { NODE_VIEW_USES, nodeViewOf, type NodeView, type TopicView } from './node-view.js';
 
@@ -45,7 +50,7 @@ function partitionOf(node: NodeView, t: TopicView, p: number): DescribeTopicPart
   });
 }
 
-export function describeTopicPartitions(node: NodeView, req: DescribeTopicPartitionsRequest): DescribeTopicPartitionsResponse {
+export function describeTopicPartitions(node: NodeView, req: DescribeTopicPartitionsRequest, access: Access = ALLOW_ALL): DescribeTopicPartitionsResponse {
   const all = req.topics.length === 0;
   const cursor = req.cursor;
   const from = cursor?.topicName ?? '';
@@ -60,9 +65,12 @@ export function describeTopicPartitions(node: NodeView, req: DescribeTopicPartit
       topics: req.topics.map((t) => createDescribeTopicPartitionsResponseTopic({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST })),
     });
   }
+  const authorized: string[] = [];
+  const denied: string[] = [];
+  for (const name of [...names].sort()) (access.authorize(AclOperation.DESCRIBE, ResourceType.TOPIC, name) ? authorized : denied).push(name);
   let remaining = Math.max(Math.min(MAX_REQUEST_PARTITION_SIZE_LIMIT, req.responsePartitionLimit), 1);
   const res = createDescribeTopicPartitionsResponse({ nextCursor: null });
-  for (const name of [...names].sort()) {
+  for (const name of authorized) {
     if (remaining === 0) {
       res.nextCursor = createDescribeTopicPartitionsResponseCursor({ topicName: name, partitionIndex: 0 });
       break;
@@ -71,7 +79,7 @@ export function describeTopicPartitions(node: NodeView, req: DescribeTopicPartit
     if (!t) {
       if (!all) {
         const errorCode = topicNameError(name) === null ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_TOPIC_EXCEPTION;
-        res.topics.push(createDescribeTopicPartitionsResponseTopic({ errorCode, name, topicId: ZERO_UUID, isInternal: isInternalTopic(name), topicAuthorizedOperations: TOPIC_OPERATIONS }));
+        res.topics.push(createDescribeTopicPartitionsResponseTopic({ errorCode, name, topicId: ZERO_UUID, isInternal: isInternalTopic(name), topicAuthorizedOperations: access.authorizedOperations(ResourceType.TOPIC, name) }));
       }
       continue;
     }
@@ -79,13 +87,15 @@ export function describeTopicPartitions(node: NodeView, req: DescribeTopicPartit
     const upper = Math.min(t.partitions, start + remaining);
     const partitions: DescribeTopicPartitionsResponsePartition[] = [];
     for (let p = start; p < upper; p++) partitions.push(partitionOf(node, t, p));
-    res.topics.push(createDescribeTopicPartitionsResponseTopic({ name, topicId: t.topicId, isInternal: t.internal, partitions, topicAuthorizedOperations: TOPIC_OPERATIONS }));
+    res.topics.push(createDescribeTopicPartitionsResponseTopic({ name, topicId: t.topicId, isInternal: t.internal, partitions, topicAuthorizedOperations: access.authorizedOperations(ResourceType.TOPIC, name) }));
     if (upper < t.partitions) {
       res.nextCursor = createDescribeTopicPartitionsResponseCursor({ topicName: name, partitionIndex: upper });
       break;
     }
     remaining -= partitions.length;
   }
+  // Kafka's handler authorizes every topic before describing any; the named ones denied, whatever the limit cut.
+  if (!all) for (const name of denied) res.topics.push(createDescribeTopicPartitionsResponseTopic({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, topicId: ZERO_UUID, isInternal: false }));
   return res;
 }
 
@@ -94,6 +104,6 @@ export const describeTopicPartitionsHandler = defineHandler({
   uses: NODE_VIEW_USES,
   versions: { min: 0, max: 0 },
   handle(req, ctx) {
-    return describeTopicPartitions(nodeViewOf(ctx), req);
+    return describeTopicPartitions(nodeViewOf(ctx), req, ctx.access);
   },
 });
