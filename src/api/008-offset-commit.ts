@@ -4,6 +4,9 @@
 // GROUP_ID_NOT_FOUND for an unknown group · v10: topics by id instead of name, both ways (KIP-848): as
 // Kafka's handleOffsetCommitRequest, an id this node does not know is UNKNOWN_TOPIC_ID for each of its
 // partitions, and the others are committed under their topic's name.
+// Authorization as KafkaApis.handleOffsetCommitRequest: READ on the group (GROUP_AUTHORIZATION_FAILED for every
+// partition otherwise), then READ on each topic (TOPIC_AUTHORIZATION_FAILED for each partition of the others),
+// before topics are looked for; the coordinator is asked for the authorized ones only.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   OffsetCommitApi,
@@ -11,58 +14,65 @@ import {
   createOffsetCommitResponsePartition,
   createOffsetCommitResponseTopic,
   type OffsetCommitRequest,
+  type OffsetCommitRequestTopic,
   type OffsetCommitResponse,
   type OffsetCommitResponseTopic,
 } from '../../protocol/messages/008-offset-commit.gen.js';
-import type { GroupCoordinator } from '../coordinator/coordinator.js';
-import type { TopicService } from './services.js';
+import { AclOperation, ResourceType } from './access.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
 import { defineHandler } from './handler.js';
+
+/** Every partition of `t` answered `errorCode` (by name below v10, by id from v10). */
+function errorTopic(t: OffsetCommitRequestTopic, errorCode: number, version: number): OffsetCommitResponseTopic {
+  return createOffsetCommitResponseTopic({
+    name: version >= 10 ? '' : t.name,
+    topicId: t.topicId,
+    partitions: t.partitions.map((p) => createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode })),
+  });
+}
 
 export const offsetCommit = defineHandler({
   api: OffsetCommitApi,
   uses: ['groups', 'topics'],
   versions: { min: 2, max: 10 },
   async handle(req, ctx) {
+    const v = ctx.apiVersion;
+    // Kafka's getErrorResponse: the group's refusal for every partition of the request.
+    if (!ctx.access.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return createOffsetCommitResponse({ topics: req.topics.map((t) => errorTopic(t, ErrorCode.GROUP_AUTHORIZATION_FAILED, v)) });
+    }
+    // v10: each id named first (null: not known here); Kafka authorizes the request's name ("") for those.
+    const names = req.topics.map((t) => (v >= 10 ? (ctx.services.topics.getById(t.topicId)?.name ?? null) : t.name));
+    const allowed = ctx.access.allowedNames(AclOperation.READ, ResourceType.TOPIC, names.map((n, i) => n ?? req.topics[i]!.name));
     const groups = groupCoordinatorOf(ctx);
     if (!groups) {
       return createOffsetCommitResponse({
-        topics: req.topics.map((t) =>
-          createOffsetCommitResponseTopic({
-            name: t.name,
-            topicId: t.topicId,
-            partitions: t.partitions.map((p) => createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE })),
-          }),
-        ),
+        topics: req.topics.map((t, i) => {
+          const name = names[i];
+          return errorTopic(t, name !== null && !allowed.has(name) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.COORDINATOR_NOT_AVAILABLE, v);
+        }),
       });
     }
+    const refused: OffsetCommitResponseTopic[] = [];
+    const authorized: OffsetCommitRequestTopic[] = [];
+    const idOf = new Map<string, string>();
+    req.topics.forEach((t, i) => {
+      const name = names[i];
+      if (name === null) refused.push(errorTopic(t, ErrorCode.UNKNOWN_TOPIC_ID, v));
+      else if (!allowed.has(name)) refused.push(errorTopic(t, ErrorCode.TOPIC_AUTHORIZATION_FAILED, v));
+      else {
+        if (v >= 10) idOf.set(name, t.topicId);
+        authorized.push({ ...t, name });
+      }
+    });
+    // As Kafka: nothing left to commit, the coordinator is not asked.
+    if (authorized.length === 0) return createOffsetCommitResponse({ topics: refused });
     // v5+ has no retention time: the broker's offsets.retention.minutes applies (-1).
-    const asked = ctx.apiVersion >= 5 ? { ...req, retentionTimeMs: -1n } : req;
-    if (ctx.apiVersion < 10) return groups.commitOffsets(asked, ctx.apiVersion);
-    return commitByTopicId(groups, ctx.services.topics, asked, ctx.apiVersion);
+    const asked: OffsetCommitRequest = { ...req, topics: authorized, ...(v >= 5 ? { retentionTimeMs: -1n } : {}) };
+    const res: OffsetCommitResponse = await groups.commitOffsets(asked, v);
+    // v10: the coordinator keeps offsets by name; answered by id.
+    if (v >= 10) res.topics = res.topics.map((t) => ({ ...t, name: '', topicId: idOf.get(t.name) ?? t.topicId }));
+    res.topics.push(...refused);
+    return res;
   },
 });
-
-/** v10: names the topics for the coordinator, which keeps offsets by name, and answers by id. */
-async function commitByTopicId(groups: GroupCoordinator, topics: Pick<TopicService, 'getById'>, req: OffsetCommitRequest, version: number): Promise<OffsetCommitResponse> {
-  const unknown: OffsetCommitResponseTopic[] = [];
-  const idOf = new Map<string, string>();
-  const named = [];
-  for (const t of req.topics) {
-    const topic = topics.getById(t.topicId);
-    if (!topic) {
-      unknown.push(
-        createOffsetCommitResponseTopic({
-          topicId: t.topicId,
-          partitions: t.partitions.map((p) => createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_ID })),
-        }),
-      );
-      continue;
-    }
-    idOf.set(topic.name, t.topicId);
-    named.push({ ...t, name: topic.name });
-  }
-  const res = named.length > 0 ? await groups.commitOffsets({ ...req, topics: named }, version) : createOffsetCommitResponse();
-  res.topics = [...res.topics.map((t) => ({ ...t, name: '', topicId: idOf.get(t.name) ?? t.topicId })), ...unknown];
-  return res;
-}

@@ -5,6 +5,10 @@
 // topics by id instead of name, both ways (KIP-848). As Kafka's fetchOffsetsForGroup, an id this node does
 // not know is UNKNOWN_TOPIC_ID for each partition asked; as its fetchAllOffsetsForGroup, offsets of a topic
 // that no longer exists (no id to name it by) are left out of "every committed offset".
+// Authorization as KafkaApis.handleOffsetFetchRequest, group by group: DESCRIBE on the group
+// (GROUP_AUTHORIZATION_FAILED for that group: top level from v2, each partition asked before), then DESCRIBE on
+// each topic: the topics asked by name (or id) that may not be described answer TOPIC_AUTHORIZATION_FAILED for
+// each partition and are not asked of the coordinator; from "every committed offset" they are left out.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   OffsetFetchApi,
@@ -17,51 +21,73 @@ import {
   createOffsetFetchResponsePartitions,
   createOffsetFetchResponseTopics,
   type OffsetFetchRequestGroup,
+  type OffsetFetchRequestTopics,
   type OffsetFetchResponseGroup,
   type OffsetFetchResponseTopics,
 } from '../../protocol/messages/009-offset-fetch.gen.js';
-import type { TopicService } from './services.js';
+import { AclOperation, ResourceType } from './access.js';
 import type { GroupCoordinator } from '../coordinator/coordinator.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
-import { defineHandler } from './handler.js';
+import { defineHandler, type RequestContext } from './handler.js';
 
 function fetchGroup(groups: GroupCoordinator | null, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchResponseGroup> {
   if (!groups) return Promise.resolve(createOffsetFetchResponseGroup({ groupId: g.groupId, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }));
   return groups.fetchOffsets(g, requireStable);
 }
 
-/** v10: names the topics for the coordinator, which keeps offsets by name, and answers by id. */
-async function fetchGroupByTopicId(
-  groups: GroupCoordinator | null,
-  topics: Pick<TopicService, 'get' | 'getById'>,
-  g: OffsetFetchRequestGroup,
-  requireStable: boolean,
-): Promise<OffsetFetchResponseGroup> {
-  const unknown: OffsetFetchResponseTopics[] = [];
-  let named: OffsetFetchRequestGroup['topics'] = null;
-  if (g.topics !== null) {
-    named = [];
-    for (const t of g.topics) {
-      const topic = topics.getById(t.topicId);
-      if (topic) {
-        named.push({ ...t, name: topic.name });
-        continue;
-      }
-      unknown.push(
-        createOffsetFetchResponseTopics({
-          topicId: t.topicId,
-          partitions: t.partitionIndexes.map((p) => createOffsetFetchResponsePartitions({ partitionIndex: p, committedOffset: -1n, metadata: '', errorCode: ErrorCode.UNKNOWN_TOPIC_ID })),
-        }),
-      );
+/** Every partition asked of `t` answered `errorCode` (Kafka's buildErrorResponse); v10 answers by id. */
+function errorTopic(t: OffsetFetchRequestTopics, errorCode: number, byId: boolean): OffsetFetchResponseTopics {
+  return createOffsetFetchResponseTopics({
+    name: byId ? '' : t.name,
+    topicId: t.topicId,
+    partitions: t.partitionIndexes.map((p) => createOffsetFetchResponsePartitions({ partitionIndex: p, committedOffset: -1n, metadata: '', errorCode })),
+  });
+}
+
+/**
+ * One group's offsets, as KafkaApis.handleOffsetFetchRequest answers them (v10: topics by id, named for the
+ * coordinator, which keeps offsets by name).
+ */
+async function fetchAuthorized(ctx: RequestContext<'groups' | 'topics'>, groups: GroupCoordinator | null, g: OffsetFetchRequestGroup, requireStable: boolean): Promise<OffsetFetchResponseGroup> {
+  if (!ctx.access.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId)) {
+    return createOffsetFetchResponseGroup({ groupId: g.groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED });
+  }
+  const byId = ctx.apiVersion >= 10;
+  const topics = ctx.services.topics;
+  // The topics answered by id; those without one (deleted) are left out: a v10 response cannot name them.
+  const toIds = (ts: OffsetFetchResponseTopics[]): OffsetFetchResponseTopics[] => {
+    const out: OffsetFetchResponseTopics[] = [];
+    for (const t of ts) {
+      const id = topics.get(t.name)?.topicId;
+      if (id !== undefined) out.push({ ...t, name: '', topicId: id });
     }
+    return out;
+  };
+  if (g.topics === null) {
+    // Kafka's fetchAllOffsetsForGroup: the topics that may not be described are left out, silently.
+    const res = await fetchGroup(groups, g, requireStable);
+    if (res.errorCode === ErrorCode.NONE) {
+      const allowed = ctx.access.allowedNames(AclOperation.DESCRIBE, ResourceType.TOPIC, res.topics.map((t) => t.name));
+      res.topics = res.topics.filter((t) => allowed.has(t.name));
+    }
+    if (byId) res.topics = toIds(res.topics);
+    return res;
   }
-  const res = await fetchGroup(groups, { ...g, topics: named }, requireStable);
-  const byId: OffsetFetchResponseTopics[] = [];
-  for (const t of res.topics) {
-    const id = topics.get(t.name)?.topicId;
-    if (id !== undefined) byId.push({ ...t, name: '', topicId: id });
-  }
-  res.topics = res.errorCode === ErrorCode.NONE ? [...byId, ...unknown] : byId;
+  // Kafka's fetchOffsetsForGroup: v10 ids named first (an unknown id keeps the request's name, ""), then each
+  // name authorized; the refused topics follow the coordinator's answer unless the group failed.
+  const names = g.topics.map((t) => (byId ? (topics.getById(t.topicId)?.name ?? null) : t.name));
+  const allowed = ctx.access.allowedNames(AclOperation.DESCRIBE, ResourceType.TOPIC, names.map((n, i) => n ?? g.topics![i]!.name));
+  const asked: OffsetFetchRequestTopics[] = [];
+  const refused: OffsetFetchResponseTopics[] = [];
+  g.topics.forEach((t, i) => {
+    const name = names[i];
+    if (name === null) refused.push(errorTopic(t, ErrorCode.UNKNOWN_TOPIC_ID, byId));
+    else if (!allowed.has(name)) refused.push(errorTopic(t, ErrorCode.TOPIC_AUTHORIZATION_FAILED, byId));
+    else asked.push({ ...t, name });
+  });
+  const res = await fetchGroup(groups, { ...g, topics: asked }, requireStable);
+  const answered = byId ? toIds(res.topics) : res.topics;
+  res.topics = res.errorCode === ErrorCode.NONE ? [...answered, ...refused] : answered;
   return res;
 }
 
@@ -74,10 +100,10 @@ export const offsetFetch = defineHandler({
     const v = ctx.apiVersion;
     // require_stable is false below v7 (the field's default).
     const stable = req.requireStable;
-    if (v >= 10) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchGroupByTopicId(groups, ctx.services.topics, g, stable))) });
-    if (v >= 8) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchGroup(groups, g, stable))) });
+    if (v >= 8) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchAuthorized(ctx, groups, g, stable))) });
 
-    const result = await fetchGroup(
+    const result = await fetchAuthorized(
+      ctx,
       groups,
       createOffsetFetchRequestGroup({
         groupId: req.groupId,

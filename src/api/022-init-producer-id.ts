@@ -4,8 +4,14 @@
 // Idempotent producers (null transactional id): as Kafka's TransactionCoordinator does, every request gets a
 // fresh producer id with epoch 0. Transactional producers: the transaction coordinator (src/coordinator/txn/)
 // of the id gives the producer id and epoch (new id, epoch bump, fencing, an ongoing transaction aborted first).
+// Authorization first, as KafkaApis.handleInitProducerIdRequest: WRITE on the transactional id (and, for a v6
+// two-phase-commit producer, TWO_PHASE_COMMIT: KIP-939), else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; an
+// idempotent producer needs IDEMPOTENT_WRITE on the cluster (a denial not logged) or WRITE on some topic
+// (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
 import { ErrorCode } from '../../protocol/error-codes.js';
-import { InitProducerIdApi, createInitProducerIdResponse } from '../../protocol/messages/022-init-producer-id.gen.js';
+import { InitProducerIdApi, createInitProducerIdResponse, type InitProducerIdResponse } from '../../protocol/messages/022-init-producer-id.gen.js';
+import { AclOperation, ResourceType } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
 
 export const initProducerId = defineHandler({
@@ -13,6 +19,13 @@ export const initProducerId = defineHandler({
   uses: ['producerIds', 'transactions'],
   versions: { min: 0, max: 6 },
   async handle(req, ctx) {
+    const refused = (code: number): InitProducerIdResponse => errorResponse(InitProducerIdApi.apiKey, ctx.apiVersion, req, { code, message: null }) as InitProducerIdResponse;
+    if (req.transactionalId !== null) {
+      if (!ctx.access.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)) return refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+      if (req.enable2Pc && !ctx.access.authorize(AclOperation.TWO_PHASE_COMMIT, ResourceType.TRANSACTIONAL_ID, req.transactionalId)) return refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    } else if (!ctx.access.authorizeCluster(AclOperation.IDEMPOTENT_WRITE, { logIfDenied: false }) && !ctx.access.authorizeByResourceType(AclOperation.WRITE, ResourceType.TOPIC)) {
+      return refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    }
     if (req.transactionalId === null) {
       const producerId = await ctx.services.producerIds.allocate();
       return createInitProducerIdResponse({ producerId, producerEpoch: 0 });

@@ -5,15 +5,21 @@
 // partitions go to the group coordinator, which completes the producer's transactional offsets too. Errors
 // are per partition (src/cluster/txn-markers.ts): UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
 // INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED, KAFKA_STORAGE_ERROR.
+// Authorization as KafkaApis.handleWriteTxnMarkersRequest: ALTER on the cluster (a denial not logged), or else
+// CLUSTER_ACTION: without either, CLUSTER_AUTHORIZATION_FAILED for every partition (Kafka's error response).
+import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   WriteTxnMarkersApi,
   createWriteTxnMarkersResponse,
   createWriteTxnMarkersResponseWritableTxnMarkerPartitionResult,
   createWriteTxnMarkersResponseWritableTxnMarkerResult,
   createWriteTxnMarkersResponseWritableTxnMarkerTopicResult,
+  type WriteTxnMarkersResponse,
   type WriteTxnMarkersResponseWritableTxnMarkerTopicResult,
 } from '../../protocol/messages/027-write-txn-markers.gen.js';
 import type { TxnMarkerEntry } from '../cluster/txn-markers.js';
+import { AclOperation } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
 
 export const writeTxnMarkers = defineHandler({
@@ -21,6 +27,9 @@ export const writeTxnMarkers = defineHandler({
   uses: ['txnMarkers'],
   versions: { min: 1, max: 2 },
   async handle(req, ctx) {
+    if (!ctx.access.authorizeCluster(AclOperation.ALTER, { logIfDenied: false }) && !ctx.access.authorizeCluster(AclOperation.CLUSTER_ACTION)) {
+      return errorResponse(WriteTxnMarkersApi.apiKey, ctx.apiVersion, req, { code: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message: null }) as WriteTxnMarkersResponse;
+    }
     const entries: TxnMarkerEntry[] = req.markers.map((m) => ({
       producerId: m.producerId,
       producerEpoch: m.producerEpoch,

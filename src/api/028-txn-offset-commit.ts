@@ -6,47 +6,64 @@
 // each of its partitions; an unknown group with a generation is GROUP_ID_NOT_FOUND and a stale KIP-848 member
 // epoch STALE_MEMBER_EPOCH. The offsets stay pending for the producer until its transaction's marker commits
 // or aborts them (src/coordinator/txn-commits.ts).
+// Authorization as KafkaApis.handleTxnOffsetCommitRequest: WRITE on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition), READ on the group (GROUP_AUTHORIZATION_FAILED for
+// every partition), then READ on each topic (v6: once its id is named, as OffsetCommit v10):
+// TOPIC_AUTHORIZATION_FAILED for each partition of the others, which are not asked of the coordinator.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   TxnOffsetCommitApi,
   createTxnOffsetCommitResponse,
-  type TxnOffsetCommitRequest,
+  type TxnOffsetCommitRequestTopic,
   type TxnOffsetCommitResponse,
   type TxnOffsetCommitResponseTopic,
 } from '../../protocol/messages/028-txn-offset-commit.gen.js';
-import type { GroupCoordinator } from '../coordinator/coordinator.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
 import { txnOffsetCommitErrorTopics } from '../coordinator/txn-commits.js';
+import { AclOperation, ResourceType } from './access.js';
+import { errorResponse } from './error-response.js';
 import { defineHandler } from './handler.js';
-import type { TopicService } from './services.js';
 
 export const txnOffsetCommit = defineHandler({
   api: TxnOffsetCommitApi,
   uses: ['groups', 'topics'],
   versions: { min: 0, max: 6 },
   async handle(req, ctx) {
+    const v = ctx.apiVersion;
+    // Kafka's getErrorResponse: the code for every partition of the request.
+    const refusedAll = (code: number): TxnOffsetCommitResponse => errorResponse(TxnOffsetCommitApi.apiKey, v, req, { code, message: null }) as TxnOffsetCommitResponse;
+    if (!ctx.access.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)) return refusedAll(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    if (!ctx.access.authorize(AclOperation.READ, ResourceType.GROUP, req.groupId)) return refusedAll(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    // v6: each id named first (null: not known here); the request's name ("") is authorized for those, as Kafka.
+    const names = req.topics.map((t) => (v >= 6 ? (ctx.services.topics.getById(t.topicId)?.name ?? null) : t.name));
+    const allowed = ctx.access.allowedNames(AclOperation.READ, ResourceType.TOPIC, names.map((n, i) => n ?? req.topics[i]!.name));
     const groups = groupCoordinatorOf(ctx);
-    if (!groups) return createTxnOffsetCommitResponse({ topics: txnOffsetCommitErrorTopics(req.topics, ErrorCode.COORDINATOR_NOT_AVAILABLE) });
-    if (ctx.apiVersion < 6) return groups.txnOffsetCommit(req, ctx.apiVersion);
-    return commitByTopicId(groups, ctx.services.topics, req, ctx.apiVersion);
+    if (!groups) {
+      return createTxnOffsetCommitResponse({
+        topics: req.topics.flatMap((t, i) => {
+          const name = names[i];
+          return txnOffsetCommitErrorTopics([t], name !== null && !allowed.has(name) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.COORDINATOR_NOT_AVAILABLE);
+        }),
+      });
+    }
+    const refused: TxnOffsetCommitResponseTopic[] = [];
+    const authorized: TxnOffsetCommitRequestTopic[] = [];
+    const idOf = new Map<string, string>();
+    req.topics.forEach((t, i) => {
+      const name = names[i];
+      if (name === null) refused.push(...txnOffsetCommitErrorTopics([t], ErrorCode.UNKNOWN_TOPIC_ID));
+      else if (!allowed.has(name)) refused.push(...txnOffsetCommitErrorTopics([t], ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+      else {
+        if (v >= 6) idOf.set(name, t.topicId);
+        authorized.push({ ...t, name });
+      }
+    });
+    // As Kafka: nothing left to commit, the coordinator is not asked.
+    if (authorized.length === 0) return createTxnOffsetCommitResponse({ topics: refused });
+    const res = await groups.txnOffsetCommit({ ...req, topics: authorized }, v);
+    // v6: the coordinator keeps offsets by name; answered by id.
+    if (v >= 6) res.topics = res.topics.map((t) => ({ ...t, name: '', topicId: idOf.get(t.name) ?? t.topicId }));
+    res.topics.push(...refused);
+    return res;
   },
 });
-
-/** v6: names the topics for the coordinator, which keeps offsets by name, and answers by id. */
-async function commitByTopicId(groups: GroupCoordinator, topics: Pick<TopicService, 'getById'>, req: TxnOffsetCommitRequest, version: number): Promise<TxnOffsetCommitResponse> {
-  const unknown: TxnOffsetCommitResponseTopic[] = [];
-  const idOf = new Map<string, string>();
-  const named = [];
-  for (const t of req.topics) {
-    const topic = topics.getById(t.topicId);
-    if (!topic) {
-      unknown.push(...txnOffsetCommitErrorTopics([t], ErrorCode.UNKNOWN_TOPIC_ID));
-      continue;
-    }
-    idOf.set(topic.name, t.topicId);
-    named.push({ ...t, name: topic.name });
-  }
-  const res = named.length > 0 ? await groups.txnOffsetCommit({ ...req, topics: named }, version) : createTxnOffsetCommitResponse();
-  res.topics = [...res.topics.map((t) => ({ ...t, name: '', topicId: idOf.get(t.name) ?? t.topicId })), ...unknown];
-  return res;
-}

@@ -4,7 +4,10 @@
 // too, from their replica logs (`kafka-transactions find-hanging --broker-id` asks every replica): a member
 // listed among a partition's replicas answers with its owner's state (src/cluster/replica-reads.ts), unless
 // the request comes from another broker, which answers only for itself (no second hop).
-import { ErrorCode } from '../../protocol/error-codes.js';
+// Checks as KafkaApis.handleDescribeProducersRequest, topic by topic: an invalid name is INVALID_TOPIC_EXCEPTION
+// (Topic.validate's message), then READ on the topic (TOPIC_AUTHORIZATION_FAILED for each partition, with the
+// code's message), before the topic is looked for.
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import {
   DescribeProducersApi,
   createDescribeProducersResponse,
@@ -13,6 +16,8 @@ import {
   createDescribeProducersResponseTopicResponse,
 } from '../../protocol/messages/061-describe-producers.gen.js';
 import { INTER_BROKER_CLIENT_ID_PREFIX } from '../cluster/broker-channels.js';
+import { topicNameError } from '../cluster/topic-names.js';
+import { AclOperation, ResourceType } from './access.js';
 import { servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
@@ -22,11 +27,22 @@ export const describeProducers = defineHandler({
   versions: { min: 0, max: 0 },
   async handle(req, ctx) {
     const fromBroker = ctx.header.clientId?.startsWith(INTER_BROKER_CLIENT_ID_PREFIX) ?? false;
-    const topics = await Promise.all(req.topics.map(async (t) =>
+    // The topic's error (Kafka's ApiError: code and message), checked in request order before any partition is read.
+    const topicErrors = req.topics.map((t): { errorCode: number; errorMessage: string | null } | null => {
+      const invalid = topicNameError(t.name);
+      if (invalid !== null) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: invalid };
+      if (!ctx.access.authorize(AclOperation.READ, ResourceType.TOPIC, t.name)) {
+        return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: errorByCode(ErrorCode.TOPIC_AUTHORIZATION_FAILED).message };
+      }
+      return null;
+    });
+    const topics = await Promise.all(req.topics.map(async (t, i) =>
       createDescribeProducersResponseTopicResponse({
         name: t.name,
         partitions: await Promise.all(t.partitionIndexes.map(async (p) => {
           const out = createDescribeProducersResponsePartitionResponse({ partitionIndex: p });
+          const refused = topicErrors[i];
+          if (refused) return { ...out, ...refused };
           const part = await servedPartition(ctx.services, t.name, p);
           if (part === ErrorCode.NOT_LEADER_OR_FOLLOWER && !fromBroker) return ctx.services.replicaReads.describeProducers(t.name, p);
           if (typeof part === 'number') {

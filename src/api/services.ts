@@ -62,7 +62,7 @@ export type GroupService = GroupCoordinator;
 /** The transaction coordinator (src/coordinator/txn/): the handler-facing operations of InitProducerId, 024-026, 065, 066. */
 export type TransactionService = Pick<
   TransactionCoordinator,
-  'initProducerId' | 'addPartitionsToTxn' | 'verifyPartitions' | 'addOffsetsToTxn' | 'endTxn' | 'endTxnV2' | 'describeTransactions' | 'listTransactions' | 'isActive'
+  'initProducerId' | 'addPartitionsToTxn' | 'partitionExists' | 'verifyPartitions' | 'addOffsetsToTxn' | 'endTxn' | 'endTxnV2' | 'describeTransactions' | 'listTransactions' | 'isActive'
 >;
 
 /** Producer ids for InitProducerId. */

@@ -728,7 +728,8 @@ export class TransactionCoordinator {
     return txn ? { ...txn.value, pending: txn.pending } : undefined;
   }
 
-  private partitionExists(topic: string, partition: number): boolean {
+  /** Whether the partition exists (KafkaApis' metadataCache.contains, for AddPartitionsToTxn's answers). */
+  partitionExists(topic: string, partition: number): boolean {
     const info = this.options.topics.get(topic);
     return info !== undefined && partition >= 0 && partition < info.partitions;
   }

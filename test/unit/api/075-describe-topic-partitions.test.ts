@@ -8,7 +8,9 @@ import {
 import { Writer } from '../../../protocol/wire/writer.js';
 import { ZERO_UUID } from '../../../protocol/wire/uuid.js';
 import { describeTopicPartitions } from '../../../src/api/075-describe-topic-partitions.js';
-import { TOPIC_OPERATIONS } from '../../../src/api/authorized-operations.js';
+import { operationBits, SUPPORTED_OPERATIONS, ResourceType } from '../../../src/security/acl/model.js';
+
+const TOPIC_OPERATIONS = operationBits(SUPPORTED_OPERATIONS.get(ResourceType.TOPIC)!);
 import { fakeNodeView, topic } from './node-view-fake.js';
 
 const node = fakeNodeView([topic('b', 3), topic('a', 2), topic('c', 1)], { nodeId: 1, opening: ['c-0'] });

@@ -22,7 +22,13 @@ interface Case {
 
 const twoTopics = <T>(make: (name: string, i: number) => T): T[] => [make('a', 0), make('b', 1)];
 
+const aclFilter = (name: string) => ({ resourceTypeFilter: 2, resourceNameFilter: name, patternTypeFilter: 3, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 });
+
 const CASES: Record<number, Case> = {
+  // DescribeAcls: the top level; CreateAcls: each creation; DeleteAcls: each filter.
+  29: { request: () => aclFilter('a'), places: () => 1 },
+  30: { request: () => ({ creations: twoTopics((resourceName) => ({ resourceType: 2, resourceName, resourcePatternType: 3, principal: 'User:a', host: '*', operation: 3, permissionType: 3 })) }), places: () => 2 },
+  31: { request: () => ({ filters: twoTopics((name) => aclFilter(name)) }), places: () => 2 },
   43: {
     request: () => ({ electionType: 0, timeoutMs: 1000, topicPartitions: twoTopics((topic) => ({ topic, partitions: [0, 1] })) }),
     // Each partition; the top level from v1.

@@ -222,6 +222,11 @@ export class FakeTransactions implements TransactionService {
     this.calls.push({ op: 'addPartitionsToTxn', args: [transactionalId, producerId, producerEpoch, partitions] });
     return partitions.map((p) => ({ ...p, errorCode: this.code }));
   }
+  /** Partitions that exist: every one unless `existing` says otherwise. */
+  existing: (topic: string, partition: number) => boolean = () => true;
+  partitionExists(topic: string, partition: number): boolean {
+    return this.existing(topic, partition);
+  }
   async verifyPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<PartitionError[]> {
     this.calls.push({ op: 'verifyPartitions', args: [transactionalId, producerId, producerEpoch, partitions] });
     return partitions.map((p) => ({ ...p, errorCode: this.code }));

@@ -139,7 +139,7 @@ describe('group API handlers', () => {
   it('DescribeGroups adds authorized operations from v3 when asked; ListGroups filters from v4/v5 only', async () => {
     const h = await harness();
     const d = await describeGroups.handle(createDescribeGroupsRequest({ groups: ['x'], includeAuthorizedOperations: true }), context(h.coordinator, 3));
-    expect(d).toMatchObject({ groups: [{ groupId: 'x', groupState: 'Dead', authorizedOperations: (1 << 3) | (1 << 6) | (1 << 8) }] });
+    expect(d).toMatchObject({ groups: [{ groupId: 'x', groupState: 'Dead', authorizedOperations: (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11) }] });
     const v2 = await describeGroups.handle(createDescribeGroupsRequest({ groups: ['x'], includeAuthorizedOperations: true }), context(h.coordinator, 2));
     expect(v2).toMatchObject({ groups: [{ authorizedOperations: -2147483648 }] });
     const l = await listGroups.handle(createListGroupsRequest({ statesFilter: ['stable'] }), context(h.coordinator, 3));
