@@ -27,6 +27,10 @@ import { tlsServerOptions, verifiedClientCertificate, type TlsListenerSettings }
 export interface AuthenticationMetrics {
   succeeded(listenerName: string): void;
   failed(listenerName: string): void;
+  /** KIP-368 re-authentications (successful-reauthentication-total, failed-reauthentication-total). */
+  reauthenticated(listenerName: string, ok: boolean): void;
+  /** Connections closed because their session expired (expired-connections-killed-count). */
+  expiredSessionClosed(listenerName: string): void;
 }
 
 /** What the SASL exchange needs of the broker's dispatch seam. */
@@ -53,6 +57,8 @@ export class ListenerSecurity {
   private readonly principals: SslPrincipalMapper | null;
   private readonly saslMaxReceiveBytes: number;
   private readonly failedAuthenticationDelayMs: number;
+  /** connections.max.reauth.ms by mechanism (listener.name.<l>.<mechanism>.connections.max.reauth.ms over the listener's). */
+  private readonly maxReauthMs: (mechanism: string) => number;
 
   /** Reads and checks the listener's configs: throws (LL_ERR_CONFIG) for what cannot be served. */
   constructor(
@@ -71,6 +77,16 @@ export class ListenerSecurity {
     this.sasl = usesSasl(protocol) ? new SaslMechanisms(listenerName, get, deps.values, deps.scram, deps.log) : null;
     this.saslMaxReceiveBytes = Number(get('sasl.server.max.receive.size') ?? 524_288);
     this.failedAuthenticationDelayMs = Number(get('connection.failed.authentication.delay.ms') ?? 100);
+    const reauth = new Map<string, number>();
+    this.maxReauthMs = (mechanism) => {
+      let ms = reauth.get(mechanism);
+      if (ms === undefined) {
+        // Kafka's per-mechanism override is listener-scoped only: listener.name.<l>.<mechanism>.connections.max.reauth.ms.
+        const own = deps.values.get(`${prefix}${mechanism.toLowerCase()}.connections.max.reauth.ms`);
+        reauth.set(mechanism, (ms = Number(own ?? get('connections.max.reauth.ms') ?? 0)));
+      }
+      return ms;
+    };
   }
 
   /** Loads what the listener's mechanisms need (an OAUTHBEARER JWKS) before it serves; a failure fails the start. */
@@ -106,6 +122,7 @@ export class ListenerSecurity {
     return {
       principal,
       saslMaxReceiveBytes: this.saslMaxReceiveBytes,
+      onSessionExpired: () => metrics.expiredSessionClosed(listenerName),
       sasl: (session) =>
         new SaslAuthenticator({
           mechanisms: mechanisms.mechanisms,
@@ -114,16 +131,19 @@ export class ListenerSecurity {
           errorResponse: (frame, code, message) => dispatch.errorResponse(frame, listenerName, code, message),
           failedAuthenticationDelayMs: this.failedAuthenticationDelayMs,
           log: session.log,
-          onComplete: (user, mechanism) => {
+          maxReauthMs: this.maxReauthMs,
+          onComplete: (user, mechanism, reauthentication, sessionLifetimeMs) => {
             session.principal = { type: 'User', name: user };
-            metrics.succeeded(listenerName);
-            session.log.debug({ principal: `User:${user}`, mechanism }, 'SASL authentication succeeded');
+            if (reauthentication) metrics.reauthenticated(listenerName, true);
+            else metrics.succeeded(listenerName);
+            session.log.debug({ principal: `User:${user}`, mechanism, reauthentication, sessionLifetimeMs }, 'SASL authentication succeeded');
           },
-          onFailure: (reason, err) => {
-            metrics.failed(listenerName);
+          onFailure: (reason, err, reauthentication) => {
+            if (reauthentication) metrics.reauthenticated(listenerName, false);
+            else metrics.failed(listenerName);
             // The reason the client is not told (which check failed), for the operator; never a secret.
             const detail = err instanceof SaslAuthenticationError ? err.reason : undefined;
-            session.log.info({ listener: listenerName, reason, detail }, 'SASL authentication failed: closing the connection');
+            session.log.info({ listener: listenerName, reason, detail, reauthentication }, `SASL ${reauthentication ? 're-authentication' : 'authentication'} failed: closing the connection`);
           },
         }),
     };

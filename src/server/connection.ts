@@ -49,6 +49,9 @@ export interface ConnectionHost {
 
 /** Requests a connection may have in flight before it stops reading. */
 const MAX_IN_FLIGHT = 100;
+/** SaslHandshake's API key: on an authenticated SASL connection, the start of a KIP-368 re-authentication. */
+const SASL_HANDSHAKE = 17;
+
 /** Unwritten response bytes a connection may hold before it stops reading. */
 const MAX_QUEUED_RESPONSE_BYTES = 64 * 1024 * 1024;
 
@@ -63,6 +66,8 @@ export interface ConnectionSecurity {
   readonly sasl?: (session: AuthenticatingSession) => SaslAuthenticator;
   /** sasl.server.max.receive.size: the frame bound until the SASL exchange completes. */
   readonly saslMaxReceiveBytes?: number;
+  /** Called when the connection is closed because its SASL session expired (KIP-368). */
+  readonly onSessionExpired?: () => void;
 }
 
 /** The session of a connection whose principal the SASL exchange sets once it completes. */
@@ -96,6 +101,7 @@ export class Connection {
   private auth: SaslAuthenticator | null = null;
   /** The frames handed to the exchange, in order; null once it completed and every one of them was answered. */
   private authTail: Promise<void> | null = null;
+  private readonly onSessionExpired: (() => void) | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -118,6 +124,7 @@ export class Connection {
       limitName: 'socket.request.max.bytes',
       admit: (size) => this.admit(size),
     });
+    this.onSessionExpired = security.onSessionExpired;
     if (security.sasl) {
       this.auth = security.sasl(session);
       this.authTail = Promise.resolve();
@@ -233,6 +240,23 @@ export class Connection {
     if (this.authTail !== null) {
       this.onAuthFrame(frame);
       return;
+    }
+    const auth = this.auth;
+    if (auth !== null) {
+      // KIP-368, as Kafka's SocketServer and KafkaChannel: a SaslHandshake on a session with a lifetime starts a
+      // re-authentication; any other request on an expired session closes the connection.
+      if (frame.length >= 2 && frame.readInt16BE(0) === SASL_HANDSHAKE && auth.beginReauthentication()) {
+        this.authTail = Promise.resolve();
+        this.onAuthFrame(frame);
+        return;
+      }
+      if (auth.sessionExpired()) {
+        this.log.info({ principal: `${this.session.principal.type}:${this.session.principal.name}` }, 'closing connection: its SASL session expired without re-authentication (connections.max.reauth.ms or the credential\'s lifetime)');
+        this.onSessionExpired?.();
+        this.host.requestMemory.release(frame.length);
+        this.close();
+        return;
+      }
     }
     const charge = frame.length;
     const outcome = this.host.dispatcher.dispatch(frame, this.session, performance.now());

@@ -21,8 +21,18 @@
  *   first, as Kafka delays them to slow down password guessing.
  * - Frames are bounded by `sasl.server.max.receive.size` (Kafka's 512 KiB default) while unauthenticated: the
  *   connection applies the bound; a larger size prefix closes the connection before its bytes are read.
- * - KIP-368 re-authentication is not offered: SaslAuthenticate answers a session lifetime of 0 (none), as Kafka
- *   does with connections.max.reauth.ms=0, its default.
+ * - KIP-368 session lifetime: when the exchange completes, the session is given min(connections.max.reauth.ms,
+ *   the credential's remaining lifetime (an OAUTHBEARER token's exp)), as SaslServerAuthenticator's
+ *   calcCompletionTimesAndReturnSessionLifetimeMs computes it; SaslAuthenticate v1+ tells the client. Neither
+ *   set: no lifetime (0), Kafka's default. A session with a lifetime expires: the connection closes it on the
+ *   next request that is not a re-authentication (`sessionExpired`).
+ * - KIP-368 re-authentication: on a session with a lifetime, a SaslHandshake starts the exchange again
+ *   (`beginReauthentication`, at most once a second, as KafkaChannel.maybeBeginServerReauthentication allows):
+ *
+ *     COMPLETE ──SaslHandshake──► REAUTH ──(same mechanism)──► AUTHENTICATE ──tokens──► COMPLETE (new lifetime)
+ *                                   └──(another mechanism: handshake answered, the next token refused)──► FAILED
+ *
+ *   The principal must not change ("Cannot change principals during re-authentication from User.a: User.b").
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../../../protocol/error-codes.js';
@@ -35,7 +45,10 @@ import type { SaslServer } from './mechanism.js';
 
 const API_VERSIONS = 18;
 
-type State = 'initial' | 'handshake' | 'authenticate' | 'complete' | 'failed';
+type State = 'initial' | 'handshake' | 'reauth' | 'authenticate' | 'complete' | 'failed';
+
+/** Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS. */
+const MIN_REAUTH_INTERVAL_MS = 1000;
 
 /** What the authenticator answers a frame with. */
 export type AuthStep =
@@ -58,10 +71,20 @@ export interface SaslAuthenticatorOptions {
   /** connection.failed.authentication.delay.ms */
   readonly failedAuthenticationDelayMs: number;
   readonly log: Logger;
-  /** Called once, with the authenticated user and mechanism. */
-  onComplete(user: string, mechanism: string): void;
-  /** Called once when authentication fails, with why (for the log and the failed-authentication metric). */
-  onFailure(reason: string, err?: unknown): void;
+  /** connections.max.reauth.ms for a mechanism (listener- and mechanism-scoped); 0: not set. */
+  maxReauthMs(mechanism: string): number;
+  /** Called when an exchange completes, with the authenticated user and mechanism; `reauthentication` for a KIP-368 one. */
+  onComplete(user: string, mechanism: string, reauthentication: boolean, sessionLifetimeMs: number): void;
+  /** Called when an exchange fails, with why (for the log and the failed-authentication metric). */
+  onFailure(reason: string, err: unknown, reauthentication: boolean): void;
+  /** Clock in milliseconds since the epoch (tests). */
+  now?(): number;
+}
+
+/** What a re-authentication must keep: the first exchange's mechanism and user. */
+interface Previous {
+  readonly mechanism: string;
+  readonly user: string;
 }
 
 export class SaslAuthenticator {
@@ -70,11 +93,44 @@ export class SaslAuthenticator {
   /** SaslHandshake v0: tokens come raw, without a request header. */
   private rawTokens = false;
   private apiVersionsSeen = false;
+  /** When the session expires (ms since the epoch), null when it has no lifetime. */
+  private expiresAt: number | null = null;
+  private reauthStartedAt = 0;
+  /** Set during a re-authentication. */
+  private previous: Previous | null = null;
+  /** A re-authentication that asked for another mechanism: its next token is refused with this. */
+  private badMechanism: string | null = null;
 
   constructor(private readonly o: SaslAuthenticatorOptions) {}
 
   get complete(): boolean {
     return this.state === 'complete';
+  }
+
+  private now(): number {
+    return this.o.now?.() ?? Date.now();
+  }
+
+  /** KafkaChannel.serverAuthenticationSessionExpired: the session has a lifetime and it is over. */
+  sessionExpired(): boolean {
+    return this.state === 'complete' && this.expiresAt !== null && this.now() > this.expiresAt;
+  }
+
+  /**
+   * KafkaChannel.maybeBeginServerReauthentication, for a SaslHandshake on a completed session: starts a KIP-368
+   * re-authentication when the session has a lifetime and the last one began a second ago or more; else false,
+   * and the handshake is an ordinary request (answered ILLEGAL_SASL_STATE by its handler).
+   */
+  beginReauthentication(): boolean {
+    if (this.state !== 'complete' || this.expiresAt === null || this.server === null) return false;
+    const now = this.now();
+    if (this.reauthStartedAt !== 0 && now - this.reauthStartedAt < MIN_REAUTH_INTERVAL_MS) return false;
+    this.reauthStartedAt = now;
+    this.previous = { mechanism: this.server.mechanism, user: this.server.authorizationId };
+    this.server = null;
+    this.badMechanism = null;
+    this.state = 'reauth';
+    return true;
   }
 
   /** Handles the next frame; the connection calls it for one frame at a time, in order. */
@@ -98,7 +154,7 @@ export class SaslAuthenticator {
     if (!r.ok || api === undefined) {
       return this.fail(this.state === 'initial' ? 'the first packet is not a Kafka request (a GSSAPI token?), and GSSAPI is not enabled' : 'a frame that is not a Kafka request during the SASL handshake');
     }
-    if (header.requestApiKey === API_VERSIONS && !this.apiVersionsSeen) {
+    if (header.requestApiKey === API_VERSIONS && !this.apiVersionsSeen && this.state !== 'reauth') {
       this.apiVersionsSeen = true;
       this.state = 'handshake';
       const chunks = await this.o.apiVersions(frame);
@@ -118,6 +174,10 @@ export class SaslAuthenticator {
     if (!this.o.mechanisms.includes(mechanism)) {
       const chunks = encodeResponseFrame(SaslHandshakeApi, version, header.correlationId, createSaslHandshakeResponse({ errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms }));
       return this.failWith(`Unsupported SASL mechanism ${JSON.stringify(mechanism.slice(0, 64))}`, chunks);
+    }
+    if (this.previous !== null && this.previous.mechanism !== mechanism) {
+      // SaslServerAuthenticator's REAUTH_BAD_MECHANISM: the handshake is answered, the next token refused.
+      this.badMechanism = `SASL mechanism '${mechanism}' requested by client is not supported for re-authentication of mechanism '${this.previous.mechanism}'`;
     }
     this.server = this.o.newServer(mechanism);
     this.rawTokens = version === 0;
@@ -148,10 +208,11 @@ export class SaslAuthenticator {
       return this.fail('a SaslAuthenticate request that does not parse');
     }
     const answer = (res: Parameters<typeof createSaslAuthenticateResponse>[0]): Buffer[] => encodeResponseFrame(SaslAuthenticateApi, version, header.correlationId, createSaslAuthenticateResponse(res));
+    if (this.badMechanism !== null) return this.failWith(this.badMechanism, answer({ errorCode: ErrorCode.SASL_AUTHENTICATION_FAILED, errorMessage: this.badMechanism }));
     try {
       const response = await this.server!.evaluate(token);
-      const chunks = answer({ errorCode: ErrorCode.NONE, errorMessage: null, authBytes: response, sessionLifetimeMs: 0n });
-      this.maybeComplete();
+      const sessionLifetimeMs = this.maybeComplete();
+      const chunks = answer({ errorCode: ErrorCode.NONE, errorMessage: null, authBytes: response, sessionLifetimeMs: BigInt(sessionLifetimeMs) });
       return { kind: 'respond', chunks, close: false };
     } catch (err) {
       const message = authFailureMessage(err, this.server!.mechanism);
@@ -162,6 +223,7 @@ export class SaslAuthenticator {
 
   /** AUTHENTICATE after SaslHandshake v0: the frame is the token, the answer a size-prefixed token. */
   private async rawToken(frame: Buffer): Promise<AuthStep> {
+    if (this.badMechanism !== null) return this.failWith(this.badMechanism, null);
     try {
       const response = await this.server!.evaluate(frame);
       const size = Buffer.alloc(4);
@@ -174,10 +236,34 @@ export class SaslAuthenticator {
     }
   }
 
-  private maybeComplete(): void {
-    if (!this.server!.complete) return;
+  /**
+   * Completes the exchange once the mechanism has: the session lifetime (0 when none), and for a re-authentication
+   * the check that the principal is unchanged (SaslServerAuthenticator.ensurePrincipalUnchanged), which throws.
+   */
+  private maybeComplete(): number {
+    const server = this.server!;
+    if (!server.complete) return 0;
+    const previous = this.previous;
+    if (previous !== null && previous.user !== server.authorizationId) {
+      throw new SaslAuthenticationError(`Cannot change principals during re-authentication from User.${previous.user}: User.${server.authorizationId}`);
+    }
+    // calcCompletionTimesAndReturnSessionLifetimeMs: min of the credential's remaining lifetime and the maximum.
+    const now = this.now();
+    const maxReauthMs = this.o.maxReauthMs(server.mechanism);
+    const credentialExpiresAt = server.credentialLifetimeMs;
+    let lifetime = 0;
+    if (credentialExpiresAt !== undefined || maxReauthMs > 0) {
+      if (credentialExpiresAt === undefined) lifetime = maxReauthMs;
+      else if (maxReauthMs <= 0) lifetime = Math.max(0, credentialExpiresAt - now);
+      else lifetime = Math.max(0, Math.min(credentialExpiresAt - now, maxReauthMs));
+      this.expiresAt = now + lifetime;
+    } else {
+      this.expiresAt = null;
+    }
     this.state = 'complete';
-    this.o.onComplete(this.server!.authorizationId, this.server!.mechanism);
+    this.previous = null;
+    this.o.onComplete(server.authorizationId, server.mechanism, previous !== null, lifetime);
+    return lifetime;
   }
 
   private fail(reason: string): Promise<AuthStep> {
@@ -187,7 +273,7 @@ export class SaslAuthenticator {
   /** FAILED: the answer (if any) after the failed-authentication delay, then the close. */
   private async failWith(reason: string, chunks: Buffer[] | null, err?: unknown): Promise<AuthStep> {
     this.state = 'failed';
-    this.o.onFailure(reason, err);
+    this.o.onFailure(reason, err, this.previous !== null);
     if (this.o.failedAuthenticationDelayMs > 0) await new Promise((r) => setTimeout(r, this.o.failedAuthenticationDelayMs));
     return chunks ? { kind: 'respond', chunks, close: true } : { kind: 'close' };
   }

@@ -27,6 +27,11 @@ export interface SaslServer {
    * challenge awaits the client's %x01), for the log of a client that goes on without answering.
    */
   readonly refusalReason?: string;
+  /**
+   * When the credential expires (ms since the epoch), valid once complete: an OAUTHBEARER token's exp (Kafka's
+   * CREDENTIAL_LIFETIME_MS_SASL_NEGOTIATED_PROPERTY_KEY), which bounds the KIP-368 session lifetime.
+   */
+  readonly credentialLifetimeMs?: number;
 }
 
 /**

@@ -37,6 +37,7 @@ function authenticator(mechanisms = ['PLAIN', 'SCRAM-SHA-512']) {
     },
     failedAuthenticationDelayMs: 0,
     log,
+    maxReauthMs: () => 0,
     onComplete: (user, mechanism) => void events.push(`complete ${user} ${mechanism}`),
     onFailure: (reason) => void events.push(`failure ${reason}`),
   });
@@ -108,6 +109,7 @@ describe('SaslAuthenticator', () => {
       newServer: () => new PlainSaslServer(() => false),
       apiVersions: async () => null,
       errorResponse: () => null,
+      maxReauthMs: () => 0,
       failedAuthenticationDelayMs: 150,
       log,
       onComplete: () => undefined,
@@ -117,5 +119,84 @@ describe('SaslAuthenticator', () => {
     const started = performance.now();
     await auth.step(frame(SaslAuthenticateApi, 1, { authBytes: plainToken('a', 'b') }));
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+  });
+});
+
+describe('SaslAuthenticator: KIP-368 session lifetime and re-authentication', () => {
+  function reauthenticator(o: { maxReauthMs: number; mechanisms?: string[] }) {
+    let now = 1_000_000;
+    const events: string[] = [];
+    const auth = new SaslAuthenticator({
+      mechanisms: o.mechanisms ?? ['PLAIN'],
+      newServer: () => new PlainSaslServer((user, password) => password.toString() === `${user}-secret`),
+      apiVersions: async () => [Buffer.from([0, 0, 0, 0])],
+      errorResponse: () => null,
+      failedAuthenticationDelayMs: 0,
+      log,
+      maxReauthMs: () => o.maxReauthMs,
+      onComplete: (user, _m, reauth, lifetime) => void events.push(`${reauth ? 'reauthenticated' : 'authenticated'} ${user} ${lifetime}`),
+      onFailure: (reason, _err, reauth) => void events.push(`${reauth ? 'reauth failed' : 'failed'}: ${reason}`),
+      now: () => now,
+    });
+    const signIn = async (user: string, mechanism = 'PLAIN') => {
+      expect(response(SaslHandshakeApi, 1, await auth.step(frame(SaslHandshakeApi, 1, { mechanism })))).toMatchObject({ errorCode: 0 });
+      return auth.step(frame(SaslAuthenticateApi, 2, { authBytes: plainToken(user, `${user}-secret`) }));
+    };
+    return { auth, events, signIn, advance: (ms: number) => void (now += ms) };
+  }
+
+  it('gives the session connections.max.reauth.ms, after which it has expired', async () => {
+    const { auth, signIn, advance, events } = reauthenticator({ maxReauthMs: 5000 });
+    expect(response(SaslAuthenticateApi, 2, await signIn('alice'))).toMatchObject({ errorCode: 0, sessionLifetimeMs: 5000n });
+    advance(5000);
+    expect(auth.sessionExpired()).toBe(false);
+    advance(1);
+    expect(auth.sessionExpired()).toBe(true);
+    expect(events).toEqual(['authenticated alice 5000']);
+  });
+
+  it('re-authenticates the same user on a SaslHandshake, with a new lifetime, at most once a second', async () => {
+    const { auth, signIn, advance, events } = reauthenticator({ maxReauthMs: 5000 });
+    await signIn('alice');
+    advance(4000);
+    expect(auth.beginReauthentication()).toBe(true);
+    expect(response(SaslAuthenticateApi, 2, await signIn('alice'))).toMatchObject({ errorCode: 0, sessionLifetimeMs: 5000n });
+    expect(auth.complete).toBe(true);
+    advance(4000);
+    expect(auth.sessionExpired()).toBe(false);
+    advance(500);
+    expect(auth.beginReauthentication()).toBe(true);
+    await signIn('alice');
+    // A second begin within a second of the last: the handshake is an ordinary request.
+    advance(999);
+    expect(auth.beginReauthentication()).toBe(false);
+    expect(events).toEqual(['authenticated alice 5000', 'reauthenticated alice 5000', 'reauthenticated alice 5000']);
+  });
+
+  it('refuses a re-authentication as another user, or with another mechanism, and closes', async () => {
+    const other = reauthenticator({ maxReauthMs: 5000 });
+    await other.signIn('alice');
+    other.advance(2000);
+    expect(other.auth.beginReauthentication()).toBe(true);
+    const step = await other.signIn('bob');
+    expect(step).toMatchObject({ kind: 'respond', close: true });
+    expect(response(SaslAuthenticateApi, 2, step)).toMatchObject({ errorCode: ErrorCode.SASL_AUTHENTICATION_FAILED, errorMessage: 'Cannot change principals during re-authentication from User.alice: User.bob' });
+    expect(other.events[1]).toBe('reauth failed: Cannot change principals during re-authentication from User.alice: User.bob');
+
+    const mech = reauthenticator({ maxReauthMs: 5000, mechanisms: ['PLAIN', 'SCRAM-SHA-512'] });
+    await mech.signIn('alice');
+    mech.advance(2000);
+    expect(mech.auth.beginReauthentication()).toBe(true);
+    // SaslServerAuthenticator's REAUTH_BAD_MECHANISM: the handshake is answered, the token refused.
+    const refused = await mech.signIn('alice', 'SCRAM-SHA-512');
+    expect(response(SaslAuthenticateApi, 2, refused)).toMatchObject({ errorCode: ErrorCode.SASL_AUTHENTICATION_FAILED, errorMessage: "SASL mechanism 'SCRAM-SHA-512' requested by client is not supported for re-authentication of mechanism 'PLAIN'" });
+  });
+
+  it('offers no re-authentication and no expiry without a lifetime (connections.max.reauth.ms=0)', async () => {
+    const { auth, signIn, advance } = reauthenticator({ maxReauthMs: 0 });
+    expect(response(SaslAuthenticateApi, 2, await signIn('alice'))).toMatchObject({ sessionLifetimeMs: 0n });
+    advance(10 * 86_400_000);
+    expect(auth.sessionExpired()).toBe(false);
+    expect(auth.beginReauthentication()).toBe(false);
   });
 });
