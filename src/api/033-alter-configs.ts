@@ -56,9 +56,8 @@ export const alterConfigs = defineHandler({
             continue;
           }
           if (MIN_INSYNC_REPLICAS in configs) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_BROKER_MIN_ISR);
-          if (Object.keys(configs).length > 0) {
-            throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(Object.keys(configs).join(','))}`);
-          }
+          // The legacy API replaces this broker's whole set of own values.
+          await clusterConfigs.alterBroker(new Map(Object.entries(configs)), { validateOnly: req.validateOnly, replaceAll: true });
         } else {
           throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
         }

@@ -105,9 +105,11 @@ export const incrementalAlterConfigs = defineHandler({
             continue;
           }
           if (res.configs.some((c) => c.name === MIN_INSYNC_REPLICAS)) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_BROKER_MIN_ISR);
-          if (res.configs.length > 0) {
-            throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(res.configs.map((c) => c.name).join(','))}`);
-          }
+          // This broker's own values (DYNAMIC_BROKER_CONFIG), over the cluster-level and static ones.
+          await clusterConfigs.alterBroker(
+            clusterChanges(res.configs, (name) => clusterConfigs.broker(name) ?? clusterConfigs.get(name) ?? config.values.get(name) ?? BROKER_CONFIG_BY_NAME.get(name)?.default ?? null),
+            { validateOnly: req.validateOnly },
+          );
         } else {
           throw new ClusterApiError(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${res.resourceType}`);
         }

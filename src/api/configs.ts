@@ -28,24 +28,31 @@ export interface DescribedConfig {
 
 /**
  * A broker resource's configs, with where each value comes from. Broker "<id>": every broker config; its
- * value is the cluster-level dynamic one, else the static one, else the default, with those synonyms (Kafka's
- * ConfigHelper.createBrokerConfigEntry). Broker "" (the cluster default, `--entity-default`): only the values
- * set at the cluster level, as Kafka describes `currentDynamicDefaultConfigs`.
+ * value is this broker's dynamic one, else the cluster-level dynamic one, else the static one, else the default,
+ * with those synonyms (Kafka's ConfigHelper.createBrokerConfigEntry). Broker "" (the cluster default,
+ * `--entity-default`): only the values set at the cluster level, as Kafka describes `currentDynamicDefaultConfigs`.
  */
-export function describeBrokerConfigs(config: BrokerConfig, dynamic: Pick<ClusterConfigService, 'get'>, resourceName: string): DescribedConfig[] {
+export function describeBrokerConfigs(config: BrokerConfig, dynamic: Pick<ClusterConfigService, 'get' | 'broker'>, resourceName: string): DescribedConfig[] {
   const described = BROKER_CONFIGS.map((def) => {
     const explicit = config.explicit.has(def.name);
+    const own = dynamic.broker(def.name);
     const cluster = dynamic.get(def.name);
     const synonyms = [];
+    if (own !== undefined) synonyms.push({ name: def.name, value: own, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
     if (cluster !== undefined) synonyms.push({ name: def.name, value: cluster, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
     const staticValue = config.values.get(def.name) ?? null;
     if (explicit) synonyms.push({ name: def.name, value: staticValue, source: ConfigSource.STATIC_BROKER_CONFIG });
     if (def.default !== null) synonyms.push({ name: def.name, value: def.default, source: ConfigSource.DEFAULT_CONFIG });
-    const value = cluster ?? staticValue;
-    const source = cluster !== undefined ? ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG : explicit ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
+    const value = own ?? cluster ?? staticValue;
+    const source =
+      own !== undefined ? ConfigSource.DYNAMIC_BROKER_CONFIG : cluster !== undefined ? ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG : explicit ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
     return { def, value: def.sensitive ? null : value, source, synonyms };
   });
-  return resourceName === '' ? described.filter((d) => d.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG) : described;
+  if (resourceName !== '') return described;
+  return described.filter((d) => d.synonyms.some((s) => s.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)).map((d) => {
+    const value = dynamic.get(d.def.name)!;
+    return { ...d, value: d.def.sensitive ? null : value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, synonyms: d.synonyms.filter((s) => s.source !== ConfigSource.DYNAMIC_BROKER_CONFIG) };
+  });
 }
 
 export function configTypeCode(def: ConfigDef): number {

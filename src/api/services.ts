@@ -94,8 +94,8 @@ export interface TxnVerificationService {
 /** A replica's answers for partitions another broker leads: DescribeProducers, as Kafka's followers give it. */
 export type ReplicaReadService = ReplicaReads;
 
-/** The dynamic broker configs at the cluster level (Kafka's default broker resource), read and altered. */
-export type ClusterConfigService = Pick<ClusterConfigs, 'get' | 'entries' | 'alter'>;
+/** The dynamic broker configs at the cluster level (Kafka's default broker resource) and this broker's own, read and altered. */
+export type ClusterConfigService = Pick<ClusterConfigs, 'get' | 'entries' | 'alter' | 'broker' | 'alterBroker'>;
 
 /** The APIs this node serves on a listener, as ApiVersions lists them (computed once from the handlers' ranges). */
 export interface ApiCatalog {

@@ -5,9 +5,13 @@
  *
  *   /configs/brokers   {"formatVersion": 1, "configs": {"min.insync.replicas": "1", "log.retention.ms": "…"}}
  *
+ * And per broker (`--entity-type brokers --entity-name <id>`, DYNAMIC_BROKER_CONFIG), each broker following its own:
+ *
+ *   /configs/broker/<nodeId>   {"formatVersion": 1, "configs": {"log.retention.ms": "…"}}
+ *
  * A topic config resolves as Kafka resolves it (ConfigHelper, DynamicBrokerConfig): the topic's override,
- * else, for each of its broker synonyms in order, that synonym's cluster-level dynamic value, then its static
- * value, else the default. Ledgerline keeps no per-broker dynamic values (DYNAMIC_BROKER_CONFIG).
+ * else, for each of its broker synonyms in order, that synonym's per-broker dynamic value, its cluster-level
+ * dynamic value, then its static value, else the default.
  *
  * What may be set here: the broker configs that supply a topic config's default, the first synonym of each
  * (Kafka's DynamicLogConfig.ReconfigurableConfigs: log.retention.ms but not log.retention.hours,
@@ -19,7 +23,7 @@
  * topic reports it as a dynamic cluster default; removing it, or setting it per broker, is INVALID_CONFIG.
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
-import { CLUSTER_CONFIGS_KEY } from '../metadata/layout.js';
+import { BROKER_CONFIGS_PREFIX, CLUSTER_CONFIGS_KEY } from '../metadata/layout.js';
 import type { MetadataStore, Watch } from '../metadata/types.js';
 import { BROKER_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type ConfigDef } from './config-defs.js';
 import { ClusterApiError } from './errors.js';
@@ -44,51 +48,39 @@ interface Stored {
   readonly configs: Record<string, string>;
 }
 
-/** The cluster-level dynamic values, as topic config resolution reads them. */
+/** The dynamic values, as topic config resolution reads them. */
 export interface DynamicDefaults {
   /** The cluster-level value of a broker config, undefined when none is set. */
   get(name: string): string | undefined;
+  /** This broker's own value, undefined when none is set. */
+  broker(name: string): string | undefined;
 }
 
-export class ClusterConfigs implements DynamicDefaults {
-  private configs: Record<string, string> = {};
+/** One stored set of dynamic values (a key of the metadata store), followed with a watch and changed by compare-and-set. */
+class ConfigRecord {
+  configs: Record<string, string> = {};
   private revision = 0;
   private watch: Watch | null = null;
   private closed = false;
-  private readonly listeners: (() => void)[] = [];
 
   constructor(
     private readonly store: MetadataStore,
-    /** Where a failure to follow the store is reported. */
-    private readonly onWatchError: (err: Error) => void = () => undefined,
+    readonly key: string,
+    private readonly changed: () => void,
+    private readonly onWatchError: (err: Error) => void,
   ) {}
 
-  get(name: string): string | undefined {
-    return this.configs[name];
-  }
-
-  /** Every cluster-level value, by name. */
-  entries(): readonly (readonly [string, string])[] {
-    return Object.entries(this.configs);
-  }
-
-  /** Called after the values changed, here or through another broker sharing the store. */
-  onChange(listener: () => void): void {
-    this.listeners.push(listener);
-  }
-
-  /** Follows the store, loads the values, and writes KIP-966's cluster-level min.insync.replicas if missing. */
-  async load(staticMinInsyncReplicas: string): Promise<void> {
+  async load(): Promise<void> {
     // The watch starts first, from now, and the read comes after it: no change falls between the two, and one
     // the read already holds is skipped by its revision. (Watching from the record's own modRevision would
     // ask for history the store may have compacted long since: etcd's ErrCompacted.)
     this.watch = await this.store.watch(
-      { key: CLUSTER_CONFIGS_KEY },
+      { key: this.key },
       {
         onEvents: (res) => {
           for (const e of res.events) {
             try {
-              this.apply(e.type === 'delete' ? {} : decode(e.kv.value), e.kv.modRevision);
+              this.apply(e.type === 'delete' ? {} : decode(e.kv.value, this.key), e.kv.modRevision);
             } catch (err) {
               this.onWatchError(err as Error);
             }
@@ -100,12 +92,8 @@ export class ClusterConfigs implements DynamicDefaults {
         },
       },
     );
-    const kv = await this.store.get(CLUSTER_CONFIGS_KEY);
-    if (kv) this.apply(decode(kv.value), kv.modRevision);
-    if (this.get(MIN_INSYNC_REPLICAS) === undefined) {
-      // A concurrent first start writes the same value; whichever wins, the value exists afterwards.
-      await this.update((c) => (c[MIN_INSYNC_REPLICAS] === undefined ? { ...c, [MIN_INSYNC_REPLICAS]: staticMinInsyncReplicas } : c));
-    }
+    const kv = await this.store.get(this.key);
+    if (kv) this.apply(decode(kv.value, this.key), kv.modRevision);
   }
 
   async close(): Promise<void> {
@@ -114,41 +102,14 @@ export class ClusterConfigs implements DynamicDefaults {
     this.watch = null;
   }
 
-  /**
-   * Checks a change of the cluster-level values and, unless validateOnly, stores it. `changes` maps a name to
-   * its new value or null to remove it; `replaceAll` (legacy AlterConfigs) removes every value not named.
-   * Throws ClusterApiError with Kafka's codes and messages.
-   */
-  async alter(changes: ReadonlyMap<string, string | null>, opts: { validateOnly: boolean; replaceAll?: boolean }): Promise<void> {
-    const apply = (current: Record<string, string>): Record<string, string> => {
-      const next: Record<string, string> = opts.replaceAll ? {} : { ...current };
-      for (const [name, value] of changes) {
-        if (value === null) delete next[name];
-        else next[name] = value.trim();
-      }
-      return next;
-    };
-    for (const [name, value] of changes) {
-      // Removing a value that is not set writes nothing (Kafka's incrementalAlterConfigResource), known or not.
-      if (value === null) continue;
-      const def = CLUSTER_DYNAMIC_CONFIGS.get(name);
-      if (!def) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(name)}`);
-      const err = validateConfigValue(def, value);
-      if (err) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, err);
-    }
-    if (apply(this.configs)[MIN_INSYNC_REPLICAS] === undefined) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_MIN_ISR_REMOVAL);
-    if (opts.validateOnly) return;
-    await this.update(apply);
-  }
-
   /** Compare-and-set of the stored record, retried on a concurrent change. */
-  private async update(fn: (current: Record<string, string>) => Record<string, string>): Promise<void> {
+  async update(fn: (current: Record<string, string>) => Record<string, string>): Promise<void> {
     for (;;) {
-      const kv = await this.store.get(CLUSTER_CONFIGS_KEY);
-      const current = kv ? decode(kv.value) : {};
+      const kv = await this.store.get(this.key);
+      const current = kv ? decode(kv.value, this.key) : {};
       const next = fn(current);
       const value = Buffer.from(JSON.stringify({ formatVersion: 1, configs: next } satisfies Stored));
-      const res = await this.store.compareAndSet(CLUSTER_CONFIGS_KEY, kv ? { modRevision: kv.modRevision } : { version: 0 }, value);
+      const res = await this.store.compareAndSet(this.key, kv ? { modRevision: kv.modRevision } : { version: 0 }, value);
       if (res.succeeded) {
         this.apply(next, res.revision);
         return;
@@ -161,14 +122,115 @@ export class ClusterConfigs implements DynamicDefaults {
     this.revision = revision;
     const changed = JSON.stringify(configs) !== JSON.stringify(this.configs);
     this.configs = configs;
-    if (changed) for (const l of this.listeners) l();
+    if (changed) this.changed();
   }
 }
 
-function decode(value: Uint8Array): Record<string, string> {
+export class ClusterConfigs implements DynamicDefaults {
+  private readonly cluster: ConfigRecord;
+  private readonly own: ConfigRecord;
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(
+    store: MetadataStore,
+    /** This broker: its own values are `/configs/broker/<nodeId>`. */
+    nodeId: number,
+    /** Where a failure to follow the store is reported. */
+    onWatchError: (err: Error) => void = () => undefined,
+  ) {
+    const changed = () => {
+      for (const l of this.listeners) l();
+    };
+    this.cluster = new ConfigRecord(store, CLUSTER_CONFIGS_KEY, changed, onWatchError);
+    this.own = new ConfigRecord(store, brokerConfigsKey(nodeId), changed, onWatchError);
+  }
+
+  /** The cluster-level value of a broker config (`--entity-default`), undefined when none is set. */
+  get(name: string): string | undefined {
+    return this.cluster.configs[name];
+  }
+
+  /** This broker's own dynamic value (`--entity-name <id>`, DYNAMIC_BROKER_CONFIG), undefined when none is set. */
+  broker(name: string): string | undefined {
+    return this.own.configs[name];
+  }
+
+  /** Every cluster-level value, by name. */
+  entries(): readonly (readonly [string, string])[] {
+    return Object.entries(this.cluster.configs);
+  }
+
+  /** Called after the values changed, here or through another broker sharing the store. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Follows the store, loads the values, and writes KIP-966's cluster-level min.insync.replicas if missing. */
+  async load(staticMinInsyncReplicas: string): Promise<void> {
+    await this.cluster.load();
+    await this.own.load();
+    if (this.get(MIN_INSYNC_REPLICAS) === undefined) {
+      // A concurrent first start writes the same value; whichever wins, the value exists afterwards.
+      await this.cluster.update((c) => (c[MIN_INSYNC_REPLICAS] === undefined ? { ...c, [MIN_INSYNC_REPLICAS]: staticMinInsyncReplicas } : c));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.cluster.close();
+    await this.own.close();
+  }
+
+  /**
+   * Checks a change of the cluster-level values and, unless validateOnly, stores it. `changes` maps a name to
+   * its new value or null to remove it; `replaceAll` (legacy AlterConfigs) removes every value not named.
+   * Throws ClusterApiError with Kafka's codes and messages.
+   */
+  async alter(changes: ReadonlyMap<string, string | null>, opts: { validateOnly: boolean; replaceAll?: boolean }): Promise<void> {
+    const next = checked(this.cluster.configs, changes, opts);
+    if (next[MIN_INSYNC_REPLICAS] === undefined) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_MIN_ISR_REMOVAL);
+    if (opts.validateOnly) return;
+    await this.cluster.update((current) => checked(current, changes, opts));
+  }
+
+  /**
+   * The same for this broker's own values (Kafka's per-broker dynamic configs): the same reconfigurable configs,
+   * but min.insync.replicas, which KIP-966 keeps at the cluster level (ELR_BROKER_MIN_ISR).
+   */
+  async alterBroker(changes: ReadonlyMap<string, string | null>, opts: { validateOnly: boolean; replaceAll?: boolean }): Promise<void> {
+    if (changes.has(MIN_INSYNC_REPLICAS) && changes.get(MIN_INSYNC_REPLICAS) !== null) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, ELR_BROKER_MIN_ISR);
+    checked(this.own.configs, changes, opts);
+    if (opts.validateOnly) return;
+    await this.own.update((current) => checked(current, changes, opts));
+  }
+}
+
+/** `current` with `changes` applied, each value checked: Kafka's DynamicBrokerConfig validation and messages. */
+function checked(current: Record<string, string>, changes: ReadonlyMap<string, string | null>, opts: { replaceAll?: boolean }): Record<string, string> {
+  for (const [name, value] of changes) {
+    // Removing a value that is not set writes nothing (Kafka's incrementalAlterConfigResource), known or not.
+    if (value === null) continue;
+    const def = CLUSTER_DYNAMIC_CONFIGS.get(name);
+    if (!def) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(name)}`);
+    const err = validateConfigValue(def, value);
+    if (err) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, err);
+  }
+  const next: Record<string, string> = opts.replaceAll ? {} : { ...current };
+  for (const [name, value] of changes) {
+    if (value === null) delete next[name];
+    else next[name] = value.trim();
+  }
+  return next;
+}
+
+/** Where a broker's own dynamic values are stored. */
+export function brokerConfigsKey(nodeId: number): string {
+  return `${BROKER_CONFIGS_PREFIX}${nodeId}`;
+}
+
+function decode(value: Uint8Array, key: string): Record<string, string> {
   const stored = JSON.parse(Buffer.from(value).toString('utf8')) as Partial<Stored>;
   if (stored.formatVersion !== 1 || typeof stored.configs !== 'object' || stored.configs === null) {
-    throw new Error(`the metadata store's ${CLUSTER_CONFIGS_KEY} record is not one this version reads`);
+    throw new Error(`the metadata store's ${key} record is not one this version reads`);
   }
   return stored.configs;
 }

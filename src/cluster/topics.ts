@@ -114,7 +114,7 @@ export class TopicManager {
   /** Registered brokers, which bound the replication factor (the cluster view sets it; alone: 1). */
   liveBrokerCount: () => number = () => 1;
   /** The cluster-level dynamic broker configs (src/cluster/cluster-configs.ts); none unless the broker sets them. */
-  private dynamicDefaults: DynamicDefaults = { get: () => undefined };
+  private dynamicDefaults: DynamicDefaults = { get: () => undefined, broker: () => undefined };
 
   constructor(
     private readonly store: MetadataStore,
@@ -413,7 +413,7 @@ export class TopicManager {
 
   /**
    * One config of a topic, resolved as Kafka resolves it: the topic's override, else the first broker
-   * synonym set at the cluster level (a dynamic default) or by the operator (static), unit-converted, else the default. Synonyms are listed most specific first
+   * synonym set for this broker (dynamic), at the cluster level (a dynamic default) or by the operator (static), unit-converted, else the default. Synonyms are listed most specific first
    * and end with the default entry, as DescribeConfigs reports them.
    */
   resolve(t: TopicRecord, def: TopicConfigDef): ResolvedConfig {
@@ -425,6 +425,14 @@ export class TopicManager {
     const convert = (v: string | null, factor = 1): string | null => (v === null || factor === 1 ? v : String(BigInt(v) * BigInt(factor)));
     const brokerSynonyms = def.brokerSynonyms ?? [];
     for (const syn of brokerSynonyms) {
+      const own = this.dynamicDefaults.broker(syn.name);
+      if (own !== undefined) {
+        synonyms.push({ name: syn.name, value: own, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
+        if (value === null && override === undefined) {
+          value = convert(own, syn.factor);
+          source = ConfigSource.DYNAMIC_BROKER_CONFIG;
+        }
+      }
       const dynamic = this.dynamicDefaults.get(syn.name);
       if (dynamic !== undefined) {
         synonyms.push({ name: syn.name, value: dynamic, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });

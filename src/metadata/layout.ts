@@ -15,10 +15,13 @@
  *   /brokers/ids/<brokerId>                    broker registration, put with the broker's lease
  *   /configs/brokers                           dynamic broker configs at the cluster level (Kafka's default
  *                                              broker resource, `kafka-configs --entity-default`)
+ *   /configs/broker/<nodeId>                   one broker's own dynamic configs (`--entity-name <id>`)
  *   /nodes/<nodeId>                            a node's identity: its metadata directory id (KIP-858),
  *                                              created by the node's first start
  *   /owners/<topic>/<partition>                partition owner, put with the owning broker's lease
  *   /groups/<groupId>                          consumer group coordinator ownership, with a lease
+ *   /quotas/<entity>                           client quotas of one entity (src/quota/quota-store.ts), e.g.
+ *                                              /quotas/user=alice&client-id=<default>, /quotas/ip=10.0.0.1
  *
  * Segments built from names a client chooses (group ids, and topics for safety) are percent-encoded so a
  * '/' in them cannot add a level; Kafka topic names ([a-zA-Z0-9._-]) encode to themselves. Offsets are
@@ -38,8 +41,12 @@ export const BROKERS_PREFIX = '/brokers/';
 export const BROKER_IDS_PREFIX = '/brokers/ids/';
 export const NODES_PREFIX = '/nodes/';
 export const CLUSTER_CONFIGS_KEY = '/configs/brokers';
+/** A broker's own dynamic configs: /configs/broker/<nodeId>. */
+export const BROKER_CONFIGS_PREFIX = '/configs/broker/';
 export const OWNERS_PREFIX = '/owners/';
 export const GROUPS_PREFIX = '/groups/';
+/** Client quotas, one key per entity (src/quota/quota-store.ts). */
+export const QUOTAS_PREFIX = '/quotas/';
 
 /** Digits of the largest int64 offset (9223372036854775807). */
 const OFFSET_DIGITS = 19;

@@ -188,7 +188,7 @@ export class Broker implements ConnectionHost {
     const directoryId = await loadDirectoryId(metadata, this.nodeId);
     const topics = (p.topics = new TopicManager(metadata, config, (err) => log.error({ err }, 'the topic registry could not follow a change in the metadata store')));
     // The cluster-level dynamic broker configs, under the topics' own overrides (KIP-966 writes min.insync.replicas).
-    const clusterConfigs = (p.clusterConfigs = new ClusterConfigs(metadata, (err) => log.error({ err }, 'the cluster-level broker configs could not follow a change in the metadata store')));
+    const clusterConfigs = (p.clusterConfigs = new ClusterConfigs(metadata, this.nodeId, (err) => log.error({ err }, 'the cluster-level broker configs could not follow a change in the metadata store')));
     await clusterConfigs.load(config.values.get(MIN_INSYNC_REPLICAS) ?? '1');
     topics.useDynamicDefaults(clusterConfigs);
     clusterConfigs.onChange(() => void topics.dynamicDefaultsChanged().catch((err: unknown) => log.error({ err }, 'applying the cluster-level broker configs failed')));

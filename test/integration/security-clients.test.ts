@@ -31,6 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goEnv } from '../../compat/lib/install.js';
 import { COMPAT_DIR, GO_DIR, VENV_DIR } from '../../compat/lib/paths.js';
 import { lastLine, run } from '../../compat/lib/proc.js';
+import { probe } from '../support/probe.js';
 import { AlterUserScramCredentialsApi } from '../../protocol/messages/051-alter-user-scram-credentials.gen.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { TestPki, type IssuedCertificate } from '../support/certs.js';
@@ -92,12 +93,6 @@ interface SecurityClient {
   roundTrip(mode: Mode, topic: string, group: string): Promise<ProgramRun>;
 }
 
-/** Null when `cmd args` runs and exits 0; else why not (not on PATH, or its last line of output), for a skip reason. */
-function probe(cmd: string, args: string[]): string | null {
-  const r = spawnSync(cmd, args, { encoding: 'utf8' });
-  if (r.error) return (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? `${cmd} is not on PATH` : r.error.message;
-  return r.status === 0 ? null : lastLine(r.stderr || r.stdout) || `exit ${r.status}`;
-}
 
 function pythonMissing(module: string): string | null {
   if (!existsSync(PYTHON)) return `no Python venv at ${PYTHON} (npm run compat -- --clients ${module === 'kafka' ? 'kafka-python' : 'confluent-kafka'} installs it)`;
@@ -386,5 +381,29 @@ describe.skipIf(kafkaConfigsMissing !== null && !REQUIRE)(`kafka-configs --entit
     const deleted = await kafkaConfigs('--alter', '--delete-config', 'SCRAM-SHA-512');
     expect(deleted.stdout, deleted.stderr).toContain('Completed updating config for user configs-user.');
     await expect(signIn('configs-secret')).rejects.toMatchObject({ name: 'KafkaJSSASLAuthenticationError' });
+  }, 120_000);
+});
+
+describe.skipIf(kafkaConfigsMissing !== null && !REQUIRE)(`kafka-configs --entity-type brokers${kafkaConfigsMissing !== null && !REQUIRE ? ` (missing: ${kafkaConfigsMissing})` : ''}`, () => {
+  it('sets, describes and deletes a per-broker dynamic config and a cluster-level default', async () => {
+    if (kafkaConfigsMissing !== null) throw new Error(`LEDGERLINE_REQUIRE_SECURITY_CLIENTS=1, but kafka-configs cannot run: ${kafkaConfigsMissing}`);
+    const cp = readFileSync(KAFKA_TOOLS_CLASSPATH, 'utf8').trim();
+    const admin = new Kafka({ clientId: 'kafka-configs-brokers', brokers: [`127.0.0.1:${port('PLAINTEXT')}`], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    const nodeId = String((await admin.describeCluster()).brokers[0]!.nodeId);
+    await admin.disconnect();
+    const kafkaConfigs = (...args: string[]) => run('java', ['-cp', cp, 'org.apache.kafka.tools.ConfigCommand', '--bootstrap-server', `127.0.0.1:${port('PLAINTEXT')}`, '--entity-type', 'brokers', ...args], { timeoutMs: 60_000 });
+    const defaulted = await kafkaConfigs('--entity-default', '--alter', '--add-config', 'log.retention.ms=7200000');
+    expect(defaulted.stdout, defaulted.stderr).toContain('Completed updating default config for brokers in the cluster.');
+    const own = await kafkaConfigs('--entity-name', nodeId, '--alter', '--add-config', 'log.retention.ms=3600000');
+    expect(own.stdout, own.stderr).toContain(`Completed updating config for broker ${nodeId}.`);
+    const described = await kafkaConfigs('--entity-name', nodeId, '--describe');
+    expect(described.stdout, described.stderr).toContain('log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=3600000, DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=7200000');
+    const refused = await kafkaConfigs('--entity-name', nodeId, '--alter', '--add-config', 'min.insync.replicas=2');
+    expect(refused.stdout + refused.stderr).toContain('Broker-level min.insync.replicas cannot be altered while ELR is enabled.');
+    const removed = await kafkaConfigs('--entity-name', nodeId, '--alter', '--delete-config', 'log.retention.ms');
+    expect(removed.stdout, removed.stderr).toContain(`Completed updating config for broker ${nodeId}.`);
+    expect((await kafkaConfigs('--entity-name', nodeId, '--describe')).stdout).not.toContain('DYNAMIC_BROKER_CONFIG');
+    await kafkaConfigs('--entity-default', '--alter', '--delete-config', 'log.retention.ms');
   }, 120_000);
 });

@@ -327,7 +327,7 @@ describe('OffsetForLeaderEpoch (KafkaApis.handleOffsetForLeaderEpochRequest)', (
 });
 
 describe('DescribeConfigs (ConfigHelper.handleDescribeConfigsRequest)', () => {
-  const services = async () => ({ node: fakeNode({ nodeId: 1 }), config: config(), clusterConfigs: { get: () => undefined, entries: () => [], alter: async () => undefined } as never, topics: await topicRegistry({ orders: 1 }) });
+  const services = async () => ({ node: fakeNode({ nodeId: 1 }), config: config(), clusterConfigs: { get: () => undefined, broker: () => undefined, entries: () => [], alter: async () => undefined, alterBroker: async () => undefined } as never, topics: await topicRegistry({ orders: 1 }) });
   const req = () =>
     createDescribeConfigsRequest({
       resources: [
@@ -377,7 +377,7 @@ describe('DescribeConfigs (ConfigHelper.handleDescribeConfigsRequest)', () => {
 });
 
 describe('AlterConfigs (ConfigAdminManager.preprocess, then ControllerApis.authorizeAlterResource)', () => {
-  const services = async (controllerListeners: string[] = []) => ({ node: fakeNode({ nodeId: 1, controllerListeners }), clusterConfigs: { get: () => undefined, entries: () => [], alter: async () => undefined } as never, topics: await topicRegistry({ orders: 1 }) });
+  const services = async (controllerListeners: string[] = []) => ({ node: fakeNode({ nodeId: 1, controllerListeners }), clusterConfigs: { get: () => undefined, broker: () => undefined, entries: () => [], alter: async () => undefined, alterBroker: async () => undefined } as never, topics: await topicRegistry({ orders: 1 }) });
   const resource = (resourceType: number, resourceName: string, configs: { name: string; value: string | null }[] = [{ name: 'retention.ms', value: '5000' }]) => ({ resourceType, resourceName, configs });
 
   it('checks ALTER_CONFIGS after the key, value and broker-id checks, before the name and existence: the code and message per resource', async () => {
@@ -424,7 +424,7 @@ describe('IncrementalAlterConfigs (ConfigAdminManager.preprocess, then Controlle
   const services = async (controllerListeners: string[] = []) => ({
     node: fakeNode({ nodeId: 1, controllerListeners }),
     config: config(),
-    clusterConfigs: { get: () => undefined, entries: () => [], alter: async () => undefined } as never,
+    clusterConfigs: { get: () => undefined, broker: () => undefined, entries: () => [], alter: async () => undefined, alterBroker: async () => undefined } as never,
     topics: await topicRegistry({ orders: 1 }),
   });
   const resource = (resourceType: number, resourceName: string, configs: { name: string; configOperation: number; value: string | null }[] = [{ name: 'retention.ms', configOperation: SET, value: '5000' }]) => ({ resourceType, resourceName, configs });

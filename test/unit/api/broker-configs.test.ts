@@ -25,7 +25,7 @@ let clusterConfigs: ClusterConfigs;
 
 async function setup(): Promise<void> {
   store = await openMemoryMetadataStore(new MemoryMetadataVolume());
-  clusterConfigs = new ClusterConfigs(store);
+  clusterConfigs = new ClusterConfigs(store, 1);
   await clusterConfigs.load('1');
 }
 

@@ -27,7 +27,7 @@ async function until(check: () => boolean, ms = 5_000): Promise<void> {
 
 async function open(volume: MemoryMetadataVolume, staticMinIsr = '1'): Promise<{ configs: ClusterConfigs; close: () => Promise<void> }> {
   const store = await openMemoryMetadataStore(volume);
-  const configs = new ClusterConfigs(store);
+  const configs = new ClusterConfigs(store, 1);
   await configs.load(staticMinIsr);
   return { configs, close: async () => { await configs.close(); await store.close(); } };
 }
@@ -70,8 +70,8 @@ describe('ClusterConfigs', () => {
 
   it('follows a change made through another broker sharing the store', async () => {
     const store = await openMemoryMetadataStore(new MemoryMetadataVolume());
-    const a = new ClusterConfigs(store);
-    const b = new ClusterConfigs(store);
+    const a = new ClusterConfigs(store, 1);
+    const b = new ClusterConfigs(store, 1);
     await a.load('1');
     await b.load('1');
     let changes = 0;
@@ -86,7 +86,7 @@ describe('ClusterConfigs', () => {
 
   it('is what a topic config falls back to before the static value: source DYNAMIC_DEFAULT_BROKER_CONFIG, under the topic override', async () => {
     const store = await openMemoryMetadataStore(new MemoryMetadataVolume());
-    const configs = new ClusterConfigs(store);
+    const configs = new ClusterConfigs(store, 1);
     await configs.load('1');
     const topics = new TopicManager(store, loadConfig({ overrides: [['log.dirs', '/unused'], ['log.retention.ms', '7000']] }));
     topics.useDynamicDefaults(configs);
@@ -121,16 +121,52 @@ describe('ClusterConfigs', () => {
 
   it('loads after the history of its record was compacted (a store that has written much since), and follows changes', async () => {
     const store = await openMemoryMetadataStore(new MemoryMetadataVolume(), { historyRetention: 10 });
-    const first = new ClusterConfigs(store);
+    const first = new ClusterConfigs(store, 1);
     await first.load('1');
     for (let i = 0; i < 100; i++) await store.put(`/other/${i}`, Buffer.from('x'));
-    const later = new ClusterConfigs(store);
+    const later = new ClusterConfigs(store, 1);
     await later.load('1');
     expect(later.get('min.insync.replicas')).toBe('1');
     await first.alter(new Map([['log.retention.ms', '1234']]), { validateOnly: false });
     await until(() => later.get('log.retention.ms') === '1234');
     await first.close();
     await later.close();
+    await store.close();
+  });
+
+  it('keeps per-broker values (DYNAMIC_BROKER_CONFIG) over the cluster-level ones, for that broker only', async () => {
+    const store = await openMemoryMetadataStore(new MemoryMetadataVolume());
+    const one = new ClusterConfigs(store, 1);
+    const two = new ClusterConfigs(store, 2);
+    await one.load('1');
+    await two.load('1');
+    const topics = new TopicManager(store, loadConfig({ overrides: [['log.dirs', '/unused']] }));
+    topics.useDynamicDefaults(one);
+    await topics.load();
+    const t = await topics.create('t', { partitions: 1, replicationFactor: -1, configs: {} });
+    await one.alter(new Map([['log.retention.ms', '3000']]), { validateOnly: false });
+    await one.alterBroker(new Map([['log.retention.ms', '2000']]), { validateOnly: false });
+    expect(one.broker('log.retention.ms')).toBe('2000');
+    await until(() => two.get('log.retention.ms') === '3000');
+    expect(two.broker('log.retention.ms')).toBeUndefined();
+    const retention = topics.resolve(t, TOPIC_CONFIG_BY_NAME.get('retention.ms')!);
+    expect(retention).toMatchObject({ value: '2000', source: ConfigSource.DYNAMIC_BROKER_CONFIG });
+    expect(retention.synonyms.map((s) => [s.name, s.value, s.source]).slice(0, 2)).toEqual([
+      ['log.retention.ms', '2000', ConfigSource.DYNAMIC_BROKER_CONFIG],
+      ['log.retention.ms', '3000', ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+    ]);
+    // KIP-966 keeps min.insync.replicas at the cluster level; what is not reconfigurable is refused as at the cluster level.
+    expect((await kafkaError(one.alterBroker(new Map([['min.insync.replicas', '2']]), { validateOnly: false })))[0]).toBe(ErrorCode.INVALID_CONFIG);
+    expect(await kafkaError(one.alterBroker(new Map([['num.network.threads', '4']]), { validateOnly: false }))).toEqual([ErrorCode.INVALID_CONFIG, 'Cannot update these configs dynamically: num.network.threads']);
+    await one.alterBroker(new Map([['log.retention.ms', null]]), { validateOnly: false });
+    expect(topics.resolve(t, TOPIC_CONFIG_BY_NAME.get('retention.ms')!)).toMatchObject({ value: '3000', source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
+    // A restart reads them back.
+    const again = new ClusterConfigs(store, 1);
+    await one.alterBroker(new Map([['log.segment.bytes', '1048576']]), { validateOnly: false });
+    await again.load('1');
+    expect(again.broker('log.segment.bytes')).toBe('1048576');
+    for (const c of [one, two, again]) await c.close();
+    await topics.close();
     await store.close();
   });
 });
