@@ -125,6 +125,8 @@ import {
   type IncrementalAlterConfigsRequest,
 } from '../../protocol/messages/044-incremental-alter-configs.gen.js';
 import { createOffsetDeleteResponse } from '../../protocol/messages/047-offset-delete.gen.js';
+import { createDescribeClientQuotasResponse } from '../../protocol/messages/048-describe-client-quotas.gen.js';
+import { createAlterClientQuotasResponse, type AlterClientQuotasRequest } from '../../protocol/messages/049-alter-client-quotas.gen.js';
 import { createDescribeClusterResponse } from '../../protocol/messages/060-describe-cluster.gen.js';
 import {
   createDescribeProducersResponse,
@@ -411,6 +413,17 @@ const BUILDERS: ReadonlyMap<number, Builder> = new Map<number, Builder>([
     })],
   // OffsetDeleteRequest: the top level alone.
   [47, (_req, _v, e) => createOffsetDeleteResponse({ errorCode: e.code, topics: [] })],
+  // DescribeClientQuotasRequest: the top level (ApiError.fromThrowable), entries null.
+  [48, (_req, _v, e) => createDescribeClientQuotasResponse({ errorCode: e.code, errorMessage: e.message, entries: null })],
+  // AlterClientQuotasRequest: each entry of the request with its entity as sent, the code's default message.
+  [49, (req: AlterClientQuotasRequest, _v, e) =>
+    createAlterClientQuotasResponse({
+      entries: req.entries.map((entry) => ({
+        errorCode: e.code,
+        errorMessage: defaultMessage(e.code),
+        entity: entry.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName })),
+      })),
+    })],
   // WriteTxnMarkersRequest: each partition of each marker.
   [27, (req: WriteTxnMarkersRequest, _v, e) =>
     createWriteTxnMarkersResponse({

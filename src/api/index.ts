@@ -40,6 +40,8 @@ import { listPartitionReassignmentsHandler } from './046-list-partition-reassign
 import { describeQuorumHandler } from './055-describe-quorum.js';
 import { deleteGroups } from './042-delete-groups.js';
 import { offsetDelete } from './047-offset-delete.js';
+import { describeClientQuotas } from './048-describe-client-quotas.js';
+import { alterClientQuotas } from './049-alter-client-quotas.js';
 import { saslHandshake } from './017-sasl-handshake.js';
 import { saslAuthenticate } from './036-sasl-authenticate.js';
 import { describeUserScramCredentials } from './050-describe-user-scram-credentials.js';
@@ -93,6 +95,8 @@ export const handlers: readonly Handler[] = [
   alterPartitionReassignmentsHandler,
   listPartitionReassignmentsHandler,
   offsetDelete,
+  describeClientQuotas,
+  alterClientQuotas,
   describeUserScramCredentials,
   alterUserScramCredentials,
   describeQuorumHandler,

@@ -7,7 +7,7 @@
  *   connection ─► dispatch ─► handler(request, { services: Pick<Services, uses>, principal, ... })
  *                                                  │
  *      topics · cluster · partitions · groups · transactions · node · config · clusterConfigs · producerIds · fetchSessions · metrics · log
- *      txnMarkers · txnVerification
+ *      txnMarkers · txnVerification · scramCredentials · acls · quotas
  */
 import type { ApiVersionsResponse } from '../../protocol/messages/018-api-versions.gen.js';
 import type { ClusterConfigs } from '../cluster/cluster-configs.js';
@@ -24,6 +24,7 @@ import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../observability/logger.js';
 import type { ScramCredentialStore } from '../security/scram-credentials.js';
 import type { AclStore } from '../security/acl/acl-store.js';
+import type { QuotaStore } from '../quota/quota-store.js';
 
 /** This broker as its clients see it. */
 export interface NodeService {
@@ -124,6 +125,8 @@ export interface Services {
   readonly scramCredentials: Pick<ScramCredentialStore, 'describe' | 'alter'>;
   /** The ACLs in the metadata store (src/security/acl/acl-store.ts); null when no authorizer is configured. */
   readonly acls: Pick<AclStore, 'describe' | 'create' | 'delete'> | null;
+  /** Client quotas in the metadata store (src/quota/quota-store.ts): DescribeClientQuotas, AlterClientQuotas. */
+  readonly quotas: Pick<QuotaStore, 'describe' | 'alter'>;
   /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
   readonly log: Logger;
 }

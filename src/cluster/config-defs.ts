@@ -88,6 +88,9 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'authorizer.class.name', type: 'STRING', default: '', oneOf: ['', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer'], doc: 'The authorizer: org.apache.kafka.metadata.authorizer.StandardAuthorizer (Kafka\'s ACL authorizer, whose semantics Ledgerline\'s follows) or empty for none.', readOnly: true },
   { name: 'super.users', type: 'STRING', default: null, doc: 'Principals allowed everything whatever the ACLs say, semicolon-separated: User:admin;User:broker.', readOnly: true },
   { name: 'allow.everyone.if.no.acl.found', type: 'BOOLEAN', default: 'false', doc: 'Whether a resource no ACL names is open to every principal.', readOnly: true },
+  // Client quotas (src/quota/): Kafka's QuotaConfig names and defaults; the quota values live in the metadata store.
+  { name: 'quota.window.num', type: 'INT', default: '11', doc: 'The number of samples to retain in memory for client quotas.', min: 1, readOnly: true },
+  { name: 'quota.window.size.seconds', type: 'INT', default: '1', doc: 'The time span of each sample for client quotas.', min: 1, readOnly: true },
   { name: 'sasl.oauthbearer.jwks.endpoint.url', type: 'STRING', default: null, doc: 'The JWKS whose keys OAUTHBEARER tokens are checked against: file: or https:.', readOnly: true },
   { name: 'sasl.oauthbearer.jwks.endpoint.refresh.ms', type: 'LONG', default: '3600000', doc: 'How often an https: JWKS is fetched again.', readOnly: true },
   { name: 'sasl.oauthbearer.jwks.endpoint.retry.backoff.ms', type: 'LONG', default: '100', doc: 'The first wait after a failed JWKS fetch, then doubled.', readOnly: true },

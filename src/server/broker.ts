@@ -57,6 +57,9 @@ import { encryptionReport } from '../cluster/encryption-report.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatch.js';
 import { AclStore } from '../security/acl/acl-store.js';
+import { QuotaStore } from '../quota/quota-store.js';
+import { createClientQuotaManagers, quotaWindowConfig } from '../quota/client-quota-manager.js';
+import { QuotaEnforcer } from './quota-enforcer.js';
 import { aclAuthorizerFor } from '../security/acl/authorizer.js';
 import { RefusalLog } from './refusals.js';
 import { MemoryPool } from './memory-pool.js';
@@ -78,6 +81,7 @@ interface Parts {
   ledgers: LedgerStore;
   clusterConfigs: ClusterConfigs;
   acls: AclStore;
+  quotas: QuotaStore;
   topics: TopicManager;
   view: ClusterView;
   partitions: PartitionManager;
@@ -313,6 +317,9 @@ export class Broker implements ConnectionHost {
       await acls.load();
       log.info({ acls: authorizer.size, superUsers: [...authorizer.superUsers] }, 'authorizer loaded its ACLs');
     }
+    // Client quotas (KIP-546), with or without an authorizer: loaded before any listener accepts a connection.
+    const quotas = (p.quotas = new QuotaStore(metadata, { onWatchError: (err) => log.error({ err }, 'the client quotas could not follow a change in the metadata store') }));
+    await quotas.load();
     const services: Services = {
       node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
@@ -331,6 +338,7 @@ export class Broker implements ConnectionHost {
       apis: apiCatalog(this.handlers, controllerListeners),
       scramCredentials,
       acls: p.acls ?? null,
+      quotas,
       log,
     };
     p.dispatcher = new Dispatcher({
@@ -340,6 +348,7 @@ export class Broker implements ConnectionHost {
       refusals: this.refusals,
       metrics: new RequestMetrics(metrics.registry, (code) => errorByCode(code).name),
       ...(authorizer ? { authorizer: { acls: authorizer, audit: log.child({ logger: 'authorizer' }) } } : {}),
+      quotas: new QuotaEnforcer(createClientQuotaManagers(quotas, quotaWindowConfig(config.values))),
     });
     const authMetrics = (this.authMetrics = registerAuthenticationMetrics(metrics.registry));
     for (const l of config.listeners) {
@@ -453,6 +462,7 @@ export class Broker implements ConnectionHost {
     await p.topics?.close();
     await p.clusterConfigs?.close();
     await p.acls?.close();
+    await p.quotas?.close();
     await p.ledgers?.close();
     await p.metadata?.close();
     this.log.info('Ledgerline stopped');

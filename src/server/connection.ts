@@ -102,6 +102,9 @@ export class Connection {
   /** The frames handed to the exchange, in order; null once it completed and every one of them was answered. */
   private authTail: Promise<void> | null = null;
   private readonly onSessionExpired: (() => void) | undefined;
+  /** Quota throttling (KIP-219): the connection reads no request until then (performance.now()), 0 when not muted. */
+  private mutedUntil = 0;
+  private muteTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly socket: Socket,
@@ -178,6 +181,7 @@ export class Connection {
   private onClose(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.muteTimer) clearTimeout(this.muteTimer);
     // Memory of a frame still being received, or the place in the pool's queue, goes back now; requests
     // in flight give theirs back when their handlers finish.
     this.memoryWait?.();
@@ -314,7 +318,26 @@ export class Connection {
       this.close();
       return;
     }
+    if (o.throttleMs !== undefined && o.throttleMs > 0) this.mute(o.throttleMs);
     this.respond(seq, o.chunks, o.onSent, o.close === true);
+  }
+
+  /**
+   * A client over its quota: as Kafka's SocketServer mutes a throttled channel (KIP-219), the connection reads no
+   * further request for `ms` (the answer itself is not held back); a longer throttle extends the mute.
+   */
+  private mute(ms: number): void {
+    const until = performance.now() + ms;
+    if (until <= this.mutedUntil) return;
+    this.mutedUntil = until;
+    if (this.muteTimer) clearTimeout(this.muteTimer);
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = null;
+      this.mutedUntil = 0;
+      this.maybeResume();
+    }, ms);
+    this.muteTimer.unref();
+    this.maybePause();
   }
 
   /** Stores a finished response in its slot and writes every response that is now next in order. */
@@ -347,7 +370,7 @@ export class Connection {
   }
 
   private overBudget(): boolean {
-    return this.memoryWait !== null || this.inFlight >= MAX_IN_FLIGHT || this.socket.writableLength > MAX_QUEUED_RESPONSE_BYTES;
+    return this.memoryWait !== null || this.mutedUntil !== 0 || this.inFlight >= MAX_IN_FLIGHT || this.socket.writableLength > MAX_QUEUED_RESPONSE_BYTES;
   }
 
   private maybePause(): void {

@@ -8,6 +8,9 @@
  *              close      close /    close                                 request metrics (Kafka's
  *                         ApiVersions v0 fallback (KIP-511)                RequestMetrics, per API)
  *
+ * Client quotas (quota-enforcer.ts) are charged once a request is handled: the response carries the throttle
+ * and the connection is muted for it (KIP-219).
+ *
  * Authentication state is the connection's `principal` (User:ANONYMOUS on a listener without authentication).
  * The context carries the requester's rights (`access`, src/api/access.ts) under the authorizer when one is
  * configured; each handler authorizes what it touches as KafkaApis does for its API, since what is checked
@@ -42,6 +45,7 @@ import { ALLOW_ALL, requestAccess, type AuditLog } from '../api/access.js';
 import type { AclAuthorizer } from '../security/acl/authorizer.js';
 import { errorCounts, type ApiRequestMetrics, type RequestMetrics } from '../observability/request-metrics.js';
 import { findRefusal, type RefusalLog } from './refusals.js';
+import type { QuotaEnforcer } from './quota-enforcer.js';
 
 /** What a connection tells the dispatcher about itself. */
 export interface Session {
@@ -65,6 +69,8 @@ export type Outcome =
       readonly onSent?: SentHook;
       /** Close the connection once this response is written (a failed SASL exchange's last answer). */
       readonly close?: boolean;
+      /** A client over its quota: the connection reads no further request for this long (KIP-219 muting). */
+      readonly throttleMs?: number;
     }
   | { readonly kind: 'close' };
 
@@ -78,6 +84,8 @@ export interface DispatcherOptions {
   readonly services: Services;
   readonly refusals: RefusalLog;
   readonly metrics: RequestMetrics;
+  /** Client quotas (src/server/quota-enforcer.ts); absent: no client is throttled. */
+  readonly quotas?: QuotaEnforcer;
   /** The ACL authorizer (authorizer.class.name), and where its decisions are logged; absent: everything is allowed. */
   readonly authorizer?: { readonly acls: AclAuthorizer; readonly audit: AuditLog };
 }
@@ -168,7 +176,12 @@ export class Dispatcher {
     } catch (e) {
       return failed(e);
     }
-    const finish = (res: unknown): Outcome => this.finish(handler.api, version, header, res, refusedBecause, session, metrics, receivedAt, started, failed);
+    // The event loop's own time on the request (the request quota's measure, quota-enforcer.ts).
+    const handlingMs = performance.now() - started;
+    const finish = (res: unknown): Outcome => {
+      const throttleMs = this.o.quotas?.throttle(handler.api.apiKey, session.principal.name, header.clientId ?? '', frame.length, res === NO_RESPONSE ? null : res, handlingMs) ?? 0;
+      return this.finish(handler.api, version, header, res, refusedBecause, session, metrics, receivedAt, started, failed, throttleMs);
+    };
     if (result instanceof Promise) return result.then(finish, failed);
     return finish(result);
   }
@@ -205,13 +218,14 @@ export class Dispatcher {
     received: number,
     started: number,
     failed: (e: unknown) => Outcome,
+    throttleMs: number,
   ): Outcome {
     const ready = performance.now();
     this.noteRefusal(api, version, header, res, refusedBecause, session);
     const onSent = (written: number, sent: number): void => metrics.times({ received, started, ready, written, sent });
     if (res === NO_RESPONSE) {
       onSent(ready, ready);
-      return { kind: 'respond', chunks: NO_RESPONSE };
+      return { kind: 'respond', chunks: NO_RESPONSE, throttleMs };
     }
     for (const [code, n] of errorCounts(res)) metrics.error(code, n);
     let chunks: Buffer[];
@@ -220,7 +234,7 @@ export class Dispatcher {
     } catch (e) {
       return failed(e);
     }
-    return { kind: 'respond', chunks, onSent };
+    return { kind: 'respond', chunks, onSent, throttleMs };
   }
 
   /** The dispatch seam's refusal check: logs (once) a request the handler refused or answered with a refusal code. */

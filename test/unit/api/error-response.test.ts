@@ -126,6 +126,9 @@ const CASES: Record<number, Case> = {
   42: { request: () => ({ groupsNames: ['g1', 'g2'] }), places: () => 2 },
   44: { request: () => ({ resources: [{ resourceType: 2, resourceName: 'a', configs: [] }, { resourceType: 2, resourceName: 'b', configs: [] }] }), places: () => 2 },
   47: { request: () => ({ groupId: 'g', topics: twoTopics((name) => ({ name, partitions: [{ partitionIndex: 0 }] })) }), places: () => 1 },
+  // DescribeClientQuotas: the top level; AlterClientQuotas: each entry.
+  48: { request: () => ({ components: [{ entityType: 'user', matchType: 0, match: 'a' }], strict: false }), places: () => 1 },
+  49: { request: () => ({ entries: twoTopics((name) => ({ entity: [{ entityType: 'user', entityName: name }], ops: [{ key: 'producer_byte_rate', value: 1, remove: false }] })), validateOnly: false }), places: () => 2 },
   60: { request: () => ({}), places: () => 1 },
   17: { request: () => ({ mechanism: 'PLAIN' }), places: () => 1 },
   36: { request: () => ({ authBytes: Buffer.alloc(0) }), places: () => 1 },
