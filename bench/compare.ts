@@ -7,6 +7,12 @@
  *
  * A broker that cannot start is reported with the reason, and the other still runs; a run that fails
  * (the broker dies, a request times out for good) is reported and the next one goes on.
+ *
+ * `--security SASL_SSL` runs every pair on PLAINTEXT and on SASL_SSL with SCRAM-SHA-512 (lib/security.ts): pair
+ * p runs Ledgerline, Kafka on one protocol, then Ledgerline, Kafka on the other, the protocol order swapping
+ * from pair to pair (PLAINTEXT first in odd pairs), so drift on a shared machine does not favour one protocol.
+ * It reports medians per broker and protocol, SASL_SSL ÷ PLAINTEXT per broker and Ledgerline ÷ Kafka per
+ * protocol, pair by pair, and the loopback limit over TLS beside the others.
  */
 import { executeWorkload } from './lib/execute.js';
 import { buildTemplate } from './lib/batches.js';
@@ -16,7 +22,9 @@ import { WORKLOAD_HELP, calibrate, logger, parse, workloadFromArgs } from './lib
 import type { MachineLimits } from './lib/limits.js';
 import { measureDisk, measureLoopback } from './lib/limits.js';
 import type { CompareFile, RunRecord } from './lib/report.js';
-import { compareMarkdown, hostInfo, mediansOf, pairRatios, runId, writeResults } from './lib/report.js';
+import { compareMarkdown, hostInfo, mediansOf, pairRatios, protocolOf, runId, securityRatios, writeResults } from './lib/report.js';
+import type { BenchProtocol, BenchSecurity } from './lib/security.js';
+import { SECURITY_PROTOCOLS, prepareSecurity } from './lib/security.js';
 import type { Workload } from './lib/workload.js';
 import { recordsPerBatch, workloadNames } from './lib/workload.js';
 
@@ -28,6 +36,9 @@ Workloads: ${workloadNames().join(', ')}
   --cluster           three of each: Ledgerline brokers on ZooKeeper and 3 BookKeeper bookies against
                       3 Kafka KRaft nodes, replication factor 3, min.insync.replicas 2
   --only B            ledgerline or kafka: run one broker only (still alternating with nothing)
+  --security P        P = SASL_SSL: every pair also over a SASL_SSL listener (TLS with a CA made at start,
+                      a SCRAM-SHA-512 user made with AlterUserScramCredentials); ratios SASL_SSL ÷ PLAINTEXT
+                      per broker and Ledgerline ÷ Kafka per protocol. Not with --cluster
   --kafka-heap MiB    Kafka heap (default 1024, as kafka-server-start.sh)
   --no-limits         skip the loopback and disk measurements
   --limits-seconds S  seconds per limit measurement (default 5)
@@ -39,6 +50,7 @@ export default async function compare(args: string[]): Promise<void> {
     pairs: { type: 'string' },
     cluster: { type: 'boolean' },
     only: { type: 'string' },
+    security: { type: 'string' },
     'kafka-heap': { type: 'string' },
     'no-limits': { type: 'boolean' },
     'limits-seconds': { type: 'string' },
@@ -55,23 +67,34 @@ export default async function compare(args: string[]): Promise<void> {
   if (!kinds.every((k) => k === 'ledgerline' || k === 'kafka')) throw new Error('--only takes ledgerline or kafka');
   const kafkaHeapMiB = Number(values['kafka-heap'] ?? 1024);
   const cluster = values.cluster === true;
+  if (values.security !== undefined && values.security !== 'SASL_SSL') throw new Error('--security takes SASL_SSL');
+  if (values.security !== undefined && cluster) throw new Error('--security runs one node of each, not with --cluster');
   const log = logger();
   const date = new Date();
   const unavailable: Record<string, string> = {};
+  // The CA, the brokers' certificate and the user, made once for the whole comparison in its temp directory.
+  const security: BenchSecurity | undefined = values.security === undefined ? undefined : prepareSecurity(dataRoot());
+  const protocols: readonly BenchProtocol[] = security ? SECURITY_PROTOCOLS : ['PLAINTEXT'];
+  const tls: NonNullable<CompareFile['security']>['tls'] = {};
 
   const start = async (kind: BrokerKind): Promise<StartedBroker | null> => {
     if (unavailable[kind]) return null;
-    const b = await startBroker(kind, { kafkaHeapMiB, log, cluster });
+    const b = await startBroker(kind, { kafkaHeapMiB, log, cluster, security });
     if ('error' in b) {
       unavailable[kind] = b.error;
       log(`${kind} unavailable: ${b.error}`);
       return null;
     }
+    if (b.secure) tls[kind] ??= b.secure.tls;
     return b;
   };
+  /** Where the load generator connects on `protocol`, and how. */
+  const target = (b: StartedBroker, protocol: BenchProtocol) =>
+    protocol === 'PLAINTEXT' ? { bootstrap: b.bootstrap, security: undefined } : { bootstrap: b.secure!.bootstrap, security: security!.client };
 
   // A percent rate is resolved once, to the same absolute rate for both brokers: that percentage of
-  // the lower of their max rates, so neither is driven past what it sustains.
+  // the lower of their max rates, so neither is driven past what it sustains. With --security the max rates
+  // are measured on the secure listener, the slower one, so that every run can carry the rate.
   let rate: number | null = workload.rate.kind === 'fixed' ? workload.rate.messagesPerSecond : null;
   let calibration: CompareFile['calibration'];
   if (workload.rate.kind === 'percent') {
@@ -80,7 +103,8 @@ export default async function compare(args: string[]): Promise<void> {
       const b = await start(kind);
       if (!b) continue;
       try {
-        maxRecordsPerSec[kind] = await calibrate(workload, b.bootstrap, (l) => log(`[${kind}] ${l}`));
+        const t = target(b, protocols.at(-1)!);
+        maxRecordsPerSec[kind] = await calibrate(workload, t.bootstrap, (l) => log(`[${kind}] ${l}`), t.security);
       } finally {
         await b.stop();
       }
@@ -92,50 +116,56 @@ export default async function compare(args: string[]): Promise<void> {
     log(`rate for both brokers: ${Math.round(rate)} msg/s`);
   }
 
-  const limits = values['no-limits'] ? null : await measureLimits(workload, Number(values['limits-seconds'] ?? 5), log);
+  const limits = values['no-limits'] ? null : await measureLimits(workload, Number(values['limits-seconds'] ?? 5), log, security);
 
   const runs: CompareFile['runs'] = [];
   const failures: CompareFile['failures'] = [];
   let order = 0;
   for (let pair = 1; pair <= pairs; pair++) {
-    for (const kind of kinds) {
-      const b = await start(kind);
-      if (!b) continue;
-      order++;
-      log(`run ${order} (pair ${pair}): ${workload.name} on ${kind}`);
-      let record: RunRecord;
-      try {
-        const r = await executeWorkload({ bootstrap: b.bootstrap, workload, rate, log: (l) => log(`[${kind}] ${l}`), brokerCpuSeconds: () => b.cpuSeconds() });
-        const died = b.exited();
-        if (died) throw new Error(`${kind} ${died} during the run`);
-        const { peakRssMiB } = await b.stop();
-        record = {
-          target: { kind, label: b.label, bootstrap: b.bootstrap, peakRssMiB, startupMs: b.startupMs },
-          rate,
-          topicSetupSeconds: r.topicSetupSeconds,
-          result: r.result,
-          backlogWrite: r.backlogWrite,
-        };
-      } catch (e) {
-        // A failed run is reported, not hidden; the other runs go on.
-        const died = b.exited();
-        await b.stop().catch(() => undefined);
-        const why = `${(e as Error).message}${died && !(e as Error).message.includes(died) ? ` (${died})` : ''}`;
-        failures.push({ order, pair, kind, error: why });
-        log(`[${kind}] run ${order} failed: ${why}`);
-        continue;
+    for (const protocol of pair % 2 === 1 ? protocols : [...protocols].reverse()) {
+      for (const kind of kinds) {
+        const b = await start(kind);
+        if (!b) continue;
+        order++;
+        const label = security ? `${kind} ${protocol}` : kind;
+        log(`run ${order} (pair ${pair}): ${workload.name} on ${label}`);
+        let record: RunRecord;
+        try {
+          const t = target(b, protocol);
+          const r = await executeWorkload({ ...t, workload, rate, log: (l) => log(`[${label}] ${l}`), brokerCpuSeconds: () => b.cpuSeconds() });
+          const died = b.exited();
+          if (died) throw new Error(`${kind} ${died} during the run`);
+          const { peakRssMiB } = await b.stop();
+          record = {
+            target: { kind, label: b.label, bootstrap: t.bootstrap, peakRssMiB, startupMs: b.startupMs },
+            rate,
+            topicSetupSeconds: r.topicSetupSeconds,
+            result: r.result,
+            backlogWrite: r.backlogWrite,
+            ...(security ? { protocol } : {}),
+          };
+        } catch (e) {
+          // A failed run is reported, not hidden; the other runs go on.
+          const died = b.exited();
+          await b.stop().catch(() => undefined);
+          const why = `${(e as Error).message}${died && !(e as Error).message.includes(died) ? ` (${died})` : ''}`;
+          failures.push({ order, pair, kind: label, error: why });
+          log(`[${label}] run ${order} failed: ${why}`);
+          continue;
+        }
+        runs.push({ ...record, order, pair });
+        const produced = record.backlogWrite ?? record.result;
+        const e2e = record.result.endToEndLatency;
+        const txn = record.result.transactions;
+        log(
+          `[${label}] produce ${produced.produceRate.mibPerSec.toFixed(1)} MiB/s (p99 ${produced.produceLatency.p99.toFixed(2)} ms), ` +
+            `consume ${record.result.consumeRate.mibPerSec.toFixed(1)} MiB/s${e2e.count > 0 ? ` (e2e p99 ${e2e.p99.toFixed(2)} ms)` : ''}, peak RSS ${record.target.peakRssMiB ?? '?'} MiB` +
+            (txn ? `, ${txn.perSec.toFixed(1)} transactions/s (commit p99 ${txn.commitLatency.p99.toFixed(2)} ms)` : ''),
+        );
       }
-      runs.push({ ...record, order, pair });
-      const produced = record.backlogWrite ?? record.result;
-      const e2e = record.result.endToEndLatency;
-      const txn = record.result.transactions;
-      log(
-        `[${kind}] produce ${produced.produceRate.mibPerSec.toFixed(1)} MiB/s (p99 ${produced.produceLatency.p99.toFixed(2)} ms), ` +
-          `consume ${record.result.consumeRate.mibPerSec.toFixed(1)} MiB/s${e2e.count > 0 ? ` (e2e p99 ${e2e.p99.toFixed(2)} ms)` : ''}, peak RSS ${record.target.peakRssMiB ?? '?'} MiB` +
-          (txn ? `, ${txn.perSec.toFixed(1)} transactions/s (commit p99 ${txn.commitLatency.p99.toFixed(2)} ms)` : ''),
-      );
     }
   }
+  security?.cleanup();
   if (runs.length === 0) {
     // Every run failed or no broker started: one line with each reason, not a stack.
     const reasons = [...Object.entries(unavailable).map(([k, v]) => `${k}: ${v}`), ...failures.map((f) => `${f.kind} run ${f.order}: ${f.error}`)];
@@ -146,8 +176,10 @@ export default async function compare(args: string[]): Promise<void> {
 
   const medians: CompareFile['medians'] = {};
   for (const kind of kinds) {
-    const mine = runs.filter((r) => r.target.kind === kind);
-    if (mine.length > 0) medians[kind] = mediansOf(mine);
+    for (const protocol of protocols) {
+      const mine = runs.filter((r) => r.target.kind === kind && protocolOf(r) === protocol);
+      if (mine.length > 0) medians[security ? `${kind} ${protocol}` : kind] = mediansOf(mine);
+    }
   }
   const file: CompareFile = {
     kind: 'ledgerline-bench-compare',
@@ -163,8 +195,9 @@ export default async function compare(args: string[]): Promise<void> {
     unavailable,
     failures,
     medians,
-    ratios: pairRatios(runs),
+    ratios: security ? [] : pairRatios(runs),
     limits,
+    ...(security ? { security: { protocol: security.protocol, mechanism: security.mechanism, tls, ...securityRatios(runs, security.protocol) } } : {}),
   };
   console.log(compareMarkdown(file));
   if (!values['no-write']) {
@@ -173,13 +206,18 @@ export default async function compare(args: string[]): Promise<void> {
   }
 }
 
-async function measureLimits(w: Workload, seconds: number, log: (l: string) => void): Promise<MachineLimits> {
+async function measureLimits(w: Workload, seconds: number, log: (l: string) => void, security?: BenchSecurity): Promise<MachineLimits> {
   const template = await buildTemplate(w);
   const requestBytes = template.bytes.length * Math.min(w.partitionsPerRequest, w.topics * w.partitionsPerTopic);
   log(`machine limits: loopback TCP (${Math.max(1, w.producers)} connections, ${requestBytes} B writes), ${seconds} s`);
   const loopback = await measureLoopback({ connections: Math.max(1, w.producers), chunkBytes: requestBytes, durationMs: seconds * 1000 });
+  let loopbackTls: MachineLimits['loopbackTls'];
+  if (security) {
+    loopbackTls = await measureLoopback({ connections: Math.max(1, w.producers), chunkBytes: requestBytes, durationMs: seconds * 1000, tls: security.sink });
+    log(`loopback over TLS ${loopbackTls.mibPerSec.toFixed(0)} MiB/s (${loopbackTls.tls.protocol} ${loopbackTls.tls.cipher})`);
+  }
   log(`loopback ${loopback.mibPerSec.toFixed(0)} MiB/s; disk: write + fsync of ${requestBytes} B chunks in ${dataRoot()}, ${seconds} s each`);
   const disk = await measureDisk({ dir: dataRoot(), sample: template.bytes, chunkBytes: requestBytes, maxBytes: 2 * 2 ** 30, durationMs: seconds * 1000 });
   log(`disk ${disk.syncEachChunk.mibPerSec.toFixed(0)} MiB/s with fsync per request, ${disk.syncAtEnd.mibPerSec.toFixed(0)} MiB/s with one fsync; ${recordsPerBatch(w)} records per batch`);
-  return { loopback, disk };
+  return { loopback, ...(loopbackTls ? { loopbackTls } : {}), disk };
 }

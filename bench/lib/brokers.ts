@@ -3,7 +3,8 @@
  * Ledgerline from this repository's build, and Apache Kafka 4.4.0 (KRaft, one combined node) from Maven
  * Central jars. Both bind ephemeral ports on 127.0.0.1 and keep their data in a fresh directory under
  * `dataRoot()`, so they share one disk. Stopping a broker reports its peak resident memory
- * (VmHWM from /proc/<pid>/status); a fresh broker per run makes that the run's peak.
+ * (VmHWM from /proc/<pid>/status); a fresh broker per run makes that the run's peak. With `security` (one node
+ * each) a broker also has a SASL_SSL listener and the benchmark's SCRAM user (security.ts).
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ import { LedgerlineCluster } from '../../compat/lib/ledgerline-cluster.js';
 import { COMPAT_DIR } from '../../compat/lib/paths.js';
 import { cpuSeconds, installExitHooks, lastLine, run } from '../../compat/lib/proc.js';
 import { REPO_DIR } from '../../compat/lib/paths.js';
+import type { BenchSecurity } from './security.js';
+import { SECURE_LISTENER, createUser } from './security.js';
 import { RESULTS_DIR } from './workload.js';
 
 export type BrokerKind = 'ledgerline' | 'kafka';
@@ -26,6 +29,11 @@ export interface StartedBroker {
   readonly label: string;
   readonly bootstrap: string;
   readonly startupMs: number;
+  /**
+   * With `security`: the SASL_SSL listener's address, and the TLS version and cipher suite the benchmark's user
+   * signed in with there.
+   */
+  readonly secure?: { readonly bootstrap: string; readonly tls: { protocol: string | null; cipher: string } };
   /** Why the broker died during the run, or null while it runs. */
   exited(): string | null;
   /** CPU seconds its processes have used so far (a cluster: every broker, bookie and ZooKeeper), or null. */
@@ -41,6 +49,8 @@ export interface StartOptions {
    * with replication factor 3 and min.insync.replicas 2.
    */
   cluster?: boolean;
+  /** A SASL_SSL listener and a SCRAM user besides PLAINTEXT (one node only; see security.ts). */
+  security?: BenchSecurity;
   /** Where broker logs go; default bench/results/logs/<label>-<time>. */
   logDir?: string;
   log: (line: string) => void;
@@ -113,12 +123,14 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
   }
   dataRoot();
   const logDir = o.logDir ?? join(RESULTS_DIR, 'logs', `${kind}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  let broker: Broker;
+  if (o.security && o.cluster) return { error: 'a SASL_SSL listener is set up on one node only, not with --cluster' };
+  const secure = o.security ? { extraListeners: [SECURE_LISTENER], settings: { ...o.security.brokerSettings } } : {};
+  let broker: Broker & { listenerPorts?: ReadonlyMap<string, number> };
   if (kind === 'kafka') {
     const why = await ensureKafka(o.log);
     if (why) return { error: why };
     const heapMiB = o.kafkaHeapMiB ?? 1024;
-    broker = o.cluster ? new KafkaCluster({ logDir, heapMiB, keepData: false }) : new ReferenceKafka({ label: 'kafka', logDir, heapMiB, keepData: false });
+    broker = o.cluster ? new KafkaCluster({ logDir, heapMiB, keepData: false }) : new ReferenceKafka({ label: 'kafka', logDir, heapMiB, keepData: false, ...secure });
   } else if (o.cluster) {
     // The cluster's brokers run from the sources (tsx), as `npm run cluster` starts them; the bookies need the compat/bookkeeper build.
     if (bookKeeperClasspath() === undefined) {
@@ -129,7 +141,7 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
     broker = new LedgerlineCluster({ brokers: 3, bookies: 3, minInsyncReplicas: 2, settings: {}, keepData: false });
   } else {
     await ensureBuild(o.log);
-    broker = new Ledgerline({ logDir, settings: {}, keepData: false, readyTimeoutMs: 60_000, build: false });
+    broker = new Ledgerline({ logDir, keepData: false, readyTimeoutMs: 60_000, build: false, settings: {}, ...secure });
   }
   o.log(`starting ${kind}…`);
   const report = await broker.start();
@@ -138,11 +150,25 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
     return { error: report.reason ?? 'did not start' };
   }
   o.log(`${kind} serving at ${broker.bootstrap} after ${(report.startupMs / 1000).toFixed(1)} s`);
+  let secured: StartedBroker['secure'];
+  if (o.security) {
+    const bootstrap = `127.0.0.1:${broker.listenerPorts!.get(SECURE_LISTENER.name)!}`;
+    try {
+      const t0 = Date.now();
+      const tls = await createUser(o.security, broker.bootstrap, bootstrap);
+      secured = { bootstrap, tls };
+      o.log(`${kind}: ${o.security.user} created and signed in with ${o.security.mechanism} at ${bootstrap} (${tls.protocol} ${tls.cipher}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    } catch (e) {
+      await broker.stop().catch(() => undefined);
+      return { error: (e as Error).message };
+    }
+  }
   return {
     kind,
     label: broker.label,
     bootstrap: broker.bootstrap,
     startupMs: report.startupMs,
+    ...(secured ? { secure: secured } : {}),
     exited: () => broker.exited(),
     cpuSeconds: () => {
       let sum = 0;

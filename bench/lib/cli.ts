@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { executeWorkload } from './execute.js';
+import type { ExecuteOptions } from './execute.js';
 import type { Workload, WorkloadOverrides } from './workload.js';
 import { applyOverrides, loadWorkload, parseBytes, parseRate } from './workload.js';
 
@@ -60,7 +61,7 @@ export function workloadFromArgs(name: string | undefined, values: Record<string
  * Measures the max rate of a percent-rate workload's reference workload against `bootstrap`: a short
  * run (at most the workload's duration, capped at 15 s) of the reference with this run's warm-up.
  */
-export async function calibrate(w: Workload, bootstrap: string, log: (l: string) => void): Promise<number> {
+export async function calibrate(w: Workload, bootstrap: string, log: (l: string) => void, security?: ExecuteOptions['security']): Promise<number> {
   if (w.rate.kind !== 'percent') throw new Error('calibrate: not a percent rate');
   const ref = applyOverrides(loadWorkload(w.rate.reference), {
     durationSeconds: Math.min(w.durationSeconds, 15),
@@ -68,7 +69,7 @@ export async function calibrate(w: Workload, bootstrap: string, log: (l: string)
     rate: { kind: 'max' },
   });
   log(`calibrating: ${ref.name} at max rate for ${ref.durationSeconds} s`);
-  const r = await executeWorkload({ bootstrap, workload: ref, rate: null, log: (l) => log(`  ${l}`) });
+  const r = await executeWorkload({ bootstrap, workload: ref, rate: null, log: (l) => log(`  ${l}`), security });
   const max = r.result.produceRate.recordsPerSec;
   log(`max rate ${Math.round(max)} msg/s (${r.result.produceRate.mibPerSec.toFixed(1)} MiB/s)`);
   return max;

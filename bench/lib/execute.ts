@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { errorByCode } from '../../protocol/error-codes.js';
 import { KafkaClient, OffsetSpec } from '../../src/client/index.js';
+import type { ConnectionOptions } from '../../src/client/index.js';
 import { buildTemplate } from './batches.js';
 import type { LoadResult, TopicPartition } from './load.js';
 import { offsetsFor, runCatchUp, runLive } from './load.js';
@@ -20,6 +21,8 @@ export interface ExecuteOptions {
   keepTopics?: boolean;
   /** The broker's CPU seconds so far, when the harness started it (StartedBroker.cpuSeconds). */
   brokerCpuSeconds?: () => number | null;
+  /** TLS and SASL for every connection of the run (a SASL_SSL listener: security.ts). */
+  security?: Pick<ConnectionOptions, 'tls' | 'sasl'>;
 }
 
 export interface ExecuteResult {
@@ -39,6 +42,7 @@ export async function executeWorkload(o: ExecuteOptions): Promise<ExecuteResult>
     clientId: 'ledgerline-bench',
     connectionsPerBroker: Math.max(1, w.producers + w.consumers),
     requestTimeoutMs: 60_000,
+    ...o.security,
   });
   const topics = topicNames(w, `bench-${w.name}-${randomBytes(3).toString('hex')}`);
   try {

@@ -3,6 +3,8 @@
  *
  *   loopback TCP   this process writes request-sized chunks over N connections to a trivial sink in a
  *                  child process that only counts bytes: the most a client here can push to any broker;
+ *   loopback TLS   the same over TLS with the brokers' certificate (`compare --security`): both ends encrypt
+ *                  in Node, so it bounds what a SASL_SSL listener can take from this load generator;
  *   disk           the workload's own batch bytes, written sequentially to a file in the directory the
  *                  brokers keep their data in (same disk), once with an fsync after every request-sized
  *                  chunk (durable-per-request, one writer) and once with a single fsync at the end
@@ -14,6 +16,8 @@ import { spawn } from 'node:child_process';
 import { open, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { latencyHistogram, recordMs, summarize } from './stats.js';
@@ -37,14 +41,26 @@ export interface DiskResult {
 
 export interface MachineLimits {
   loopback: LoopbackResult;
+  /** `compare --security`: the loopback over TLS, and the version and cipher suite negotiated. */
+  loopbackTls?: LoopbackResult & { tls: { protocol: string | null; cipher: string } };
   disk: DiskResult;
 }
 
-// A sink that counts what it receives and reports it when asked on stdin. Plain JS: runs with `node -e`.
+/** A TLS sink: its key and certificate chain files (PEM), and the CA a client trusts it by. */
+export interface SinkTls {
+  keyPath: string;
+  certPath: string;
+  ca: string;
+}
+
+// A sink that counts what it receives and reports it when asked on stdin; over TLS when SINK_KEY and SINK_CERT
+// name PEM files. Plain JS: runs with `node -e`.
 const SINK = `
 const net = require('node:net');
+const fs = require('node:fs');
 let bytes = 0, first = 0n, last = 0n;
-const srv = net.createServer((s) => {
+const tls = process.env.SINK_KEY ? { key: fs.readFileSync(process.env.SINK_KEY), cert: fs.readFileSync(process.env.SINK_CERT) } : null;
+const srv = (tls ? require('node:tls').createServer.bind(null, tls) : net.createServer)((s) => {
   s.on('data', (c) => { const t = process.hrtime.bigint(); if (first === 0n) first = t; last = t; bytes += c.length; });
   s.on('error', () => {});
 });
@@ -53,8 +69,11 @@ process.stdin.on('data', () => process.stdout.write('BYTES ' + bytes + ' NS ' + 
 process.stdin.on('end', () => process.exit(0));
 `;
 
-export async function measureLoopback(options: { connections: number; chunkBytes: number; durationMs: number }): Promise<LoopbackResult> {
-  const child = spawn(process.execPath, ['-e', SINK], { stdio: ['pipe', 'pipe', 'inherit'] });
+export async function measureLoopback(options: { connections: number; chunkBytes: number; durationMs: number }): Promise<LoopbackResult>;
+export async function measureLoopback(options: { connections: number; chunkBytes: number; durationMs: number; tls: SinkTls }): Promise<NonNullable<MachineLimits['loopbackTls']>>;
+export async function measureLoopback(options: { connections: number; chunkBytes: number; durationMs: number; tls?: SinkTls }): Promise<LoopbackResult> {
+  const env = options.tls ? { ...process.env, SINK_KEY: options.tls.keyPath, SINK_CERT: options.tls.certPath } : process.env;
+  const child = spawn(process.execPath, ['-e', SINK], { stdio: ['pipe', 'pipe', 'inherit'], env });
   try {
     const lines = lineReader(child.stdout!);
     const portLine = await lines.next('PORT', 10_000);
@@ -62,10 +81,14 @@ export async function measureLoopback(options: { connections: number; chunkBytes
     const chunk = Buffer.alloc(options.chunkBytes, 0x61);
     const sockets: Socket[] = await Promise.all(
       Array.from({ length: options.connections }, () => new Promise<Socket>((resolve, reject) => {
-        const s = connect({ host: '127.0.0.1', port }, () => resolve(s));
+        const s = options.tls
+          ? tlsConnect({ host: '127.0.0.1', port, ca: options.tls.ca }, () => resolve(s))
+          : connect({ host: '127.0.0.1', port }, () => resolve(s));
         s.once('error', reject);
       })),
     );
+    const first = sockets[0] as TLSSocket;
+    const negotiated = options.tls ? { protocol: first.getProtocol(), cipher: first.getCipher().standardName } : undefined;
     const end = performance.now() + options.durationMs;
     await Promise.all(
       sockets.map(async (s) => {
@@ -88,6 +111,7 @@ export async function measureLoopback(options: { connections: number; chunkBytes
       seconds,
       bytes: Number(bytes),
       mibPerSec: Number(bytes) / seconds / 2 ** 20,
+      ...(negotiated ? { tls: negotiated } : {}),
     };
   } finally {
     child.stdin!.end();

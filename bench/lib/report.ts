@@ -7,6 +7,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { LoadResult } from './load.js';
 import type { MachineLimits } from './limits.js';
+import type { BenchProtocol } from './security.js';
 import type { LatencySummary } from './stats.js';
 import { fmt, median } from './stats.js';
 import type { Bar, Curve } from './svg.js';
@@ -58,6 +59,8 @@ export interface RunRecord {
   topicSetupSeconds: number;
   result: LoadResult;
   backlogWrite?: LoadResult;
+  /** The listener the load generator used (`compare --security`); absent = PLAINTEXT. */
+  protocol?: BenchProtocol;
 }
 
 export interface RunFile {
@@ -144,9 +147,24 @@ export interface CompareFile {
   unavailable: Record<string, string>;
   /** Runs that started but failed, with the reason; they are not in `runs`. */
   failures: Array<{ order: number; pair: number; kind: string; error: string }>;
+  /** Per broker; with `security`, per broker and protocol (`ledgerline PLAINTEXT`, `kafka SASL_SSL`, ...). */
   medians: Record<string, BrokerMedians>;
+  /** Ledgerline ÷ Kafka pair by pair; empty with `security`, whose `brokerRatios` has them per protocol. */
   ratios: PairRatio[];
   limits: MachineLimits | null;
+  /** `--security`: every pair ran each broker on PLAINTEXT and on `protocol`. */
+  security?: SecurityComparison;
+}
+
+export interface SecurityComparison {
+  protocol: 'SASL_SSL';
+  mechanism: 'SCRAM-SHA-512';
+  /** The TLS version and cipher suite the load generator's user signed in with, per broker. */
+  tls: Record<string, { protocol: string | null; cipher: string }>;
+  /** Ledgerline ÷ Kafka pair by pair, per protocol. */
+  brokerRatios: Partial<Record<BenchProtocol, PairRatio[]>>;
+  /** SASL_SSL ÷ PLAINTEXT pair by pair, per broker (PairRatio's fields, the protocols in place of the brokers). */
+  protocolRatios: Record<string, PairRatio[]>;
 }
 
 export function runId(command: string, workload: string, date = new Date()): string {
@@ -212,26 +230,53 @@ export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
   };
 }
 
-export function pairRatios(runs: ReadonlyArray<RunRecord & { pair: number }>): PairRatio[] {
+/** Run `a` ÷ run `b`, figure by figure. */
+function ratioOf(pair: number, a: RunRecord, b: RunRecord): PairRatio {
+  return {
+    pair,
+    produceThroughput: producePhase(a).produceRate.mibPerSec / producePhase(b).produceRate.mibPerSec,
+    consumeThroughput: a.result.consumeRate.mibPerSec / b.result.consumeRate.mibPerSec,
+    produceP99: producePhase(a).produceLatency.p99 / producePhase(b).produceLatency.p99,
+    e2eP99: a.result.endToEndLatency.p99 / b.result.endToEndLatency.p99,
+    ...(cpuPerGiB(a) !== null && cpuPerGiB(b) !== null ? { brokerCpuPerGiB: cpuPerGiB(a)! / cpuPerGiB(b)! } : {}),
+    ...(a.result.transactions && b.result.transactions
+      ? { transactionsPerSec: a.result.transactions.perSec / b.result.transactions.perSec, commitP99: a.result.transactions.commitLatency.p99 / b.result.transactions.commitLatency.p99 }
+      : {}),
+  };
+}
+
+/** `a` ÷ `b` for each pair that has a run of both. */
+function ratiosBy(runs: ReadonlyArray<RunRecord & { pair: number }>, a: (r: RunRecord) => boolean, b: (r: RunRecord) => boolean): PairRatio[] {
   const out: PairRatio[] = [];
-  const pairs = [...new Set(runs.map((r) => r.pair))].sort((a, b) => a - b);
+  const pairs = [...new Set(runs.map((r) => r.pair))].sort((x, y) => x - y);
   for (const pair of pairs) {
-    const l = runs.find((r) => r.pair === pair && r.target.kind === 'ledgerline');
-    const k = runs.find((r) => r.pair === pair && r.target.kind === 'kafka');
-    if (!l || !k) continue;
-    out.push({
-      pair,
-      produceThroughput: producePhase(l).produceRate.mibPerSec / producePhase(k).produceRate.mibPerSec,
-      consumeThroughput: l.result.consumeRate.mibPerSec / k.result.consumeRate.mibPerSec,
-      produceP99: producePhase(l).produceLatency.p99 / producePhase(k).produceLatency.p99,
-      e2eP99: l.result.endToEndLatency.p99 / k.result.endToEndLatency.p99,
-      ...(cpuPerGiB(l) !== null && cpuPerGiB(k) !== null ? { brokerCpuPerGiB: cpuPerGiB(l)! / cpuPerGiB(k)! } : {}),
-      ...(l.result.transactions && k.result.transactions
-        ? { transactionsPerSec: l.result.transactions.perSec / k.result.transactions.perSec, commitP99: l.result.transactions.commitLatency.p99 / k.result.transactions.commitLatency.p99 }
-        : {}),
-    });
+    const x = runs.find((r) => r.pair === pair && a(r));
+    const y = runs.find((r) => r.pair === pair && b(r));
+    if (x && y) out.push(ratioOf(pair, x, y));
   }
   return out;
+}
+
+/** Ledgerline ÷ Kafka, pair by pair. */
+export function pairRatios(runs: ReadonlyArray<RunRecord & { pair: number }>): PairRatio[] {
+  return ratiosBy(runs, (r) => r.target.kind === 'ledgerline', (r) => r.target.kind === 'kafka');
+}
+
+/** The listener a run's load generator used. */
+export function protocolOf(r: RunRecord): BenchProtocol {
+  return r.protocol ?? 'PLAINTEXT';
+}
+
+/** `compare --security`: Ledgerline ÷ Kafka per protocol, and `protocol` ÷ PLAINTEXT per broker, pair by pair. */
+export function securityRatios(runs: ReadonlyArray<RunRecord & { pair: number }>, protocol: BenchProtocol): Pick<SecurityComparison, 'brokerRatios' | 'protocolRatios'> {
+  const brokerRatios: SecurityComparison['brokerRatios'] = {};
+  for (const p of ['PLAINTEXT', protocol] as const) brokerRatios[p] = pairRatios(runs.filter((r) => protocolOf(r) === p));
+  const protocolRatios: Record<string, PairRatio[]> = {};
+  for (const kind of ['ledgerline', 'kafka'] as const) {
+    const mine = runs.filter((r) => r.target.kind === kind);
+    if (mine.length > 0) protocolRatios[kind] = ratiosBy(mine, (r) => protocolOf(r) === protocol, (r) => protocolOf(r) === 'PLAINTEXT');
+  }
+  return { brokerRatios, protocolRatios };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -288,6 +333,9 @@ function limitsMarkdown(l: MachineLimits | null): string[] {
     '| limit | MiB/s | detail |',
     '|---|---:|---|',
     `| loopback TCP to a trivial sink | ${fmt(l.loopback.mibPerSec)} | ${l.loopback.connections} connections, ${l.loopback.chunkBytes} B writes |`,
+    ...(l.loopbackTls
+      ? [`| loopback TLS to a trivial sink | ${fmt(l.loopbackTls.mibPerSec)} | the same over TLS with the brokers' certificate (${l.loopbackTls.tls.protocol ?? '?'} ${l.loopbackTls.tls.cipher}), both ends Node |`]
+      : []),
     `| disk: write + fsync per request | ${fmt(l.disk.syncEachChunk.mibPerSec)} | ${l.disk.chunkBytes} B chunks, fsync p50 ${fmt(l.disk.syncEachChunk.fsyncP50Ms)} ms, p99 ${fmt(l.disk.syncEachChunk.fsyncP99Ms)} ms |`,
     `| disk: write, one fsync at the end | ${fmt(l.disk.syncAtEnd.mibPerSec)} | ${(l.disk.syncAtEnd.bytes / 2 ** 20).toFixed(0)} MiB in ${l.disk.dir} |`,
   ];
@@ -328,9 +376,14 @@ function notes(r: RunRecord): string[] {
 
 const CLUSTER_TITLE = '3 Ledgerline brokers on 3 BookKeeper bookies vs 3 Apache Kafka nodes (replication factor 3, min.insync.replicas 2)';
 
+function compareTitle(f: CompareFile): string {
+  if (f.cluster) return CLUSTER_TITLE;
+  return f.security ? `Ledgerline vs Apache Kafka, PLAINTEXT and ${f.security.protocol} (${f.security.mechanism})` : 'Ledgerline vs Apache Kafka';
+}
+
 export function compareMarkdown(f: CompareFile): string {
   const lines = [
-    `### ${f.workload.name}: ${f.cluster ? CLUSTER_TITLE : 'Ledgerline vs Apache Kafka'}`,
+    `### ${f.workload.name}: ${compareTitle(f)}`,
     '',
     `${f.date} · \`${f.command}\` · ${f.host.cpus} CPUs (${f.host.cpuModel}), ${f.host.memoryGiB} GiB, Node ${f.host.node} · load average before ${f.host.loadAverageBefore.join(' / ')}`,
     '',
@@ -359,6 +412,7 @@ export function compareMarkdown(f: CompareFile): string {
       lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} | ${cpu} |${txn ? ` ${fmt(r.transactionsPerSec)} | ${fmt(r.commitP99)} |` : ''}`);
     }
   }
+  if (f.security) lines.push(...securityMarkdown(f, f.security));
   if (f.calibration) {
     lines.push('', `Rate: ${describeRate(f.workload.rate)} = ${Math.round(f.calibration.rate)} msg/s (max measured: ${Object.entries(f.calibration.maxRecordsPerSec).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}; the lower one is the reference so both brokers see the same load).`);
   }
@@ -370,15 +424,75 @@ export function compareMarkdown(f: CompareFile): string {
   return lines.join('\n') + '\n';
 }
 
+const RATIO_COLUMNS = '| produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB |';
+
+function ratioCells(r: Pick<PairRatio, 'produceThroughput' | 'consumeThroughput' | 'produceP99' | 'e2eP99' | 'brokerCpuPerGiB'>): string {
+  return `${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} | ${r.brokerCpuPerGiB === undefined ? '–' : fmt(r.brokerCpuPerGiB)} |`;
+}
+
+/** Rows of pair ratios under `label`, then their median when there are several. */
+function ratioRows(label: string, ratios: readonly PairRatio[]): string[] {
+  const rows = ratios.map((r) => `| ${label} | ${r.pair} | ${ratioCells(r)}`);
+  if (ratios.length > 1) {
+    const m = (g: (r: PairRatio) => number | undefined): number | undefined => {
+      const xs = ratios.map(g).filter((x): x is number => x !== undefined);
+      return xs.length > 0 ? median(xs) : undefined;
+    };
+    rows.push(`| ${label} | **median** | ${ratioCells({ produceThroughput: m((r) => r.produceThroughput)!, consumeThroughput: m((r) => r.consumeThroughput)!, produceP99: m((r) => r.produceP99)!, e2eP99: m((r) => r.e2eP99)!, brokerCpuPerGiB: m((r) => r.brokerCpuPerGiB) })}`);
+  }
+  return rows;
+}
+
+/** `compare --security`: both sets of ratios and every run in order, which shows the spread behind the medians. */
+function securityMarkdown(f: CompareFile, s: SecurityComparison): string[] {
+  const tls = Object.entries(s.tls).map(([kind, t]) => `${kind} ${t.protocol ?? '?'} ${t.cipher}`).join('; ');
+  const lines = [
+    '',
+    `${s.protocol}: TLS (${tls || 'not negotiated'}), server certificate only, then ${s.mechanism} sign-in on every connection, before the measured window. ` +
+      'Each pair runs every broker on both listeners of the same broker configuration, a fresh broker per run; odd pairs run PLAINTEXT first, even pairs ' +
+      `${s.protocol} first.`,
+    '',
+    `${s.protocol} ÷ PLAINTEXT, pair by pair: what security costs each broker (throughput below 1 = slower with it; latency and CPU above 1 = more with it):`,
+    '',
+    `| broker | pair ${RATIO_COLUMNS}`,
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const [kind, ratios] of Object.entries(s.protocolRatios)) lines.push(...ratioRows(kind, ratios));
+  lines.push('', 'Ledgerline ÷ Kafka, pair by pair, per protocol (throughput: above 1 is better; latency and CPU: below 1 is better):', '', `| protocol | pair ${RATIO_COLUMNS}`, '|---|---:|---:|---:|---:|---:|---:|');
+  for (const [protocol, ratios] of Object.entries(s.brokerRatios)) lines.push(...ratioRows(protocol, ratios ?? []));
+  lines.push(
+    '',
+    'Every run, in order:',
+    '',
+    '| run | pair | broker | protocol | produce MiB/s | consume MiB/s | produce p99 (ms) | e2e p99 (ms) | broker CPU s/GiB | peak RSS MiB | load-gen CPU |',
+    '|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of f.runs) {
+    const p = producePhase(r);
+    lines.push(
+      `| ${r.order} | ${r.pair} | ${r.target.label} | ${protocolOf(r)} | ${fmt(p.produceRate.mibPerSec)} | ${fmt(r.result.consumeRate.mibPerSec)} | ${fmt(p.produceLatency.p99)} | ` +
+        `${r.result.endToEndLatency.count > 0 ? fmt(r.result.endToEndLatency.p99) : '–'} | ${fmt(cpuPerGiB(r))} | ${fmt(r.target.peakRssMiB)} | ${fmt(r.result.clientCpuPercent)}% |`,
+    );
+  }
+  return lines;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Chart
+
+/** A broker's colour; a lighter one for its runs on a secure listener (`ledgerline SASL_SSL`). */
+function brokerColor(label: string): string {
+  const secure = label.endsWith(' SASL_SSL');
+  if (label.startsWith('ledgerline')) return secure ? COLORS.ledgerlineSecure : COLORS.ledgerline;
+  return secure ? COLORS.kafkaSecure : COLORS.kafka;
+}
 
 export function chartFor(f: CompareFile | RunFile): string {
   const bars: Bar[] = [];
   const curves: Curve[] = [];
   const entries: Array<[string, BrokerMedians, string]> =
     f.kind === 'ledgerline-bench-compare'
-      ? Object.entries(f.medians).map(([label, m]) => [label, m, label.startsWith('ledgerline') ? COLORS.ledgerline : COLORS.kafka])
+      ? Object.entries(f.medians).map(([label, m]) => [label, m, brokerColor(label)])
       : [[f.run.target.label, mediansOf([f.run]), f.run.target.kind === 'ledgerline' ? COLORS.ledgerline : COLORS.kafka]];
   for (const [label, m, color] of entries) {
     bars.push({ label: `${label} produce`, value: m.produceMiBps, color });
@@ -390,11 +504,12 @@ export function chartFor(f: CompareFile | RunFile): string {
   const limits = f.kind === 'ledgerline-bench-compare' ? f.limits : null;
   if (limits) {
     bars.push({ label: 'loopback TCP', value: limits.loopback.mibPerSec, color: COLORS.limit, limit: true });
+    if (limits.loopbackTls) bars.push({ label: 'loopback TLS', value: limits.loopbackTls.mibPerSec, color: COLORS.limit, limit: true });
     bars.push({ label: 'disk, fsync each', value: limits.disk.syncEachChunk.mibPerSec, color: COLORS.limit, limit: true });
     bars.push({ label: 'disk, fsync at end', value: limits.disk.syncAtEnd.mibPerSec, color: COLORS.limit, limit: true });
   }
   return renderChart({
-    title: `${f.workload.name}${f.kind === 'ledgerline-bench-compare' ? `: ${f.cluster ? 'Ledgerline cluster vs Apache Kafka cluster (3 × 3, RF 3)' : 'Ledgerline vs Apache Kafka'}` : ''}`,
+    title: `${f.workload.name}${f.kind === 'ledgerline-bench-compare' ? `: ${f.cluster ? 'Ledgerline cluster vs Apache Kafka cluster (3 × 3, RF 3)' : f.security ? `Ledgerline vs Apache Kafka, PLAINTEXT and ${f.security.protocol}` : 'Ledgerline vs Apache Kafka'}` : ''}`,
     subtitle: `${workloadLine(f.workload)} · ${f.date.slice(0, 16).replace('T', ' ')} UTC · ${f.host.cpus} CPUs`,
     bars,
     barUnit: 'MiB/s of record payload',

@@ -43,6 +43,9 @@ export interface ChartInput {
 export const COLORS = {
   ledgerline: '#2b6cb0',
   kafka: '#c05621',
+  /** The same brokers on a secure listener (`compare --security`). */
+  ledgerlineSecure: '#90cdf4',
+  kafkaSecure: '#f6ad55',
   limit: '#718096',
 } as const;
 

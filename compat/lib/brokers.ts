@@ -284,6 +284,8 @@ export interface LedgerlineOptions {
   readyTimeoutMs: number;
   /** Rebuild dist/ even when it is newer than every source file. */
   build: boolean;
+  /** Listeners beside PLAINTEXT, each on a port chosen at start (`listenerPorts`), as ReferenceKafka's. */
+  extraListeners?: readonly { readonly name: string; readonly protocol: string }[];
 }
 
 export class Ledgerline implements Broker {
@@ -296,6 +298,8 @@ export class Ledgerline implements Broker {
   /** Set when the runner rebuilt dist/ first; the build is not counted in the startup time. */
   buildNote: string | null = null;
   logFile = '';
+  /** The bound port of each extra listener, by name. */
+  readonly listenerPorts = new Map<string, number>();
   private dir = '';
   private child: ChildProcess | null = null;
 
@@ -321,9 +325,17 @@ export class Ledgerline implements Broker {
     const port = await freePort();
     const controllerPort = await freePort();
     this.bootstrap = `127.0.0.1:${port}`;
+    const extra = this.opts.extraListeners ?? [];
+    for (const l of extra) this.listenerPorts.set(l.name, await freePort());
+    const extraListeners = extra.map((l) => `,${l.name}://127.0.0.1:${this.listenerPorts.get(l.name)!}`).join('');
+    // Ledgerline's default map is Kafka's (each protocol's own name, CONTROLLER on PLAINTEXT); other names need one.
+    const renamed = extra.filter((l) => l.name !== l.protocol);
     // As the Kafka node above: a broker listener and a controller listener (DescribeQuorum's voter endpoint).
     const settings: Record<string, string> = {
-      listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+      listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}${extraListeners}`,
+      ...(renamed.length > 0
+        ? { 'listener.security.protocol.map': `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${extra.map((l) => `,${l.name}:${l.protocol}`).join('')}` }
+        : {}),
       'controller.listener.names': 'CONTROLLER',
       'log.dirs': join(this.dir, 'data'),
       'node.id': '1',

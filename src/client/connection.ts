@@ -19,11 +19,17 @@
  * - Requests that expect no answer (Produce with acks=0) resolve once their bytes are handed to the kernel.
  *
  * `Connection.connect` negotiates versions with ApiVersions before resolving (see versions.ts), unless
- * `negotiateVersions` is false (for tests that speak to a server with no ApiVersions).
+ * `negotiateVersions` is false (for tests that speak to a server with no ApiVersions); with `sasl` it then
+ * signs in (SaslHandshake v1 + SaslAuthenticate, sasl-scram-client.ts) before any other request, as Kafka's
+ * SaslClientAuthenticator does on a SASL_PLAINTEXT or SASL_SSL listener.
+ *
+ * With `tls` the certificate is checked against the host: a name against its DNS SANs, an IP address against
+ * its IP SANs (`127.0.0.1` needs `IP:127.0.0.1`). A name is also sent as SNI; an IP address is not, since
+ * RFC 6066 §3 allows only host names there (Node warns, DEP0123), as Java's client leaves SNI out for one.
  */
-import { connect as netConnect } from 'node:net';
+import { connect as netConnect, isIP } from 'node:net';
 import type { Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, TLSSocket } from 'node:tls';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { ApiDescriptor } from '../../protocol/api.js';
 import { requestHeaderVersion, responseHeaderVersion } from '../../protocol/api.js';
@@ -36,6 +42,8 @@ import { FrameSplitter, FrameTooLargeError } from '../../protocol/wire/frames.js
 import { Reader } from '../../protocol/wire/reader.js';
 import { Writer } from '../../protocol/wire/writer.js';
 import type { ClientErrorContext } from './errors.js';
+import type { SaslClientOptions } from './sasl-scram-client.js';
+import { authenticateSasl } from './sasl-scram-client.js';
 import {
   ClientClosedError,
   ConnectError,
@@ -59,8 +67,10 @@ export interface ConnectionOptions {
   requestTimeoutMs?: number;
   /** Largest response frame accepted. Default 256 MiB. */
   maxFrameBytes?: number;
-  /** Connect with TLS using these options (`true` for defaults). */
+  /** Connect with TLS using these options (`true` for defaults); `ca` to trust a private CA. */
   tls?: TlsConnectionOptions | boolean;
+  /** Sign in with SASL SCRAM before the first request (a SASL_PLAINTEXT, or with `tls` a SASL_SSL, listener). */
+  sasl?: SaslClientOptions;
   /** Send ApiVersions on connect and pick versions from the answer. Default true. */
   negotiateVersions?: boolean;
   /** ApiVersions v3+ client software name and version (KIP-511). */
@@ -112,6 +122,7 @@ export class Connection {
   private closeReason: Error | null | undefined = undefined;
   private resolveClosed!: (reason: Error | null) => void;
   private table: ApiVersionTable | undefined;
+  private saslLifetimeMs: bigint | undefined;
 
   private constructor(socket: Socket, options: ConnectionOptions) {
     this.socket = socket;
@@ -135,15 +146,28 @@ export class Connection {
   static async connect(options: ConnectionOptions): Promise<Connection> {
     const socket = await openSocket(options);
     const conn = new Connection(socket, options);
-    if (options.negotiateVersions !== false) {
-      try {
-        await conn.negotiate(options);
-      } catch (e) {
-        conn.destroy(e instanceof Error ? e : new Error(String(e)));
-        throw e;
-      }
+    try {
+      if (options.negotiateVersions !== false) await conn.negotiate(options);
+      if (options.sasl) conn.saslLifetimeMs = (await authenticateSasl(conn, options.sasl, conn.context())).sessionLifetimeMs;
+    } catch (e) {
+      conn.destroy(e instanceof Error ? e : new Error(String(e)));
+      throw e;
     }
     return conn;
+  }
+
+  /** With `tls`: the protocol version and cipher suite negotiated (e.g. `TLSv1.3`, `TLS_AES_256_GCM_SHA384`). */
+  get tlsSession(): { protocol: string | null; cipher: string } | undefined {
+    if (!(this.socket instanceof TLSSocket)) return undefined;
+    return { protocol: this.socket.getProtocol(), cipher: this.socket.getCipher().standardName };
+  }
+
+  /**
+   * With `sasl`: the session lifetime the broker gave in SaslAuthenticate (KIP-368; 0 = none). This client does
+   * not re-authenticate, so a broker that set one closes the connection once it has passed.
+   */
+  get saslSessionLifetimeMs(): bigint | undefined {
+    return this.saslLifetimeMs;
   }
 
   /** `host:port`. */
@@ -448,8 +472,10 @@ function openSocket(options: ConnectionOptions): Promise<Socket> {
   const context: ClientErrorContext = { broker: `${options.host}:${options.port}`, nodeId: options.nodeId };
   return new Promise((resolve, reject) => {
     const useTls = options.tls !== undefined && options.tls !== false;
+    // SNI for a host name only (RFC 6066 §3); the certificate is checked against `host` either way.
+    const sni = isIP(options.host) === 0 ? { servername: options.host } : {};
     const socket: Socket = useTls
-      ? tlsConnect({ host: options.host, port: options.port, servername: options.host, ...(options.tls === true ? {} : (options.tls as TlsConnectionOptions)) })
+      ? tlsConnect({ host: options.host, port: options.port, ...sni, ...(options.tls === true ? {} : (options.tls as TlsConnectionOptions)) })
       : netConnect({ host: options.host, port: options.port });
     const timer = setTimeout(() => {
       socket.destroy();

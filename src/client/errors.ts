@@ -12,6 +12,7 @@
  * | LL_ERR_CLIENT_UNSUPPORTED_VERSION | the broker and this codec share no version of an API             | UNSUPPORTED_VERSION     |
  * | LL_ERR_CLIENT_METADATA            | a topic or partition has no known leader / does not exist        | the metadata's own code, else UNKNOWN_TOPIC_OR_PARTITION |
  * | LL_ERR_CLIENT_CLOSED              | the connection or cluster was closed by its owner                | UNKNOWN_SERVER_ERROR    |
+ * | LL_ERR_CLIENT_SASL                | SASL sign-in failed: mechanism, credentials, server's signature  | the broker's, else SASL_AUTHENTICATION_FAILED |
  * | LL_ERR_KAFKA                      | the broker answered with a Kafka error code the caller must see  | that code               |
  *
  * Per-partition Kafka errors in Produce/Fetch/ListOffsets answers are returned as data (`errorCode`), the
@@ -110,6 +111,21 @@ export class MetadataError extends ClientError {
 export class ClientClosedError extends ClientError {
   constructor(what: string, context: ClientErrorContext = {}) {
     super('LL_ERR_CLIENT_CLOSED', `${what} is closed`, context);
+  }
+}
+
+/**
+ * Signing in failed (sasl-scram-client.ts): the broker refused the mechanism (UNSUPPORTED_SASL_MECHANISM, its
+ * enabled list in the message) or the credentials (SASL_AUTHENTICATION_FAILED with the broker's message), or
+ * this side refused the broker's answer (a SCRAM server signature that does not verify, too few iterations).
+ * The connection is closed: Kafka's brokers close it after a failed exchange.
+ */
+export class SaslAuthenticationFailedError extends ClientError {
+  /** The broker's error code, or SASL_AUTHENTICATION_FAILED for a failure found on this side. */
+  readonly errorCode: number;
+  constructor(message: string, context: ClientErrorContext, errorCode: number = ErrorCode.SASL_AUTHENTICATION_FAILED, cause?: unknown) {
+    super('LL_ERR_CLIENT_SASL', message, context, { cause }, errorCode);
+    this.errorCode = errorCode;
   }
 }
 

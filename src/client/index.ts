@@ -8,8 +8,8 @@
  *                 createTopics, deleteTopics, waitForTopics; errors as data per partition
  *   FetchSession  incremental fetch sessions (KIP-227) for consumers of many partitions
  *   Cluster       bootstrap, Metadata refresh on request, leader per partition, N connections per broker
- *   Connection    one socket: framing, correlation ids, pipelining, per-request timeouts,
- *                 ApiVersions negotiation (KIP-511 fallback), pre-encoded request bodies
+ *   Connection    one socket (TCP or TLS): framing, correlation ids, pipelining, per-request timeouts,
+ *                 ApiVersions negotiation (KIP-511 fallback), SASL SCRAM sign-in, pre-encoded request bodies
  *
  * ```ts
  * const client = await KafkaClient.connect({ bootstrap: '127.0.0.1:9092', clientId: 'tool' });
@@ -44,6 +44,8 @@ export type { ClusterOptions, BrokerInfo, TopicInfo, PartitionInfo } from './clu
 export { Connection, encodeRequestBody } from './connection.js';
 export type { ConnectionOptions, RequestOptions } from './connection.js';
 export { ApiVersionTable } from './versions.js';
+export { ScramSaslClient, ScramClientError, authenticateSasl } from './sasl-scram-client.js';
+export type { SaslClientOptions, ScramSaslClientOptions, SaslTransport, ScramMechanismName } from './sasl-scram-client.js';
 export { FetchSession, FetchSessionEpoch } from './fetch-session.js';
 export type { SessionPartition, SessionRequestFields } from './fetch-session.js';
 export { FrameSplitter, FrameTooLargeError } from '../../protocol/wire/frames.js';
@@ -57,6 +59,7 @@ export {
   MetadataError,
   ClientClosedError,
   KafkaResponseError,
+  SaslAuthenticationFailedError,
   throwIfError,
 } from './errors.js';
 export type { ClientErrorContext } from './errors.js';

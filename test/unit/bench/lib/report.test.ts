@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../../../bench/lib/load.js';
 import type { CompareFile, RunFile, RunRecord } from '../../../../bench/lib/report.js';
-import { chartFor, compareMarkdown, hostInfo, mediansOf, pairRatios } from '../../../../bench/lib/report.js';
+import { chartFor, compareMarkdown, hostInfo, mediansOf, pairRatios, securityRatios } from '../../../../bench/lib/report.js';
 import { latencyHistogram, median, recordMs, summarize } from '../../../../bench/lib/stats.js';
 import { ninesX, niceCeil, renderChart } from '../../../../bench/lib/svg.js';
 import { parseWorkload } from '../../../../bench/lib/workload.js';
@@ -108,6 +108,51 @@ describe('benchmark statistics and reports', () => {
     expect(md).toContain('| ledgerline | 2 | 50.0 (40.0–60.0) |');
     expect(md).toContain('| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB | transactions/s | commit p99 |');
     expect(md).toMatch(/\| 1 \| 0\.500 \| 0\.500 \| 1\.00 \| 1\.00 \| – \| 0\.500 \| 2\.0\d \|/);
+  });
+
+  it('compares each broker on PLAINTEXT and SASL_SSL: ratios per broker and per protocol, every run in order', () => {
+    const secure = (kind: 'ledgerline' | 'kafka', pair: number, order: number, protocol: 'PLAINTEXT' | 'SASL_SSL', mibPerSec: number, p99: number) => ({
+      ...run(kind, pair, mibPerSec, p99),
+      order,
+      protocol,
+    });
+    // Pair 1 runs PLAINTEXT first, pair 2 SASL_SSL first.
+    const runs = [
+      secure('ledgerline', 1, 1, 'PLAINTEXT', 100, 10),
+      secure('kafka', 1, 2, 'PLAINTEXT', 200, 10),
+      secure('ledgerline', 1, 3, 'SASL_SSL', 80, 20),
+      secure('kafka', 1, 4, 'SASL_SSL', 100, 40),
+      secure('ledgerline', 2, 5, 'SASL_SSL', 60, 20),
+      secure('kafka', 2, 6, 'SASL_SSL', 120, 40),
+      secure('ledgerline', 2, 7, 'PLAINTEXT', 100, 10),
+      secure('kafka', 2, 8, 'PLAINTEXT', 200, 10),
+    ];
+    const { brokerRatios, protocolRatios } = securityRatios(runs, 'SASL_SSL');
+    expect(protocolRatios.ledgerline!.map((r) => r.produceThroughput)).toEqual([0.8, 0.6]);
+    expect(protocolRatios.kafka!.map((r) => r.produceThroughput)).toEqual([0.5, 0.6]);
+    expect(protocolRatios.kafka![0]!.produceP99).toBeCloseTo(4, 1);
+    expect(brokerRatios.PLAINTEXT!.map((r) => r.produceThroughput)).toEqual([0.5, 0.5]);
+    expect(brokerRatios.SASL_SSL!.map((r) => r.produceThroughput)).toEqual([0.8, 0.5]);
+    const medians: Record<string, ReturnType<typeof mediansOf>> = {};
+    for (const kind of ['ledgerline', 'kafka']) {
+      for (const protocol of ['PLAINTEXT', 'SASL_SSL']) medians[`${kind} ${protocol}`] = mediansOf(runs.filter((r) => r.target.kind === kind && r.protocol === protocol));
+    }
+    const tls = { ledgerline: { protocol: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' }, kafka: { protocol: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' } };
+    const f = compareFile({ runs, medians, ratios: [], security: { protocol: 'SASL_SSL', mechanism: 'SCRAM-SHA-512', tls, brokerRatios, protocolRatios } });
+    const md = compareMarkdown(f);
+    expect(md).toContain('### w: Ledgerline vs Apache Kafka, PLAINTEXT and SASL_SSL (SCRAM-SHA-512)');
+    expect(md).toContain('| ledgerline SASL_SSL | 2 | 70.0 |');
+    expect(md).toContain('ledgerline TLSv1.3 TLS_AES_256_GCM_SHA384; kafka TLSv1.3 TLS_AES_256_GCM_SHA384');
+    expect(md).toContain('| ledgerline | 1 | 0.800 | 0.800 |');
+    expect(md).toContain('| ledgerline | **median** | 0.700 | 0.700 |');
+    expect(md).toContain('| kafka | **median** | 0.550 | 0.550 |');
+    expect(md).toContain('| SASL_SSL | **median** | 0.650 | 0.650 |');
+    expect(md).toContain('| 5 | 2 | ledgerline | SASL_SSL | 60.0 | 60.0 |');
+    // No Ledgerline ÷ Kafka table of all runs mixed: it is per protocol.
+    expect(md).not.toContain('Ledgerline ÷ Kafka, pair by pair (throughput');
+    const svg = chartFor(f);
+    expect(svg).toContain('kafka SASL_SSL produce');
+    expect(svg).toContain('PLAINTEXT and SASL_SSL');
   });
 
   it('draws a well-formed SVG with one bar per figure and one path per curve', () => {
