@@ -236,10 +236,14 @@ describe.sequential('@platformatic/kafka 1.35.0', () => {
     expect(await failure(inc([{ name: 'cleanup.policy', configOperation: IncrementalAlterConfigOperationTypes.SET, value: 'forever' }]))).toEqual(['INVALID_CONFIG']);
     expect(await failure(inc([{ name: 'no.such', configOperation: IncrementalAlterConfigOperationTypes.SET, value: '1' }]))).toEqual(['INVALID_CONFIG']);
     expect(await topicConfigs()).toEqual({ 'cleanup.policy': 'compact', 'retention.ms': '7200000' });
-    // Broker configs are static here.
-    expect(
-      await failure(admin.incrementalAlterConfigs({ resources: [{ resourceType: ConfigResourceTypes.BROKER, resourceName: '1', configs: [{ name: 'log.retention.ms', configOperation: IncrementalAlterConfigOperationTypes.SET, value: '1' }] }] })),
-    ).toEqual(['INVALID_CONFIG']);
+    // A broker's own dynamic value of a reconfigurable config is taken; one Kafka cannot change at runtime is not.
+    const brokerConfig = (name: string, value: string | null) =>
+      admin.incrementalAlterConfigs({
+        resources: [{ resourceType: ConfigResourceTypes.BROKER, resourceName: '1', configs: [{ name, ...(value === null ? { configOperation: IncrementalAlterConfigOperationTypes.DELETE } : { configOperation: IncrementalAlterConfigOperationTypes.SET, value }) }] }],
+      });
+    await brokerConfig('log.retention.ms', '86400000');
+    await brokerConfig('log.retention.ms', null);
+    expect(await failure(brokerConfig('log.dirs', '/elsewhere'))).toEqual(['INVALID_CONFIG']);
     await inc([{ name: 'cleanup.policy', configOperation: IncrementalAlterConfigOperationTypes.SET, value: 'delete' }]);
   });
 
