@@ -4,6 +4,7 @@
  *
  *   ledgerline start [--config server.properties] [--set key=value]...   run a broker
  *   ledgerline keys generate|rotate|list|needed ...                      end-to-end encryption keys (src/crypto/README.md)
+ *   ledgerline tenants list|get|put|delete ...                           tenants, through the admin endpoint (src/tenants/README.md)
  *   ledgerline version                                                   print the version
  *
  * Configuration uses Kafka's names (listeners, log.dirs, num.partitions, ...); see src/config.ts for the
@@ -15,6 +16,7 @@ import { KEYS_USAGE } from './crypto/keys-usage.js';
 import { createLogger } from './observability/logger.js';
 import { routeProcessWarnings } from './observability/process-warnings.js';
 import { Broker } from './server/broker.js';
+import { TENANTS_USAGE } from './tenants/tenants-usage.js';
 
 /** package.json of the installation, found upwards from this file (src/ when run from source, dist/src/ when built). */
 function packageVersion(): string {
@@ -32,6 +34,7 @@ const pkg = { version: packageVersion() };
 const USAGE = `usage:
   ledgerline start [--config server.properties] [--set key=value]...
 ${KEYS_USAGE.split('\n').slice(1).join('\n')}
+${TENANTS_USAGE.split('\n').slice(1).join('\n')}
   ledgerline version`;
 
 async function start(args: string[]): Promise<number> {
@@ -105,6 +108,8 @@ async function main(argv: string[]): Promise<number> {
     case 'keys':
       // Loaded only for this command: `ledgerline start` does not pay for the client it uses.
       return (await import('./crypto/keys-command.js')).keysCommand(rest);
+    case 'tenants':
+      return (await import('./tenants/tenants-command.js')).tenantsCommand(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -22,6 +22,11 @@ import { parseSegment, topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/l
 import type { MetadataStore, Watch, WatchEvent } from '../metadata/types.js';
 import { ClusterApiError } from './errors.js';
 import type { DynamicDefaults } from './cluster-configs.js';
+
+/** Topic config defaults by topic name (tenant and namespace policies, src/tenants/tenant-store.ts). */
+export interface TopicPolicies {
+  policy(topic: string, config: string): { readonly value: string } | undefined;
+}
 import { BROKER_CONFIG_BY_NAME, ConfigSource, TOPIC_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type TopicConfigDef } from './config-defs.js';
 import { hasCollisionChars, isInternalTopic, quoted, topicNameError, unifyCollisionChars } from './topic-names.js';
 
@@ -115,6 +120,8 @@ export class TopicManager {
   liveBrokerCount: () => number = () => 1;
   /** The cluster-level dynamic broker configs (src/cluster/cluster-configs.ts); none unless the broker sets them. */
   private dynamicDefaults: DynamicDefaults = { get: () => undefined, broker: () => undefined };
+  /** Tenant and namespace policies (src/tenants/): topic config defaults by name prefix; none unless set. */
+  private policies: TopicPolicies = { policy: () => undefined };
 
   constructor(
     private readonly store: MetadataStore,
@@ -129,6 +136,11 @@ export class TopicManager {
    */
   useDynamicDefaults(d: DynamicDefaults): void {
     this.dynamicDefaults = d;
+  }
+
+  /** Resolves topic configs over these tenant and namespace policies from now on (call dynamicDefaultsChanged when they change). */
+  useTopicPolicies(p: TopicPolicies): void {
+    this.policies = p;
   }
 
   /** The cluster-level values changed: every topic's effective configs may have, as Kafka reconfigures its logs. */
@@ -422,13 +434,23 @@ export class TopicManager {
     if (override !== undefined) synonyms.push({ name: def.name, value: override, source: ConfigSource.DYNAMIC_TOPIC_CONFIG });
     let value: string | null = override ?? null;
     let source: number = override !== undefined ? ConfigSource.DYNAMIC_TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG;
+    // A tenant or namespace policy (src/tenants/) is the topic's own value unless the topic overrides it: Kafka has
+    // no such level, so it is described as a topic config (what `kafka-configs --describe` lists for the topic).
+    const policy = this.policies.policy(t.name, def.name);
+    if (policy !== undefined) {
+      synonyms.push({ name: def.name, value: policy.value, source: ConfigSource.DYNAMIC_TOPIC_CONFIG });
+      if (override === undefined) {
+        value = policy.value;
+        source = ConfigSource.DYNAMIC_TOPIC_CONFIG;
+      }
+    }
     const convert = (v: string | null, factor = 1): string | null => (v === null || factor === 1 ? v : String(BigInt(v) * BigInt(factor)));
     const brokerSynonyms = def.brokerSynonyms ?? [];
     for (const syn of brokerSynonyms) {
       const own = this.dynamicDefaults.broker(syn.name);
       if (own !== undefined) {
         synonyms.push({ name: syn.name, value: own, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
-        if (value === null && override === undefined) {
+        if (value === null) {
           value = convert(own, syn.factor);
           source = ConfigSource.DYNAMIC_BROKER_CONFIG;
         }
@@ -436,7 +458,7 @@ export class TopicManager {
       const dynamic = this.dynamicDefaults.get(syn.name);
       if (dynamic !== undefined) {
         synonyms.push({ name: syn.name, value: dynamic, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
-        if (value === null && override === undefined) {
+        if (value === null) {
           value = convert(dynamic, syn.factor);
           source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG;
         }
@@ -444,7 +466,7 @@ export class TopicManager {
       if (!this.config.explicit.has(syn.name)) continue;
       const v = this.config.values.get(syn.name) ?? null;
       synonyms.push({ name: syn.name, value: v, source: ConfigSource.STATIC_BROKER_CONFIG });
-      if (value === null && override === undefined) {
+      if (value === null) {
         value = convert(v, syn.factor);
         source = ConfigSource.STATIC_BROKER_CONFIG;
       }

@@ -71,6 +71,15 @@ interface Sensor {
   lastRecordMs: number;
 }
 
+/**
+ * Tenant quotas (src/tenants/): a quota key a tenant's policies set, shared by its principals (`User:<user>`)
+ * that no user or client-id quota covers; the tenant's principals are then measured on one sensor.
+ */
+export interface TenantQuotas {
+  quota(principal: string, key: string): { readonly tenant: string; readonly bound: number } | undefined;
+  hasQuota(key: string): boolean;
+}
+
 export class ClientQuotaManager {
   readonly key: string;
   private readonly window: RateWindow;
@@ -81,6 +90,7 @@ export class ClientQuotaManager {
     readonly type: ClientQuotaType,
     private readonly quotas: QuotaLookup,
     private readonly config: QuotaWindowConfig = { numSamples: DEFAULT_QUOTA_WINDOW_NUM, windowSizeSeconds: DEFAULT_QUOTA_WINDOW_SIZE_SECONDS },
+    private readonly tenants?: TenantQuotas,
   ) {
     this.key = QUOTA_KEY_OF[type];
     this.window = { samples: config.numSamples, windowMs: config.windowSizeSeconds * 1000 };
@@ -88,7 +98,7 @@ export class ClientQuotaManager {
 
   /** quotasEnabled: whether any user/client-id entity has a value of this manager's key. */
   get quotasEnabled(): boolean {
-    return this.quotas.levels(this.key) !== 0;
+    return this.quotas.levels(this.key) !== 0 || (this.tenants?.hasQuota(this.key) ?? false);
   }
 
   /** The number of live sensors (one per metric entity recorded on in the last hour). */
@@ -130,7 +140,11 @@ export class ClientQuotaManager {
 
   /** The quota that applies to the client and the metric entity it is measured on (ClientQuotaManager.quota). */
   quota(user: string, clientId: string): ResolvedQuota {
-    return resolveQuota(this.quotas, this.key, user, clientId);
+    const resolved = resolveQuota(this.quotas, this.key, user, clientId);
+    if (resolved.bound !== null || !this.tenants) return resolved;
+    const shared = this.tenants.quota(`User:${user}`, this.key);
+    // The tenant's sensor: keyed by a user name no principal has (a principal name has no NUL).
+    return shared === undefined ? resolved : { bound: shared.bound, user: `\u0000tenant:${shared.tenant}`, clientId: '' };
   }
 
   /**
@@ -167,10 +181,10 @@ export interface ClientQuotaManagers {
   readonly request: ClientQuotaManager;
 }
 
-export function createClientQuotaManagers(quotas: QuotaLookup, config?: QuotaWindowConfig): ClientQuotaManagers {
+export function createClientQuotaManagers(quotas: QuotaLookup, config?: QuotaWindowConfig, tenants?: TenantQuotas): ClientQuotaManagers {
   return {
-    produce: new ClientQuotaManager('produce', quotas, config),
-    fetch: new ClientQuotaManager('fetch', quotas, config),
-    request: new ClientQuotaManager('request', quotas, config),
+    produce: new ClientQuotaManager('produce', quotas, config, tenants),
+    fetch: new ClientQuotaManager('fetch', quotas, config, tenants),
+    request: new ClientQuotaManager('request', quotas, config, tenants),
   };
 }

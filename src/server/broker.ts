@@ -53,10 +53,12 @@ import { ListenerSecurity, type AuthenticationMetrics } from '../security/listen
 import { ScramCredentialStore } from '../security/scram-credentials.js';
 import { TlsContextReloader } from '../security/tls-reloader.js';
 import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
+import { tenantAdminRoutes } from '../tenants/admin-routes.js';
 import { encryptionReport } from '../cluster/encryption-report.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatch.js';
 import { AclStore } from '../security/acl/acl-store.js';
+import { TenantStore } from '../tenants/tenant-store.js';
 import { QuotaStore } from '../quota/quota-store.js';
 import { createClientQuotaManagers, quotaWindowConfig } from '../quota/client-quota-manager.js';
 import { QuotaEnforcer } from './quota-enforcer.js';
@@ -81,6 +83,7 @@ interface Parts {
   ledgers: LedgerStore;
   clusterConfigs: ClusterConfigs;
   acls: AclStore;
+  tenants: TenantStore;
   quotas: QuotaStore;
   topics: TopicManager;
   view: ClusterView;
@@ -317,6 +320,12 @@ export class Broker implements ConnectionHost {
       await acls.load();
       log.info({ acls: authorizer.size, superUsers: [...authorizer.superUsers] }, 'authorizer loaded its ACLs');
     }
+    // Tenants (src/tenants/): their principals confined to their names, their policies as topic config defaults
+    // and shared quotas; loaded before any listener accepts a connection, followed by every broker.
+    const tenants = (p.tenants = new TenantStore(metadata, (err) => log.error({ err }, 'the tenants could not follow a change in the metadata store')));
+    await tenants.load();
+    topics.useTopicPolicies(tenants);
+    tenants.onChange(() => void topics.dynamicDefaultsChanged().catch((err: unknown) => log.error({ err }, 'applying the tenant policies failed')));
     // Client quotas (KIP-546), with or without an authorizer: loaded before any listener accepts a connection.
     const quotas = (p.quotas = new QuotaStore(metadata, { onWatchError: (err) => log.error({ err }, 'the client quotas could not follow a change in the metadata store') }));
     await quotas.load();
@@ -348,7 +357,8 @@ export class Broker implements ConnectionHost {
       refusals: this.refusals,
       metrics: new RequestMetrics(metrics.registry, (code) => errorByCode(code).name),
       ...(authorizer ? { authorizer: { acls: authorizer, audit: log.child({ logger: 'authorizer' }) } } : {}),
-      quotas: new QuotaEnforcer(createClientQuotaManagers(quotas, quotaWindowConfig(config.values))),
+      quotas: new QuotaEnforcer(createClientQuotaManagers(quotas, quotaWindowConfig(config.values), tenants)),
+      tenants,
     });
     const authMetrics = (this.authMetrics = registerAuthenticationMetrics(metrics.registry));
     for (const l of config.listeners) {
@@ -384,6 +394,8 @@ export class Broker implements ConnectionHost {
         registry: metrics.registry,
         health: () => ({ clusterId, nodeId: this.nodeId, topics: topics.list().length, connections: this.connections.size }),
         documents: new Map([['/v1/encryption', () => encryptionReport(topics)]]),
+        // GET, PUT and DELETE /v1/tenants[/<name>] (src/tenants/admin-routes.ts), for `ledgerline tenants`.
+        routes: tenantAdminRoutes(tenants),
       });
       log.info({ url: this.admin.url }, 'admin HTTP endpoint listening');
     }
@@ -462,6 +474,7 @@ export class Broker implements ConnectionHost {
     await p.topics?.close();
     await p.clusterConfigs?.close();
     await p.acls?.close();
+    await p.tenants?.close();
     await p.quotas?.close();
     await p.ledgers?.close();
     await p.metadata?.close();

@@ -41,7 +41,8 @@ import { apiVersionsFallback } from '../api/018-api-versions.js';
 import { apiErrorOf, errorResponse } from '../api/error-response.js';
 import { handlersFor, NO_RESPONSE, type ConnectionInfo, type Handler, type RequestContext } from '../api/handler.js';
 import type { Principal, Services } from '../api/services.js';
-import { ALLOW_ALL, requestAccess, type AuditLog } from '../api/access.js';
+import { ALLOW_ALL, requestAccess, type Access, type AuditLog } from '../api/access.js';
+import { confine } from '../tenants/confinement.js';
 import type { AclAuthorizer } from '../security/acl/authorizer.js';
 import { errorCounts, type ApiRequestMetrics, type RequestMetrics } from '../observability/request-metrics.js';
 import { findRefusal, type RefusalLog } from './refusals.js';
@@ -84,6 +85,8 @@ export interface DispatcherOptions {
   readonly services: Services;
   readonly refusals: RefusalLog;
   readonly metrics: RequestMetrics;
+  /** The tenant a principal (`User:alice`) is confined to (src/tenants/), if any. */
+  readonly tenants?: { tenantOf(principal: string): string | undefined };
   /** Client quotas (src/server/quota-enforcer.ts); absent: no client is throttled. */
   readonly quotas?: QuotaEnforcer;
   /** The ACL authorizer (authorizer.class.name), and where its decisions are logged; absent: everything is allowed. */
@@ -159,7 +162,7 @@ export class Dispatcher {
     const ctx: RequestContext = {
       services: this.o.services,
       principal: session.principal,
-      access: this.o.authorizer ? requestAccess(this.o.authorizer.acls, session.principal, session.info.remoteAddress, handler.api.name, this.o.authorizer.audit) : ALLOW_ALL,
+      access: this.accessOf(session, handler.api.name),
       header,
       apiVersion: version,
       connection: session.info,
@@ -184,6 +187,15 @@ export class Dispatcher {
     };
     if (result instanceof Promise) return result.then(finish, failed);
     return finish(result);
+  }
+
+  /** The requester's rights: the authorizer's (or everything without one), confined to its tenant's names if it has one. */
+  private accessOf(session: Session, apiName: string): Access {
+    const base = this.o.authorizer ? requestAccess(this.o.authorizer.acls, session.principal, session.info.remoteAddress, apiName, this.o.authorizer.audit) : ALLOW_ALL;
+    if (!this.o.tenants) return base;
+    const principal = `${session.principal.type}:${session.principal.name}`;
+    const tenant = this.o.tenants.tenantOf(principal);
+    return tenant === undefined ? base : confine(base, tenant, principal, apiName, this.o.authorizer?.audit ?? session.log);
   }
 
   /**

@@ -1,0 +1,172 @@
+/**
+ * Tenants in the metadata store, followed with a watch so that a tenant created, changed or deleted through any
+ * broker applies on all of them:
+ *
+ *   /tenants/<name>   {"formatVersion":1,"name":"acme","principals":["User:alice"],
+ *                      "policies":{"retention.ms":"604800000"},"namespaces":{"orders":{"policies":{...}}}}
+ *
+ * What the rest of the broker asks (model.ts has the model):
+ *   tenantOf(principal)        the tenant a principal is confined to, or undefined
+ *   policy(topic, config)      a topic config's tenant or namespace default for a topic name, or undefined
+ *   quota(principal, key)      the tenant quota its principals share, or undefined
+ */
+import type { MetadataStore, Watch } from '../metadata/types.js';
+import { invalidTenant, namespaceOf, TENANT_QUOTA_KEYS, tenantPrefixOf, type Tenant } from './model.js';
+
+export const TENANTS_PREFIX = '/tenants/';
+
+/** Thrown for a tenant the admin API refuses (answered 400 with the message). */
+export class TenantError extends Error {}
+
+interface Stored extends Tenant {
+  readonly formatVersion: 1;
+}
+
+export class TenantStore {
+  private readonly tenants = new Map<string, Tenant>();
+  private readonly byPrincipal = new Map<string, string>();
+  private readonly listeners: (() => void)[] = [];
+  private watch: Watch | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly onWatchError: (err: Error) => void,
+  ) {}
+
+  /** Follows the store and loads every tenant. */
+  async load(): Promise<void> {
+    this.watch = await this.store.watch(
+      { prefix: TENANTS_PREFIX },
+      {
+        onEvents: (res) => {
+          for (const e of res.events) {
+            const name = e.kv.key.slice(TENANTS_PREFIX.length);
+            if (e.type === 'delete') this.forget(name);
+            else this.apply(name, e.kv.value);
+          }
+          this.changed();
+        },
+        onError: (err) => {
+          this.watch = null;
+          if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.onWatchError(err);
+        },
+      },
+    );
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.store.list(TENANTS_PREFIX, after === undefined ? { limit: 1000 } : { limit: 1000, startAfter: after });
+      for (const kv of page.kvs) this.apply(kv.key.slice(TENANTS_PREFIX.length), kv.value);
+      if (!page.more || page.kvs.length === 0) break;
+      after = page.kvs[page.kvs.length - 1]!.key;
+    }
+    this.changed();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watch?.cancel();
+    this.watch = null;
+  }
+
+  /** Called after the tenants changed, here or through another broker. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  get size(): number {
+    return this.tenants.size;
+  }
+
+  list(): Tenant[] {
+    return [...this.tenants.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  get(name: string): Tenant | undefined {
+    return this.tenants.get(name);
+  }
+
+  /** Creates or replaces a tenant. A principal may belong to one tenant only. Throws TenantError. */
+  async put(t: Tenant): Promise<void> {
+    const tenant: Tenant = { name: t.name, principals: t.principals ?? [], policies: t.policies ?? {}, namespaces: t.namespaces ?? {} };
+    const invalid = invalidTenant(tenant);
+    if (invalid) throw new TenantError(invalid);
+    for (const p of tenant.principals) {
+      const other = this.byPrincipal.get(p);
+      if (other !== undefined && other !== tenant.name) throw new TenantError(`principal ${p} already belongs to tenant ${other}`);
+    }
+    const value: Stored = { formatVersion: 1, ...tenant };
+    await this.store.put(TENANTS_PREFIX + tenant.name, Buffer.from(JSON.stringify(value)));
+    this.apply(tenant.name, Buffer.from(JSON.stringify(value)));
+    this.changed();
+  }
+
+  /** Deletes a tenant (its topics stay, no longer confined or defaulted); false when there was none. */
+  async delete(name: string): Promise<boolean> {
+    const res = await this.store.delete(TENANTS_PREFIX + name);
+    this.forget(name);
+    this.changed();
+    return res.deleted > 0;
+  }
+
+  /** The tenant `principal` (`User:alice`) is confined to, or undefined. */
+  tenantOf(principal: string): string | undefined {
+    return this.byPrincipal.get(principal);
+  }
+
+  /** The value of topic config `config` that the topic's namespace, else its tenant, gives it, and which. */
+  policy(topic: string, config: string): { value: string; level: 'namespace' | 'tenant' } | undefined {
+    const tenant = this.ownerOf(topic);
+    if (!tenant) return undefined;
+    const ns = namespaceOf(topic);
+    const fromNamespace = ns === null ? undefined : tenant.namespaces[ns]?.policies[config];
+    if (fromNamespace !== undefined) return { value: fromNamespace, level: 'namespace' };
+    const fromTenant = TENANT_QUOTA_KEYS.has(config) ? undefined : tenant.policies[config];
+    return fromTenant === undefined ? undefined : { value: fromTenant, level: 'tenant' };
+  }
+
+  /** The tenant quota `key` the principal's tenant sets, shared by its principals, or undefined. */
+  quota(principal: string, key: string): { tenant: string; bound: number } | undefined {
+    const name = this.byPrincipal.get(principal);
+    const value = name === undefined ? undefined : this.tenants.get(name)?.policies[key];
+    return value === undefined ? undefined : { tenant: name!, bound: Number(value) };
+  }
+
+  /** Whether any tenant sets quota `key`. */
+  hasQuota(key: string): boolean {
+    for (const t of this.tenants.values()) if (t.policies[key] !== undefined) return true;
+    return false;
+  }
+
+  /** The tenant owning a resource name (its first segment names one), or undefined. */
+  ownerOf(name: string): Tenant | undefined {
+    const prefix = tenantPrefixOf(name);
+    return prefix === null ? undefined : this.tenants.get(prefix);
+  }
+
+  private apply(name: string, value: Uint8Array): void {
+    try {
+      const s = JSON.parse(Buffer.from(value).toString('utf8')) as Stored;
+      if (s.formatVersion !== 1) throw new Error(`unknown formatVersion ${String(s.formatVersion)}`);
+      const tenant: Tenant = { name: s.name, principals: s.principals, policies: s.policies, namespaces: s.namespaces };
+      const invalid = invalidTenant(tenant);
+      if (invalid || tenant.name !== name) throw new Error(invalid ?? `stored under ${name} but named ${tenant.name}`);
+      this.forget(name);
+      this.tenants.set(name, tenant);
+      for (const p of tenant.principals) this.byPrincipal.set(p, name);
+    } catch (err) {
+      this.onWatchError(new Error(`tenant record ${TENANTS_PREFIX}${name} does not decode: ${(err as Error).message}`));
+    }
+  }
+
+  private forget(name: string): void {
+    const old = this.tenants.get(name);
+    if (!old) return;
+    this.tenants.delete(name);
+    for (const p of old.principals) if (this.byPrincipal.get(p) === name) this.byPrincipal.delete(p);
+  }
+
+  private changed(): void {
+    for (const l of this.listeners) l();
+  }
+}
