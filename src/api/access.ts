@@ -58,6 +58,27 @@ export function hostOf(remoteAddress: string): string {
   return host.startsWith('::ffff:') && host.includes('.') ? host.slice('::ffff:'.length) : host;
 }
 
+/**
+ * An Access from its single-resource decision (AuthHelper's shape): the cluster check and filterByAuthorized
+ * are that decision applied to the cluster and to each distinct name.
+ */
+export function accessOf(
+  authorize: Access['authorize'],
+  rest: Pick<Access, 'authorizeByResourceType' | 'authorizedOperations'>,
+): Access {
+  return {
+    enabled: true,
+    authorize,
+    authorizeCluster: (operation, opts) => authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME, opts),
+    allowedNames: (operation, resourceType, names, opts) => {
+      const out = new Set<string>();
+      for (const name of new Set(names)) if (authorize(operation, resourceType, name, opts)) out.add(name);
+      return out;
+    },
+    ...rest,
+  };
+}
+
 /** The rights of one request's requester under `authorizer`. */
 export function requestAccess(authorizer: AclAuthorizer, principal: Principal, remoteAddress: string, apiName: string, audit: AuditLog): Access {
   const who = { principal: `${principal.type}:${principal.name}`, host: hostOf(remoteAddress) };
@@ -73,16 +94,8 @@ export function requestAccess(authorizer: AclAuthorizer, principal: Principal, r
     }
     return d.allowed;
   };
-  return {
-    enabled: true,
-    authorize,
-    authorizeCluster: (operation, opts) => authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME, opts),
-    allowedNames: (operation, resourceType, names, opts) => {
-      const out = new Set<string>();
-      for (const name of new Set(names)) if (authorize(operation, resourceType, name, opts)) out.add(name);
-      return out;
-    },
+  return accessOf(authorize, {
     authorizeByResourceType: (operation, resourceType) => authorizer.authorizeByResourceType(who, operation, resourceType),
     authorizedOperations: (resourceType, name) => authorizer.authorizedOperations(who, resourceType, name),
-  };
+  });
 }

@@ -39,6 +39,7 @@ import { ErrorCode } from '../../protocol/error-codes.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { QUOTAS_PREFIX } from '../metadata/layout.js';
 import type { Compare, MetadataStore, TxnOp, Watch } from '../metadata/types.js';
+import { listAll } from '../metadata/list-all.js';
 
 export { QUOTAS_PREFIX };
 
@@ -193,13 +194,7 @@ export class QuotaStore {
         },
       },
     );
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.store.list(QUOTAS_PREFIX, after === undefined ? { limit: 1000 } : { limit: 1000, startAfter: after });
-      for (const kv of page.kvs) this.apply(kv.key, kv.value);
-      if (!page.more || page.kvs.length === 0) break;
-      after = page.kvs[page.kvs.length - 1]!.key;
-    }
+    for (const kv of await listAll(this.store, QUOTAS_PREFIX)) this.apply(kv.key, kv.value);
   }
 
   async close(): Promise<void> {

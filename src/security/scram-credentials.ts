@@ -18,6 +18,7 @@
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { segment, parseSegment } from '../metadata/layout.js';
 import type { MetadataStore } from '../metadata/types.js';
+import { listAll } from '../metadata/list-all.js';
 import { MAX_SCRAM_ITERATIONS, MIN_SCRAM_ITERATIONS, scramCredentialFromSaltedPassword, type ScramCredential, type ScramMechanismName } from './sasl/scram.js';
 
 export const USERS_PREFIX = '/users/';
@@ -86,7 +87,7 @@ export class ScramCredentialStore {
     const all = new Map<string, StoredUser>();
     const wanted = new Map<string, boolean>();
     if (users === null || users.length === 0) {
-      for (const kv of await this.listAll()) {
+      for (const kv of await listAll(this.store, USERS_PREFIX)) {
         const name = parseSegment(kv.key.slice(USERS_PREFIX.length));
         all.set(name, decode(kv.value));
         wanted.set(name, false);
@@ -159,17 +160,6 @@ export class ScramCredentialStore {
       done.push({ user: u.name, errorCode: ErrorCode.NONE, errorMessage: null });
     }
     return [...done, ...errors.values()];
-  }
-
-  private async listAll() {
-    const out = [];
-    let from: string | undefined;
-    for (;;) {
-      const page = await this.store.list(USERS_PREFIX, from === undefined ? { limit: 1000 } : { limit: 1000, startAfter: from });
-      out.push(...page.kvs);
-      if (!page.more || page.kvs.length === 0) return out;
-      from = page.kvs[page.kvs.length - 1]!.key;
-    }
   }
 
   /**

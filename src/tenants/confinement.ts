@@ -8,8 +8,8 @@
  * Applied at the dispatch seam over the request's Access (src/api/access.ts), so every handler's checks and
  * filters (Metadata, ListGroups, ListTransactions, OffsetFetch) follow it without knowing tenants exist.
  */
-import type { Access, AuthorizeOptions } from '../api/access.js';
-import { AclOperation, CLUSTER_NAME, operationBits, operationName, ResourceType, resourceTypeLabel, SUPPORTED_OPERATIONS } from '../security/acl/model.js';
+import { accessOf, type Access, type AuthorizeOptions } from '../api/access.js';
+import { AclOperation, operationBits, operationName, ResourceType, resourceTypeLabel, SUPPORTED_OPERATIONS } from '../security/acl/model.js';
 import { TENANT_SEPARATOR } from './model.js';
 
 export interface ConfinementLog {
@@ -43,20 +43,12 @@ export function confine(inner: Access, tenant: string, principal: string, apiNam
     }
     return inner.authorize(operation, resourceType, name, opts);
   };
-  return {
-    enabled: true,
-    authorize,
-    authorizeCluster: (operation, opts) => authorize(operation, ResourceType.CLUSTER, CLUSTER_NAME, opts),
-    allowedNames: (operation, resourceType, names, opts) => {
-      const out = new Set<string>();
-      for (const name of new Set(names)) if (authorize(operation, resourceType, name, opts)) out.add(name);
-      return out;
-    },
+  return accessOf(authorize, {
     // KIP-679's "WRITE on some topic" can only mean one of the tenant's.
     authorizeByResourceType: (operation, resourceType) => resourceType !== ResourceType.CLUSTER && inner.authorizeByResourceType(operation, resourceType),
     authorizedOperations: (resourceType, name) => {
       const ops = (SUPPORTED_OPERATIONS.get(resourceType) ?? []).filter((op) => within(op, resourceType, name));
       return inner.authorizedOperations(resourceType, name) & operationBits(ops);
     },
-  };
+  });
 }

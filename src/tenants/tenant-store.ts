@@ -11,6 +11,7 @@
  *   quota(principal, key)      the tenant quota its principals share, or undefined
  */
 import type { MetadataStore, Watch } from '../metadata/types.js';
+import { listAll } from '../metadata/list-all.js';
 import { invalidTenant, namespaceOf, TENANT_QUOTA_KEYS, tenantPrefixOf, type Tenant } from './model.js';
 
 export const TENANTS_PREFIX = '/tenants/';
@@ -53,13 +54,7 @@ export class TenantStore {
         },
       },
     );
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.store.list(TENANTS_PREFIX, after === undefined ? { limit: 1000 } : { limit: 1000, startAfter: after });
-      for (const kv of page.kvs) this.apply(kv.key.slice(TENANTS_PREFIX.length), kv.value);
-      if (!page.more || page.kvs.length === 0) break;
-      after = page.kvs[page.kvs.length - 1]!.key;
-    }
+    for (const kv of await listAll(this.store, TENANTS_PREFIX)) this.apply(kv.key.slice(TENANTS_PREFIX.length), kv.value);
     this.changed();
   }
 

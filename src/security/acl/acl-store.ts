@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import type { MetadataStore, TxnOp, Watch } from '../../metadata/types.js';
+import { listAll } from '../../metadata/list-all.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { bindingKey, invalidBinding, invalidFilter, type AclBinding, type AclBindingFilter } from './model.js';
 
@@ -78,13 +79,7 @@ export class AclStore {
         },
       },
     );
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.store.list(ACLS_PREFIX, after === undefined ? { limit: 1000 } : { limit: 1000, startAfter: after });
-      for (const kv of page.kvs) this.apply(kv.key.slice(ACLS_PREFIX.length), kv.value);
-      if (!page.more || page.kvs.length === 0) break;
-      after = page.kvs[page.kvs.length - 1]!.key;
-    }
+    for (const kv of await listAll(this.store, ACLS_PREFIX)) this.apply(kv.key.slice(ACLS_PREFIX.length), kv.value);
   }
 
   async close(): Promise<void> {
