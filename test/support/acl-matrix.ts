@@ -526,20 +526,7 @@ export const CELLS: readonly Cell[] = [
     deniedCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     run: async (c) => {
       const p = await initProducerId(c, 'acl-tx-toc');
-      return c.request(
-        TxnOffsetCommitApi,
-        3,
-        TxnOffsetCommitApi.request.create({
-          transactionalId: 'acl-tx-toc',
-          groupId: GROUP,
-          producerId: p.producerId,
-          producerEpoch: p.producerEpoch,
-          generationIdOrMemberEpoch: -1,
-          memberId: '',
-          groupInstanceId: null,
-          topics: [createTxnOffsetCommitRequestTopic({ name: TOPIC, partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: 0n })] })],
-        }),
-      );
+      return txnOffsetCommit(c, 'acl-tx-toc', p);
     },
   },
   {
@@ -549,20 +536,7 @@ export const CELLS: readonly Cell[] = [
     run: async (c) => {
       const p = await initProducerId(c, 'acl-tx-toc2');
       const added = await settled(() => c.request(AddOffsetsToTxnApi, 3, AddOffsetsToTxnApi.request.create({ transactionalId: 'acl-tx-toc2', producerId: p.producerId, producerEpoch: p.producerEpoch, groupId: GROUP })), (r) => r.errorCode);
-      const committed = await c.request(
-        TxnOffsetCommitApi,
-        3,
-        TxnOffsetCommitApi.request.create({
-          transactionalId: 'acl-tx-toc2',
-          groupId: GROUP,
-          producerId: p.producerId,
-          producerEpoch: p.producerEpoch,
-          generationIdOrMemberEpoch: -1,
-          memberId: '',
-          groupInstanceId: null,
-          topics: [createTxnOffsetCommitRequestTopic({ name: TOPIC, partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: 0n })] })],
-        }),
-      );
+      const committed = await txnOffsetCommit(c, 'acl-tx-toc2', p);
       const ended = await settled(() => c.request(EndTxnApi, 3, EndTxnApi.request.create({ transactionalId: 'acl-tx-toc2', producerId: p.producerId, producerEpoch: p.producerEpoch, committed: false })), (r) => r.errorCode);
       return { added, committed, ended };
     },
@@ -725,6 +699,24 @@ async function commit(c: CellClient) {
         }),
       ),
     (r) => r.topics[0]?.partitions[0]?.errorCode ?? 0,
+  );
+}
+
+/** TxnOffsetCommit of offset 0 of the topic's partition 0 for the group, in the producer's transaction. */
+function txnOffsetCommit(c: CellClient, transactionalId: string, p: { producerId: bigint; producerEpoch: number }) {
+  return c.request(
+    TxnOffsetCommitApi,
+    3,
+    TxnOffsetCommitApi.request.create({
+      transactionalId,
+      groupId: GROUP,
+      producerId: p.producerId,
+      producerEpoch: p.producerEpoch,
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
+      topics: [createTxnOffsetCommitRequestTopic({ name: TOPIC, partitions: [createTxnOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: 0n })] })],
+    }),
   );
 }
 
