@@ -220,6 +220,14 @@ export class QuotaStore {
     return this.entities.get(entityKey(entity))?.quotas.get(key);
   }
 
+  /**
+   * The connection creation rate an address may open connections at (KIP-612): its own ip entity's, else the
+   * default ip entity's; undefined when neither sets one.
+   */
+  ipConnectionRate(ip: string): number | undefined {
+    return this.entities.get(entityKey({ ip }))?.quotas.get(QuotaKey.CONNECTION_CREATION_RATE) ?? this.entities.get(entityKey({ ip: null }))?.quotas.get(QuotaKey.CONNECTION_CREATION_RATE);
+  }
+
   /** The levels (QuotaLevel bits) of the user/client-id entities that have a value of `key`. */
   levels(key: string): number {
     const c = this.levelCounts.get(key);

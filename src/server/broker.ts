@@ -62,6 +62,9 @@ import { TenantStore } from '../tenants/tenant-store.js';
 import { QuotaStore } from '../quota/quota-store.js';
 import { createClientQuotaManagers, quotaWindowConfig } from '../quota/client-quota-manager.js';
 import { QuotaEnforcer } from './quota-enforcer.js';
+import { ConnectionRateLimiter } from '../quota/connection-rate.js';
+import { hostOf } from '../api/access.js';
+import { Counter } from 'prom-client';
 import { aclAuthorizerFor } from '../security/acl/authorizer.js';
 import { RefusalLog } from './refusals.js';
 import { MemoryPool } from './memory-pool.js';
@@ -110,6 +113,9 @@ export class Broker implements ConnectionHost {
   /** Certificate reloads of the TLS listeners (ssl.keystore.* / ssl.truststore.* files watched). */
   private readonly tlsReloaders: TlsContextReloader[] = [];
   private authMetrics: AuthenticationMetrics | null = null;
+  /** KIP-612 per-IP connection creation rates, and the connections refused for them. */
+  private connectionRates: ConnectionRateLimiter | null = null;
+  private connectionsThrottled: Counter<'listener'> | null = null;
   /** Every store and layer, set once start() has opened them (stop() closes what was opened). */
   private parts: Partial<Parts> = {};
   private admin: AdminHttpServer | null = null;
@@ -329,6 +335,14 @@ export class Broker implements ConnectionHost {
     // Client quotas (KIP-546), with or without an authorizer: loaded before any listener accepts a connection.
     const quotas = (p.quotas = new QuotaStore(metadata, { onWatchError: (err) => log.error({ err }, 'the client quotas could not follow a change in the metadata store') }));
     await quotas.load();
+    const quotaWindow = quotaWindowConfig(config.values);
+    this.connectionRates = new ConnectionRateLimiter(quotas, { samples: quotaWindow.numSamples, windowMs: quotaWindow.windowSizeSeconds * 1000 });
+    this.connectionsThrottled = new Counter({
+      name: 'kafka_server_socket_server_metrics_connections_throttled_total',
+      help: 'Connections closed unserved for their address\'s connection_creation_rate (KIP-612), by listener.',
+      labelNames: ['listener'],
+      registers: [metrics.registry],
+    });
     const services: Services = {
       node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
@@ -357,7 +371,7 @@ export class Broker implements ConnectionHost {
       refusals: this.refusals,
       metrics: new RequestMetrics(metrics.registry, (code) => errorByCode(code).name),
       ...(authorizer ? { authorizer: { acls: authorizer, audit: log.child({ logger: 'authorizer' }) } } : {}),
-      quotas: new QuotaEnforcer(createClientQuotaManagers(quotas, quotaWindowConfig(config.values), tenants)),
+      quotas: new QuotaEnforcer(createClientQuotaManagers(quotas, quotaWindow, tenants)),
       tenants,
     });
     const authMetrics = (this.authMetrics = registerAuthenticationMetrics(metrics.registry));
@@ -421,6 +435,9 @@ export class Broker implements ConnectionHost {
         this.authMetrics?.failed(l.name);
         this.log.info({ listener: l.name, remote: `${socket.remoteAddress}:${socket.remotePort}`, err: err.message }, 'TLS handshake failed: closing the connection');
       });
+      tlsServer.on('connection', (raw: Socket) => {
+        if (!this.stopping) this.admitted(raw, l.name);
+      });
       this.tlsReloaders.push(new TlsContextReloader(tlsServer, security.tls, security.loadTls, this.log.child({ component: 'tls', listener: l.name })));
       server = tlsServer;
     } else server = createServer({ noDelay: true }, accept);
@@ -437,11 +454,28 @@ export class Broker implements ConnectionHost {
     });
   }
 
+  /**
+   * KIP-612: a connection over its address's connection_creation_rate is not served, and closed once its
+   * throttle time has passed (src/quota/connection-rate.ts). Checked as the TCP connection is accepted, before
+   * a TLS handshake.
+   */
+  private admitted(socket: Socket, listenerName: string): boolean {
+    const ip = hostOf(`${socket.remoteAddress ?? ''}:0`);
+    const delayMs = this.connectionRates?.admit(ip) ?? 0;
+    if (delayMs === 0) return true;
+    this.connectionsThrottled?.inc({ listener: listenerName });
+    this.log.debug({ listener: listenerName, remote: ip, delayMs }, 'connection over its address\'s connection_creation_rate: closing it after the throttle time');
+    socket.pause();
+    setTimeout(() => socket.destroy(), delayMs).unref();
+    return false;
+  }
+
   private accept(socket: Socket, listenerName: string, security: ListenerSecurity): void {
     if (this.stopping) {
       socket.destroy();
       return;
     }
+    if (!security.tls && !this.admitted(socket, listenerName)) return;
     const connectionSecurity = security.forSocket(socket);
     if (socket.destroyed) return;
     this.connections.add(new Connection(socket, this, listenerName, connectionSecurity));

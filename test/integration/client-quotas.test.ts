@@ -13,6 +13,7 @@ import { probe } from '../support/probe.js';
 import { COMPAT_DIR } from '../../compat/lib/paths.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { AlterClientQuotasApi } from '../../protocol/messages/049-alter-client-quotas.gen.js';
+import { ApiVersionsApi } from '../../protocol/messages/018-api-versions.gen.js';
 import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
 import { buildRecordBatch } from '../../protocol/records/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
@@ -29,8 +30,8 @@ afterAll(async () => {
   await broker?.stop();
 });
 
-async function setQuota(entity: Record<string, string | null>, key: string, value: number | null): Promise<void> {
-  const c = await RawConnection.connect(broker.port);
+async function setQuota(entity: Record<string, string | null>, key: string, value: number | null, via?: RawConnection): Promise<void> {
+  const c = via ?? (await RawConnection.connect(broker.port));
   try {
     const res = await c.request(AlterClientQuotasApi, 1, {
       entries: [{ entity: Object.entries(entity).map(([entityType, entityName]) => ({ entityType, entityName })), ops: [{ key, value: value ?? 0, remove: value === null }] }],
@@ -38,7 +39,7 @@ async function setQuota(entity: Record<string, string | null>, key: string, valu
     });
     expect(res.entries.map((e) => e.errorCode)).toEqual([ErrorCode.NONE]);
   } finally {
-    c.destroy();
+    if (!via) c.destroy();
   }
 }
 
@@ -150,6 +151,33 @@ describe('client quotas', () => {
     expect(rate).toBeGreaterThan(QUOTA * 0.9);
     expect(rate).toBeLessThan(QUOTA * 1.1);
   }, 120_000);
+});
+
+describe('connection creation rate (KIP-612)', () => {
+  it('closes connections over an address\'s connection_creation_rate unserved, and serves the rest', async () => {
+    // Set and removed through a connection opened before the quota, which the burst does not affect.
+    const admin = await RawConnection.connect(broker.port);
+    await setQuota({ ip: '127.0.0.1' }, 'connection_creation_rate', 2, admin);
+    const outcomes: ('served' | 'closed')[] = [];
+    const conns: RawConnection[] = [];
+    try {
+      for (let i = 0; i < 30; i++) conns.push(await RawConnection.connect(broker.port));
+      await Promise.all(
+        conns.map(async (c) => {
+          c.send(ApiVersionsApi, 3, ApiVersionsApi.request.create({ clientSoftwareName: 'rate', clientSoftwareVersion: '1' }));
+          const answered = await Promise.race([c.nextFrame(15_000).then(() => true, () => false), c.closed.then(() => false)]);
+          outcomes.push(answered ? 'served' : 'closed');
+        }),
+      );
+    } finally {
+      for (const c of conns) c.destroy();
+      await setQuota({ ip: '127.0.0.1' }, 'connection_creation_rate', null, admin);
+      admin.destroy();
+    }
+    // A new rate spans (quota.window.num - 1) windows: 10 s at 2/s is 20 connections at once.
+    expect(outcomes.filter((o) => o === 'served').length).toBe(20);
+    expect(outcomes.filter((o) => o === 'closed').length).toBe(10);
+  }, 60_000);
 });
 
 /** Kafka's own kafka-configs (org.apache.kafka.tools.ConfigCommand, from the compat kafka-tools build). */
