@@ -26,15 +26,20 @@ import { defineHandler } from './handler.js';
 /** Kafka's Topic.CLUSTER_METADATA_TOPIC_NAME: the KRaft log, which CreateTopics may not create. */
 const CLUSTER_METADATA_TOPIC = '__cluster_metadata';
 
+/** Errors.THROTTLING_QUOTA_EXCEEDED's message, as Kafka's ThrottlingQuotaExceededException carries it. */
+export const THROTTLED = 'The throttling quota has been exceeded.';
+
 export const createTopics = defineHandler({
   api: CreateTopicsApi,
-  uses: ['node', 'config', 'topics'],
+  uses: ['node', 'config', 'topics', 'mutationQuotas'],
   versions: { min: 2, max: 7 },
   async handle(req, ctx) {
     const { topics, config, node } = ctx.services;
     const v = ctx.apiVersion;
     const seen = new Map<string, number>();
     for (const t of req.topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
+    // KIP-599: strict from v6 (a topic over the quota refused), permissive before (the response throttled).
+    const quota = ctx.services.mutationQuotas.quotaFor(ctx.principal.name, ctx.header.clientId ?? '', v >= 6);
     // ControllerApis: the names given once, but __cluster_metadata, are authorized; the others are answered below.
     const names = [...seen.keys()].filter((n) => seen.get(n) === 1 && n !== CLUSTER_METADATA_TOPIC);
     const creatable = ctx.access.authorizeCluster(AclOperation.CREATE, { logIfDenied: false }) ? new Set(names) : ctx.access.allowedNames(AclOperation.CREATE, ResourceType.TOPIC, names);
@@ -93,6 +98,11 @@ export const createTopics = defineHandler({
         continue;
       }
       try {
+        if (quota.bounded && !req.validateOnly) {
+          // KIP-599: a topic that passes its checks takes its partitions from the client's controller mutation quota.
+          const valid = await topics.create(t.name, { ...createOptions(t, node.nodeId), validateOnly: true });
+          if (!quota.record(valid.partitions)) throw new ClusterApiError(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLED);
+        }
         const created = await topics.create(t.name, { ...createOptions(t, node.nodeId), validateOnly: req.validateOnly });
         if (!req.validateOnly || v >= 5) {
           result.topicId = req.validateOnly ? ZERO_UUID : created.topicId;
@@ -122,7 +132,7 @@ export const createTopics = defineHandler({
         result.errorMessage = e.message;
       }
     }
-    return createCreateTopicsResponse({ topics: results });
+    return createCreateTopicsResponse({ topics: results, throttleTimeMs: quota.throttleTimeMs() });
   },
 });
 

@@ -18,15 +18,18 @@ import {
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { AclOperation, ResourceType } from './access.js';
+import { THROTTLED } from './019-create-topics.js';
 import { defineHandler } from './handler.js';
 
 export const deleteTopics = defineHandler({
   api: DeleteTopicsApi,
-  uses: ['config', 'topics'],
+  uses: ['config', 'topics', 'mutationQuotas'],
   versions: { min: 1, max: 6 },
   async handle(req, ctx) {
     const { config, topics } = ctx.services;
     const v = ctx.apiVersion;
+    // KIP-599: strict from v5 (a topic over the quota refused), permissive before (the response throttled).
+    const quota = ctx.services.mutationQuotas.quotaFor(ctx.principal.name, ctx.header.clientId ?? '', v >= 5);
     const wanted = v >= 6 ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId })) : req.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
     // The names to authorize: those given, and those of the ids that resolve.
     const named = new Set<string>();
@@ -75,6 +78,8 @@ export const deleteTopics = defineHandler({
       r.name = t.name;
       r.topicId = t.topicId;
       try {
+        // KIP-599: the topic's partitions come off the client's controller mutation quota.
+        if (!quota.record(t.partitions)) throw new ClusterApiError(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLED);
         await topics.delete(t.name);
       } catch (e) {
         if (!(e instanceof ClusterApiError)) throw e;
@@ -83,6 +88,6 @@ export const deleteTopics = defineHandler({
       }
     }
     for (const r of responses) if (v < 5) r.errorMessage = null;
-    return createDeleteTopicsResponse({ responses });
+    return createDeleteTopicsResponse({ responses, throttleTimeMs: quota.throttleTimeMs() });
   },
 });

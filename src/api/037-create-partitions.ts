@@ -8,13 +8,16 @@ import { CreatePartitionsApi, createCreatePartitionsResponse, createCreatePartit
 import { ClusterApiError } from '../cluster/errors.js';
 import { EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST } from '../cluster/topics.js';
 import { AclOperation, ResourceType } from './access.js';
+import { THROTTLED } from './019-create-topics.js';
 import { defineHandler } from './handler.js';
 
 export const createPartitions = defineHandler({
   api: CreatePartitionsApi,
-  uses: ['node', 'topics'],
+  uses: ['node', 'topics', 'mutationQuotas'],
   versions: { min: 0, max: 3 },
   async handle(req, ctx) {
+    // KIP-599: strict from v3 (a topic over the quota refused), permissive before (the response throttled).
+    const quota = ctx.services.mutationQuotas.quotaFor(ctx.principal.name, ctx.header.clientId ?? '', ctx.apiVersion >= 3);
     const { node, topics } = ctx.services;
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
@@ -46,6 +49,11 @@ export const createPartitions = defineHandler({
         }
         const increase = existing ? t.count - existing.partitions : 0;
         if (increase > 0 && added + increase > MAX_PARTITIONS_PER_REQUEST) throw new ClusterApiError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE);
+        if (quota.bounded && !req.validateOnly) {
+          // KIP-599: a valid increase takes its new partitions from the client's controller mutation quota.
+          await topics.addPartitions(t.name, t.count, true);
+          if (!quota.record(increase)) throw new ClusterApiError(ErrorCode.THROTTLING_QUOTA_EXCEEDED, THROTTLED);
+        }
         await topics.addPartitions(t.name, t.count, req.validateOnly);
         added += increase;
       } catch (e) {
@@ -54,6 +62,6 @@ export const createPartitions = defineHandler({
         r.errorMessage = e.message;
       }
     }
-    return createCreatePartitionsResponse({ results });
+    return createCreatePartitionsResponse({ results, throttleTimeMs: quota.throttleTimeMs() });
   },
 });

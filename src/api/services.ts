@@ -25,6 +25,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ScramCredentialStore } from '../security/scram-credentials.js';
 import type { AclStore } from '../security/acl/acl-store.js';
 import type { QuotaStore } from '../quota/quota-store.js';
+import type { ControllerMutationQuotas } from '../quota/controller-mutation.js';
 
 /** This broker as its clients see it. */
 export interface NodeService {
@@ -127,6 +128,8 @@ export interface Services {
   readonly acls: Pick<AclStore, 'describe' | 'create' | 'delete'> | null;
   /** Client quotas in the metadata store (src/quota/quota-store.ts): DescribeClientQuotas, AlterClientQuotas. */
   readonly quotas: Pick<QuotaStore, 'describe' | 'alter'>;
+  /** KIP-599 controller mutation quotas of CreateTopics, CreatePartitions and DeleteTopics (src/quota/controller-mutation.ts). */
+  readonly mutationQuotas: Pick<ControllerMutationQuotas, 'quotaFor'>;
   /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
   readonly log: Logger;
 }

@@ -63,6 +63,7 @@ import { QuotaStore } from '../quota/quota-store.js';
 import { createClientQuotaManagers, quotaWindowConfig } from '../quota/client-quota-manager.js';
 import { QuotaEnforcer } from './quota-enforcer.js';
 import { ConnectionRateLimiter } from '../quota/connection-rate.js';
+import { ControllerMutationQuotas } from '../quota/controller-mutation.js';
 import { hostOf } from '../api/access.js';
 import { Counter } from 'prom-client';
 import { aclAuthorizerFor } from '../security/acl/authorizer.js';
@@ -360,6 +361,7 @@ export class Broker implements ConnectionHost {
       replicaReads: channels ? new OwnerReplicaReads({ cluster: view, channels }) : NO_REPLICA_READS,
       apis: apiCatalog(this.handlers, controllerListeners),
       scramCredentials,
+      mutationQuotas: new ControllerMutationQuotas(quotas, quotaWindow),
       acls: p.acls ?? null,
       quotas,
       log,

@@ -59,7 +59,9 @@ export class QuotaEnforcer {
     if (apiKey === PRODUCE) bandwidth = this.managers.produce.recordAndGetThrottleTimeMs(user, clientId, requestBytes, nowMs);
     else if (apiKey === FETCH && response) bandwidth = this.managers.fetch.recordAndGetThrottleTimeMs(user, clientId, (fetched = fetchedBytes(response as FetchLike)), nowMs);
     const request = REQUEST_QUOTA_EXEMPT.has(apiKey) ? 0 : this.managers.request.recordAndGetThrottleTimeMs(user, clientId, handlingMs, nowMs);
-    const throttleMs = Math.max(bandwidth, request);
+    // A throttle the handler set (KIP-599's controller mutation quota) mutes the connection too.
+    const handlerThrottle = response && typeof response.throttleTimeMs === 'number' ? response.throttleTimeMs : 0;
+    const throttleMs = Math.max(bandwidth, request, handlerThrottle);
     if (throttleMs === 0 || !response) return throttleMs;
     if (apiKey === FETCH) {
       this.managers.fetch.unrecord(user, clientId, fetched, nowMs);

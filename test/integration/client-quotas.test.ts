@@ -15,6 +15,7 @@ import { ErrorCode } from '../../protocol/error-codes.js';
 import { AlterClientQuotasApi } from '../../protocol/messages/049-alter-client-quotas.gen.js';
 import { ApiVersionsApi } from '../../protocol/messages/018-api-versions.gen.js';
 import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
+import { CreateTopicsApi, createCreateTopicsRequestCreatableTopic } from '../../protocol/messages/019-create-topics.gen.js';
 import { buildRecordBatch } from '../../protocol/records/index.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { RawConnection, waitFor } from '../support/raw-connection.js';
@@ -151,6 +152,26 @@ describe('client quotas', () => {
     expect(rate).toBeGreaterThan(QUOTA * 0.9);
     expect(rate).toBeLessThan(QUOTA * 1.1);
   }, 120_000);
+});
+
+describe('controller mutation rate (KIP-599)', () => {
+  it('refuses topics over controller_mutation_rate with THROTTLING_QUOTA_EXCEEDED and the time to wait', async () => {
+    await setQuota({ 'client-id': 'raw-test' }, 'controller_mutation_rate', 2);
+    const c = await RawConnection.connect(broker.port);
+    try {
+      const create = (names: string[]) =>
+        c.request(CreateTopicsApi, 7, CreateTopicsApi.request.create({ topics: names.map((name) => createCreateTopicsRequestCreatableTopic({ name, numPartitions: 10, replicationFactor: 1 })), timeoutMs: 30_000 }), 30_000);
+      // A burst of 2/s × 11 samples × 1 s = 22 partitions: three topics of 10 go (the third takes the bucket to -8), the fourth waits.
+      const res = await create(['kip599-a', 'kip599-b', 'kip599-c', 'kip599-d']);
+      expect(res.topics.map((t) => t.errorCode)).toEqual([ErrorCode.NONE, ErrorCode.NONE, ErrorCode.NONE, ErrorCode.THROTTLING_QUOTA_EXCEEDED]);
+      expect(res.topics[3]!.errorMessage).toBe('The throttling quota has been exceeded.');
+      expect(res.throttleTimeMs).toBeGreaterThan(3500);
+      expect(res.throttleTimeMs).toBeLessThanOrEqual(4000);
+    } finally {
+      c.destroy();
+      await setQuota({ 'client-id': 'raw-test' }, 'controller_mutation_rate', null);
+    }
+  }, 60_000);
 });
 
 describe('connection creation rate (KIP-612)', () => {

@@ -4,6 +4,7 @@
  * with " (not logged)" when a denial is not to be logged), the codes and where they are placed, and that an
  * allowed request proceeds.
  */
+import { NO_MUTATION_QUOTAS } from '../../../src/quota/controller-mutation.js';
 import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
@@ -162,7 +163,7 @@ describe('CreateTopics (ControllerApis.createTopics)', () => {
   const topic = (name: string, numPartitions = 1) => createCreateTopicsRequestCreatableTopic({ name, numPartitions, replicationFactor: -1 });
   const send = async (rule: Rule, topics: ReturnType<typeof topic>[], o: { version?: number; checks?: string[]; validateOnly?: boolean } = {}) => {
     const registryTopics = await topicRegistry();
-    const ctx = requestContext({ node: fakeNode(), config: config(), topics: registryTopics }, { apiVersion: o.version ?? 7, access: access(rule, o.checks) });
+    const ctx = requestContext({ node: fakeNode(), config: config(), topics: registryTopics, mutationQuotas: NO_MUTATION_QUOTAS }, { apiVersion: o.version ?? 7, access: access(rule, o.checks) });
     return { res: await answer(createTopics.handle(createCreateTopicsRequest({ topics, validateOnly: o.validateOnly ?? false }), ctx)), registry: registryTopics };
   };
 
@@ -223,7 +224,7 @@ describe('CreateTopics (ControllerApis.createTopics)', () => {
 describe('DeleteTopics (ControllerApis.deleteTopics)', () => {
   const setup = async (rule: Rule, checks?: string[]) => {
     const topics = await topicRegistry({ a: 1, b: 1, c: 1 });
-    return { topics, ctx: (apiVersion: number) => requestContext({ config: config(), topics }, { apiVersion, access: access(rule, checks) }) };
+    return { topics, ctx: (apiVersion: number) => requestContext({ config: config(), topics, mutationQuotas: NO_MUTATION_QUOTAS }, { apiVersion, access: access(rule, checks) }) };
   };
 
   it('with DELETE on the cluster checks no topic', async () => {
@@ -491,7 +492,7 @@ describe('CreatePartitions (ControllerApis.createPartitions)', () => {
   it('checks ALTER on each topic named once; a topic denied is TOPIC_AUTHORIZATION_FAILED with no message, existing or not', async () => {
     const topics = await topicRegistry({ orders: 1, audit: 1 });
     const checks: string[] = [];
-    const ctx = requestContext({ node: fakeNode(), topics }, { apiVersion: 3, access: access((op, _t, name) => op === ALTER && name === 'orders', checks) });
+    const ctx = requestContext({ node: fakeNode(), topics, mutationQuotas: NO_MUTATION_QUOTAS }, { apiVersion: 3, access: access((op, _t, name) => op === ALTER && name === 'orders', checks) });
     const req = createCreatePartitionsRequest({ topics: ['orders', 'audit', 'secret', 'dup', 'dup'].map((name) => ({ name, count: 3, assignments: null })) });
     const res = await answer(createPartitions.handle(req, ctx));
     expect(checks).toEqual(['ALTER TOPIC orders', 'ALTER TOPIC audit', 'ALTER TOPIC secret']);

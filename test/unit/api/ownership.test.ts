@@ -2,6 +2,7 @@
  * The partition and coordinator APIs ask the cluster view who owns what: over a view in which this node (7)
  * owns only some partitions and node 8 the others, they serve what 7 owns and point clients at 8 for the rest.
  */
+import { NO_MUTATION_QUOTAS } from '../../../src/quota/controller-mutation.js';
 import { NO_REPLICA_READS } from '../../../src/cluster/replica-reads.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -72,6 +73,7 @@ async function setup(o: { coordinatorNode?: number } = {}) {
     metrics: { countAppend: () => undefined, countFetch: () => undefined },
     txnVerification: new FakeTxnVerification(),
     replicaReads: NO_REPLICA_READS,
+    mutationQuotas: NO_MUTATION_QUOTAS,
     log,
   };
   const close = async (): Promise<void> => {
