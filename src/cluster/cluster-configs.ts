@@ -15,7 +15,8 @@
  *
  * What may be set here: the broker configs that supply a topic config's default, the first synonym of each
  * (Kafka's DynamicLogConfig.ReconfigurableConfigs: log.retention.ms but not log.retention.hours,
- * min.insync.replicas, compression.type, …). Every other broker config is static in Ledgerline.
+ * min.insync.replicas, compression.type, …), and the connection limits (max.connections,
+ * max.connections.per.ip and its overrides, KIP-308/402). Every other broker config is static in Ledgerline.
  *
  * KIP-966: with eligible.leader.replicas.version 1 finalized (as Ledgerline finalizes it), the cluster-level
  * min.insync.replicas must exist. The first start writes the static value when there is none, as Kafka's
@@ -25,20 +26,24 @@
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { BROKER_CONFIGS_PREFIX, CLUSTER_CONFIGS_KEY } from '../metadata/layout.js';
 import type { MetadataStore, Watch } from '../metadata/types.js';
-import { BROKER_CONFIG_BY_NAME, TOPIC_CONFIGS, validateConfigValue, type ConfigDef } from './config-defs.js';
+import { BROKER_CONFIG_BY_NAME, invalidOverrides, TOPIC_CONFIGS, validateConfigValue, type ConfigDef } from './config-defs.js';
 import { ClusterApiError } from './errors.js';
 import { quoted } from './topic-names.js';
 
 export const MIN_INSYNC_REPLICAS = 'min.insync.replicas';
 
-/** The broker configs that may be set at the cluster level. */
-export const CLUSTER_DYNAMIC_CONFIGS: ReadonlyMap<string, ConfigDef> = new Map(
-  TOPIC_CONFIGS.flatMap((t) => {
+/** The broker-level configs Kafka lets operators change at runtime that Ledgerline serves (DynamicBrokerConfig). */
+export const RECONFIGURABLE_BROKER_CONFIGS = ['max.connections', 'max.connections.per.ip', 'max.connections.per.ip.overrides'];
+
+/** The broker configs that may be set at the cluster level or per broker: the topic defaults, and the reconfigurable ones. */
+export const CLUSTER_DYNAMIC_CONFIGS: ReadonlyMap<string, ConfigDef> = new Map([
+  ...TOPIC_CONFIGS.flatMap((t) => {
     const first = t.brokerSynonyms?.[0];
     const def = first && BROKER_CONFIG_BY_NAME.get(first.name);
     return def ? [[def.name, def] as const] : [];
   }),
-);
+  ...RECONFIGURABLE_BROKER_CONFIGS.map((name) => [name, BROKER_CONFIG_BY_NAME.get(name)!] as const),
+]);
 
 export const ELR_MIN_ISR_REMOVAL = 'Cluster-level min.insync.replicas cannot be removed while ELR is enabled.';
 export const ELR_BROKER_MIN_ISR = 'Broker-level min.insync.replicas cannot be altered while ELR is enabled.';
@@ -155,6 +160,11 @@ export class ClusterConfigs implements DynamicDefaults {
     return this.own.configs[name];
   }
 
+  /** A broker config's effective dynamic value: this broker's own, else the cluster-level one, else undefined. */
+  effective(name: string): string | undefined {
+    return this.own.configs[name] ?? this.cluster.configs[name];
+  }
+
   /** Every cluster-level value, by name. */
   entries(): readonly (readonly [string, string])[] {
     return Object.entries(this.cluster.configs);
@@ -211,7 +221,7 @@ function checked(current: Record<string, string>, changes: ReadonlyMap<string, s
     if (value === null) continue;
     const def = CLUSTER_DYNAMIC_CONFIGS.get(name);
     if (!def) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, `Cannot update these configs dynamically: ${quoted(name)}`);
-    const err = validateConfigValue(def, value);
+    const err = validateConfigValue(def, value) ?? (name === 'max.connections.per.ip.overrides' ? invalidOverrides(value) : null);
     if (err) throw new ClusterApiError(ErrorCode.INVALID_CONFIG, err);
   }
   const next: Record<string, string> = opts.replaceAll ? {} : { ...current };

@@ -128,6 +128,10 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   // Kafka's default is -1 (no bound); Ledgerline bounds request memory by default (src/config.ts).
   { name: 'queued.max.request.bytes', type: 'LONG', default: '268435456', doc: 'Request bytes the broker holds, read or being handled, before it stops reading connections; -1: no bound.', readOnly: true },
   { name: 'connections.max.idle.ms', type: 'LONG', default: '600000', doc: 'Close connections idle this long.', readOnly: true },
+  // Connection limits (KIP-308, KIP-402): changeable at runtime, per broker or for the cluster, as in Kafka.
+  { name: 'max.connections', type: 'INT', default: '2147483647', doc: 'The most connections the broker keeps open at once; a new one past it is closed (the inter-broker listener is exempt).', min: 0 },
+  { name: 'max.connections.per.ip', type: 'INT', default: '2147483647', doc: 'The most connections one address may keep open.', min: 0 },
+  { name: 'max.connections.per.ip.overrides', type: 'STRING', default: '', doc: 'Per-address exceptions to max.connections.per.ip: ip:limit pairs, comma-separated.' },
   { name: 'log.retention.ms', type: 'LONG', default: null, doc: 'Topic default retention.ms; when null, log.retention.minutes/hours apply.' },
   { name: 'log.retention.minutes', type: 'INT', default: null, doc: 'Used when log.retention.ms is not set.' },
   { name: 'log.retention.hours', type: 'INT', default: '168', doc: 'Used when log.retention.ms and log.retention.minutes are not set.' },
@@ -298,4 +302,25 @@ export function validateConfigValue(def: ConfigDef, value: string | null): strin
       if (def.oneOf && !def.oneOf.includes(v)) return `Invalid value ${quoted(value)} for configuration ${def.name}: String must be one of: ${def.oneOf.join(', ')}`;
       return null;
   }
+}
+
+/** Why a value of max.connections.per.ip.overrides is not valid, or null (Kafka's ConnectionQuotas.updateMaxConnectionsPerIpOverride). */
+export function invalidOverrides(value: string): string | null {
+  try {
+    parseOverrides(value);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+export function parseOverrides(value: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const entry of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const i = entry.lastIndexOf(':');
+    const limit = i > 0 ? Number(entry.slice(i + 1)) : NaN;
+    if (!Number.isInteger(limit) || limit < 0) throw new Error(`Invalid value ${JSON.stringify(entry)} in max.connections.per.ip.overrides: an ip:limit pair is expected`);
+    out.set(entry.slice(0, i), limit);
+  }
+  return out;
 }

@@ -63,6 +63,7 @@ import { QuotaStore } from '../quota/quota-store.js';
 import { createClientQuotaManagers, quotaWindowConfig } from '../quota/client-quota-manager.js';
 import { QuotaEnforcer } from './quota-enforcer.js';
 import { ConnectionRateLimiter } from '../quota/connection-rate.js';
+import { ConnectionLimits } from './connection-limits.js';
 import { ControllerMutationQuotas } from '../quota/controller-mutation.js';
 import { hostOf } from '../api/access.js';
 import { Counter } from 'prom-client';
@@ -114,6 +115,9 @@ export class Broker implements ConnectionHost {
   /** Certificate reloads of the TLS listeners (ssl.keystore.* / ssl.truststore.* files watched). */
   private readonly tlsReloaders: TlsContextReloader[] = [];
   private authMetrics: AuthenticationMetrics | null = null;
+  /** KIP-308/402 connection limits, and the address each counted connection came from. */
+  private connectionLimits: ConnectionLimits | null = null;
+  private readonly connectionIps = new Map<Connection, string>();
   /** KIP-612 per-IP connection creation rates, and the connections refused for them. */
   private connectionRates: ConnectionRateLimiter | null = null;
   private connectionsThrottled: Counter<'listener'> | null = null;
@@ -171,6 +175,11 @@ export class Broker implements ConnectionHost {
 
   connectionClosed(c: Connection): void {
     this.connections.delete(c);
+    const ip = this.connectionIps.get(c);
+    if (ip !== undefined) {
+      this.connectionIps.delete(c);
+      this.connectionLimits?.release(ip);
+    }
   }
 
   /** The listener addresses clients are told to use, with bound ports filled in for port 0. */
@@ -337,6 +346,10 @@ export class Broker implements ConnectionHost {
     const quotas = (p.quotas = new QuotaStore(metadata, { onWatchError: (err) => log.error({ err }, 'the client quotas could not follow a change in the metadata store') }));
     await quotas.load();
     const quotaWindow = quotaWindowConfig(config.values);
+    this.connectionLimits = new ConnectionLimits(
+      (name) => clusterConfigs.effective(name) ?? config.values.get(name) ?? null,
+      (listenerName) => listenerName === (config.values.get('inter.broker.listener.name') ?? '').toUpperCase(),
+    );
     this.connectionRates = new ConnectionRateLimiter(quotas, { samples: quotaWindow.numSamples, windowMs: quotaWindow.windowSizeSeconds * 1000 });
     this.connectionsThrottled = new Counter({
       name: 'kafka_server_socket_server_metrics_connections_throttled_total',
@@ -478,9 +491,21 @@ export class Broker implements ConnectionHost {
       return;
     }
     if (!security.tls && !this.admitted(socket, listenerName)) return;
+    const ip = hostOf(`${socket.remoteAddress ?? ''}:0`);
+    const refused = this.connectionLimits?.admit(ip, listenerName) ?? null;
+    if (refused !== null) {
+      this.log.info({ listener: listenerName, remote: ip }, `closing connection: ${refused}`);
+      socket.destroy();
+      return;
+    }
     const connectionSecurity = security.forSocket(socket);
-    if (socket.destroyed) return;
-    this.connections.add(new Connection(socket, this, listenerName, connectionSecurity));
+    if (socket.destroyed) {
+      this.connectionLimits?.release(ip);
+      return;
+    }
+    const connection = new Connection(socket, this, listenerName, connectionSecurity);
+    this.connections.add(connection);
+    if (this.connectionLimits) this.connectionIps.set(connection, ip);
   }
 
   /** Graceful shutdown; safe to call twice, and during or after a failed start. */
