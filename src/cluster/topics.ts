@@ -490,8 +490,8 @@ export class TopicManager {
   defaultConfigValue(name: string): string | null {
     const def = TOPIC_CONFIG_BY_NAME.get(name);
     if (!def) throw new Error(`unknown topic config ${name}`);
-    // resolve() reads only the topic's own configs.
-    return this.resolve({ configs: {} } as unknown as TopicRecord, def).value;
+    // resolve() reads only the topic's name (for tenant policies: "" is under none) and its own configs.
+    return this.resolve({ name: '', configs: {} } as unknown as TopicRecord, def).value;
   }
 
   /** The effective value of one topic config. */

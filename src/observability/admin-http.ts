@@ -77,9 +77,24 @@ export async function startAdminHttp(host: string, port: number, options: AdminH
         (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)),
       );
     } else if (path === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', ...options.health() }));
+      let health: Record<string, unknown>;
+      try {
+        health = options.health();
+      } catch (err) {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`/health failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', ...health }));
     } else if (options.documents?.has(path)) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(options.documents.get(path)!()));
+      let body: string;
+      try {
+        body = JSON.stringify(options.documents.get(path)!());
+      } catch (err) {
+        // A document that fails to build is answered 500; it never takes the broker down.
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${path} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     } else {
       const known = ['/metrics', '/health', ...(options.documents?.keys() ?? []), ...routes.map(([prefix]) => prefix)];
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: try ${known.join(', ')}\n`);

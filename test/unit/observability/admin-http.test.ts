@@ -20,6 +20,21 @@ describe('admin HTTP endpoint', () => {
     expect((await fetch(`${server.url}/metrics`, { method: 'POST' })).status).toBe(405);
   });
 
+  it('answers 500 for a document that fails to build, and goes on serving', async () => {
+    const failing = await startAdminHttp('127.0.0.1', 0, {
+      registry: new Registry(),
+      health: () => ({}),
+      documents: new Map([['/v1/broken', () => { throw new Error('no topics yet'); }]]),
+    });
+    try {
+      const res = await fetch(`${failing.url}/v1/broken`);
+      expect([res.status, await res.text()]).toEqual([500, '/v1/broken failed: no topics yet\n']);
+      expect((await fetch(`${failing.url}/health`)).status).toBe(200);
+    } finally {
+      await failing.close();
+    }
+  });
+
   it('parses the listener setting, empty meaning disabled', () => {
     expect(parseAdminListener('')).toBeNull();
     expect(parseAdminListener('http://127.0.0.1:9644')).toEqual({ host: '127.0.0.1', port: 9644 });

@@ -76,6 +76,8 @@ describe('TenantStore', () => {
     expect(topics.configValue(eu, 'ledgerline.encryption.required')).toBe('true');
     expect(topics.configValue(own, 'retention.ms')).toBe('5000');
     expect(topics.resolve(plain, TOPIC_CONFIG_BY_NAME.get('retention.ms')!)).toMatchObject({ value: '604800000', source: ConfigSource.DEFAULT_CONFIG });
+    // The broker's default of a topic config (the admin endpoint's /v1/encryption reads it) is no tenant's.
+    expect(topics.defaultConfigValue('ledgerline.encryption.required')).toBe('false');
   });
 });
 
