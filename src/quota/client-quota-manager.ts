@@ -23,6 +23,7 @@
  * updates the quota of an existing sensor's MetricConfig. Kafka's throttle time is converted with Scala's
  * `toInt`; here it is capped at 2^31 − 1 instead of wrapping.
  */
+import { createHash } from 'node:crypto';
 import { resolveQuota, type QuotaLookup, type ResolvedQuota } from './quota-resolver.js';
 import { QuotaKey } from './quota-store.js';
 import { throttleTimeMs, WindowedRate, type RateWindow } from './rate.js';
@@ -114,12 +115,21 @@ export class ClientQuotaManager {
     if (!this.quotasEnabled) return 0;
     this.maybeExpireSensors(nowMs);
     const q = this.quota(user, clientId);
-    const sensorKey = `${q.user}\u0000${q.clientId}`;
+    // A client no quota covers is not measured: Kafka keeps its sensor for metrics only, and Ledgerline exports
+    // none, so clients with ever-new client ids cost nothing here.
+    if (q.bound === null) return 0;
+    const sensorKey = sensorKeyOf(q.user, q.clientId);
     let sensor = this.sensors.get(sensorKey);
-    if (!sensor) this.sensors.set(sensorKey, (sensor = { rate: new WindowedRate(this.window), lastRecordMs: nowMs }));
+    if (sensor) {
+      // Least recently recorded first: the map's order is what MAX_SENSORS evicts by.
+      this.sensors.delete(sensorKey);
+      this.sensors.set(sensorKey, sensor);
+    } else {
+      this.sensors.set(sensorKey, (sensor = { rate: new WindowedRate(this.window), lastRecordMs: nowMs }));
+      if (this.sensors.size > MAX_SENSORS) this.sensors.delete(this.sensors.keys().next().value!);
+    }
     sensor.lastRecordMs = nowMs;
     sensor.rate.record(this.type === 'request' ? nanosToPercentage(Math.round(value * 1_000_000)) : value, nowMs);
-    if (q.bound === null) return 0;
     const observed = sensor.rate.measure(nowMs);
     if (observed <= q.bound) return 0;
     const throttle = throttleTimeMs(observed, q.bound, sensor.rate.windowSize(nowMs));
@@ -135,7 +145,7 @@ export class ClientQuotaManager {
   unrecord(user: string, clientId: string, value: number, nowMs: number): void {
     if (!this.quotasEnabled) return;
     const q = this.quota(user, clientId);
-    this.sensors.get(`${q.user}\u0000${q.clientId}`)?.rate.record(this.type === 'request' ? -nanosToPercentage(Math.round(value * 1_000_000)) : -value, nowMs);
+    this.sensors.get(sensorKeyOf(q.user, q.clientId))?.rate.record(this.type === 'request' ? -nanosToPercentage(Math.round(value * 1_000_000)) : -value, nowMs);
   }
 
   /** The quota that applies to the client and the metric entity it is measured on (ClientQuotaManager.quota). */
@@ -167,6 +177,18 @@ export class ClientQuotaManager {
   private maybeExpireSensors(nowMs: number): void {
     if (nowMs - this.lastExpiryCheckMs >= SENSOR_EXPIRY_CHECK_MS) this.expireSensors(nowMs);
   }
+}
+
+/**
+ * The most sensors a manager keeps: a default quota gives every client id its own, and a client may choose a new
+ * one per connection; past this many the least recently used goes (its client starts a fresh window).
+ */
+const MAX_SENSORS = 100_000;
+
+/** A sensor's key: the metric entity's user and client id, hashed when long so a key's size is bounded. */
+function sensorKeyOf(user: string, clientId: string): string {
+  const key = `${user}\u0000${clientId}`;
+  return key.length <= 256 ? key : `#${createHash('sha256').update(key).digest('base64')}`;
 }
 
 /** ClientRequestQuotaManager.nanosToPercentage: thread time as a percentage of one second. */

@@ -18,9 +18,9 @@ describe('ClientQuotaManager', () => {
     expect(m.recordAndGetThrottleTimeMs('alice', 'app', 1000, 0)).toBe(0);
     // 1000 more at t=500: 2000 B over 10.5 s = 190.48 B/s; (190.48 − 100) / 100 × 10 500 = 9500 ms.
     expect(m.recordAndGetThrottleTimeMs('alice', 'app', 1000, 500)).toBe(9500);
-    // Another client-id has no quota: measured, never throttled.
+    // Another client-id has no quota: never throttled, and not measured (no sensor for it).
     expect(m.recordAndGetThrottleTimeMs('alice', 'other', 1e9, 500)).toBe(0);
-    expect(m.sensorCount).toBe(2);
+    expect(m.sensorCount).toBe(1);
     // Rounded as Java's Math.round: 3500 B over 10.5 s against 300 B/s.
     const n = new ClientQuotaManager('fetch', clientQuotas('consumer_byte_rate', new Map([[null, 300]])));
     n.recordAndGetThrottleTimeMs('bob', 'c', 1000, 0);
