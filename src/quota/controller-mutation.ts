@@ -11,6 +11,7 @@
  *
  * Either way the response's throttle_time_ms is the time the bucket needs to get back to zero (-tokens / quota).
  */
+import { createHash } from 'node:crypto';
 import { resolveQuota, type QuotaLookup } from './quota-resolver.js';
 import type { QuotaWindowConfig } from './client-quota-manager.js';
 
@@ -54,12 +55,15 @@ export class ControllerMutationQuotas {
     if (q.bound === null) return UNBOUNDED;
     const rate = q.bound;
     const burst = this.window.numSamples * this.window.windowSizeSeconds * rate;
-    const key = `${q.user}\u0000${q.clientId}`;
+    const key = bucketKeyOf(q.user, q.clientId);
     const bucket = (nowMs: number): Bucket => {
       this.expire(nowMs);
       let b = this.buckets.get(key);
       // TokenBucket starts empty at time 0: its first refill fills it.
-      if (!b) this.buckets.set(key, (b = { tokens: burst, lastUpdateMs: nowMs }));
+      if (!b) {
+        this.buckets.set(key, (b = { tokens: burst, lastUpdateMs: nowMs }));
+        if (this.buckets.size > MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value!);
+      }
       b.tokens = Math.min(burst, b.tokens + (rate * (nowMs - b.lastUpdateMs)) / 1000);
       b.lastUpdateMs = nowMs;
       return b;
@@ -94,6 +98,15 @@ export class ControllerMutationQuotas {
     this.lastExpiryMs = nowMs;
     for (const [k, b] of this.buckets) if (nowMs - b.lastUpdateMs > IDLE_MS) this.buckets.delete(k);
   }
+}
+
+/** The most buckets kept (a default quota gives every client id its own); past it the oldest goes. */
+const MAX_BUCKETS = 100_000;
+
+/** A bucket's key: the metric entity's user and client id, hashed when long so a key's size is bounded. */
+function bucketKeyOf(user: string, clientId: string): string {
+  const key = `${user}\u0000${clientId}`;
+  return key.length <= 256 ? key : `#${createHash('sha256').update(key).digest('base64')}`;
 }
 
 /** No quota: what handler tests and a broker without quotas use. */

@@ -77,6 +77,9 @@ export const QuotaLevel = { NONE: 0, CLIENT_ID: 1, USER: 2, USER_CLIENT_ID: 4 } 
 /** Kafka's MAX_RECORDS_PER_USER_OP: the most quota values one AlterClientQuotas request may change. */
 export const MAX_QUOTA_CHANGES_PER_REQUEST = 10_000;
 
+/** The longest user, client id or host a quota entity may name, in UTF-8 bytes. */
+export const MAX_ENTITY_NAME_BYTES = 1024;
+
 /** The operations of one store transaction (the local and ZooKeeper stores' default maxTxnOps). */
 const TXN_OPS = 128;
 
@@ -327,6 +330,9 @@ export class QuotaStore {
       if (type !== USER && type !== CLIENT_ID && type !== IP) return { result: invalid(`Unhandled client quota entity type: ${type}`) };
       names.set(type, name);
       if (name !== null && name.length === 0) return { result: invalid(`Empty ${type} not supported`) };
+      // Not Kafka's: a bound on what a client may make the brokers keep. A user or client id this long names no
+      // client that exists (Kafka's own client.id is a short identifier), and every entity stays in memory.
+      if (name !== null && Buffer.byteLength(name) > MAX_ENTITY_NAME_BYTES) return { result: invalid(`${type} names longer than ${MAX_ENTITY_NAME_BYTES} bytes are not supported`) };
     }
     // Stored (and described) in the key's order of types.
     const stored: Entity = {};
