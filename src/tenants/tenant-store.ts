@@ -26,6 +26,8 @@ interface Stored extends Tenant {
 export class TenantStore {
   private readonly tenants = new Map<string, Tenant>();
   private readonly byPrincipal = new Map<string, string>();
+  /** The quota keys some tenant sets: asked on every request by the quota managers, so kept, not scanned. */
+  private quotaKeys = new Set<string>();
   private readonly listeners: (() => void)[] = [];
   private watch: Watch | null = null;
   private closed = false;
@@ -129,8 +131,7 @@ export class TenantStore {
 
   /** Whether any tenant sets quota `key`. */
   hasQuota(key: string): boolean {
-    for (const t of this.tenants.values()) if (t.policies[key] !== undefined) return true;
-    return false;
+    return this.quotaKeys.has(key);
   }
 
   /** The tenant owning a resource name (its first segment names one), or undefined. */
@@ -162,6 +163,7 @@ export class TenantStore {
   }
 
   private changed(): void {
+    this.quotaKeys = new Set([...this.tenants.values()].flatMap((t) => Object.keys(t.policies).filter((k) => TENANT_QUOTA_KEYS.has(k))));
     for (const l of this.listeners) l();
   }
 }
