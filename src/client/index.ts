@@ -2,10 +2,11 @@
  * Ledgerline's Kafka client: a small, dependency-free client built on the project's codec, for the
  * benchmark load generator, tests, and broker-to-broker tools (geo-replication, migration).
  *
- * Three layers, each usable on its own:
+ * Layers, each usable on its own:
  *
  *   KafkaClient   typed helpers: produce (pre-built batches), fetch, listOffsets, metadata,
  *                 createTopics, deleteTopics, waitForTopics; errors as data per partition
+ *   KafkaAdmin    admin reads for mirroring: topic configs, groups, coordinators, committed offsets
  *   FetchSession  incremental fetch sessions (KIP-227) for consumers of many partitions
  *   Cluster       bootstrap, Metadata refresh on request, leader per partition, N connections per broker
  *   Connection    one socket (TCP or TLS): framing, correlation ids, pipelining, per-request timeouts,
@@ -39,6 +40,16 @@ export type {
   CreateTopicResult,
   DeleteTopicResult,
 } from './client.js';
+export { KafkaAdmin, ConfigSource } from './admin.js';
+export type {
+  TopicConfigEntry,
+  TopicConfigsResult,
+  ListedGroup,
+  GroupCoordinators,
+  GroupOffset,
+  GroupOffsetsResult,
+  GroupDescription,
+} from './admin.js';
 export { Cluster, parseHostPort } from './cluster.js';
 export type { ClusterOptions, BrokerInfo, TopicInfo, PartitionInfo } from './cluster.js';
 export { Connection, encodeRequestBody } from './connection.js';
