@@ -2,7 +2,7 @@
  * The producer-id allocator for InitProducerId (KIP-98). The per-partition producer state (epochs,
  * sequences, duplicates) belongs to the log it describes: src/log/producer-state.ts.
  */
-import { allocateIds } from '../metadata/id-allocator.js';
+import { allocateIds, reserveIdsThrough } from '../metadata/id-allocator.js';
 import { idCounterKey } from '../metadata/layout.js';
 import type { MetadataStore } from '../metadata/types.js';
 
@@ -36,5 +36,18 @@ export class ProducerIdAllocator {
       await this.pending;
     }
     return BigInt(this.next++);
+  }
+
+  /**
+   * No id up to `producerId` is handed out from now on, here or by a broker that allocates its next block: a
+   * promoted mirror topic keeps the producer states of its source cluster's producers, whose ids this cluster
+   * must not give to its own (a new producer would meet an old one's sequence numbers). A block another broker
+   * of a shared cluster holds already is not reached (src/replication/README.md).
+   */
+  async reserveThrough(producerId: bigint): Promise<void> {
+    if (producerId < 0n || producerId > BigInt(Number.MAX_SAFE_INTEGER - 1)) return;
+    const id = Number(producerId);
+    await reserveIdsThrough(this.store, idCounterKey('producer-id'), id);
+    if (this.next <= id) this.next = Math.min(id + 1, this.end);
   }
 }

@@ -42,7 +42,7 @@ export class Appender {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (batch.length > this.core.config.maxMessageBytes) {
+    if (batch.length > this.core.config.maxMessageBytes && options.mirrored !== true) {
       // Kafka's UnifiedLog.analyzeAndValidateRecords: RecordTooLargeException (MESSAGE_TOO_LARGE).
       return Promise.reject(
         new RecordTooLargeError(
@@ -64,6 +64,7 @@ export class Appender {
         view,
         requestedOffset: requested,
         leaderEpoch: options.partitionLeaderEpoch,
+        mirrored: options.mirrored === true,
         state: 'waiting',
         ledger: null,
         entryId: -1,
@@ -125,7 +126,7 @@ export class Appender {
     const view = p.view;
     view.setBaseOffset(base);
     view.setPartitionLeaderEpoch(p.leaderEpoch ?? this.core.head.epoch);
-    if (this.core.config.messageTimestampType === 'LogAppendTime') {
+    if (this.core.config.messageTimestampType === 'LogAppendTime' && !p.mirrored) {
       // Kafka's LogValidator with LOG_APPEND_TIME: the batch gets the broker's time (new CRC).
       p.logAppendTime = this.core.clock.now();
       view.setLogAppendTime(p.logAppendTime);

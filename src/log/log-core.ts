@@ -77,6 +77,8 @@ export interface PendingAppend {
   readonly view: RecordBatch;
   readonly requestedOffset: number | undefined;
   readonly leaderEpoch: number | undefined;
+  /** AppendOptions.mirrored: the batch's timestamps are kept. */
+  readonly mirrored: boolean;
   state: PendingState;
   ledger: ActiveLedger | null;
   entryId: number;

@@ -63,6 +63,12 @@ export interface AppendOptions {
   readonly baseOffset?: number;
   /** Write this partitionLeaderEpoch instead of the log's epoch (batches copied with their epoch). */
   readonly partitionLeaderEpoch?: number;
+  /**
+   * A batch copied from another cluster's log (a mirror topic, src/replication/): kept as it is, as Kafka's
+   * appendAsFollower keeps a leader's batches: no LogAppendTime stamp (the source's timestamps stay) and no
+   * max.message.bytes check (the source accepted it; the ledger store's entry limit still applies).
+   */
+  readonly mirrored?: boolean;
 }
 
 export interface AppendResult {

@@ -47,3 +47,21 @@ export async function allocateIds(store: MetadataStore, key: string, count = 1, 
   }
   throw new MetadataConflictError(key, maxAttempts);
 }
+
+/**
+ * Moves the counter past `id`, so that no later allocation hands it out (ids another cluster allocated that now
+ * live here: a mirror topic's producers). Nothing changes when the counter is past it already.
+ */
+export async function reserveIdsThrough(store: MetadataStore, key: string, id: number, maxAttempts = 64): Promise<void> {
+  if (!Number.isSafeInteger(id) || id < 0 || !Number.isSafeInteger(id + 1)) {
+    throw new MetadataInvalidArgumentError('an id to reserve must be a non-negative safe integer', { id });
+  }
+  let current = await store.get(key);
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    if (nextIdOf(current, key) > id) return;
+    const result = await store.compareAndSet(key, { modRevision: current?.modRevision ?? 0 }, Buffer.from(String(id + 1), 'ascii'));
+    if (result.succeeded) return;
+    current = result.current;
+  }
+  throw new MetadataConflictError(key, maxAttempts);
+}
