@@ -5,6 +5,9 @@
  *   ledgerline start [--config server.properties] [--set key=value]...   run a broker
  *   ledgerline keys generate|rotate|list|needed ...                      end-to-end encryption keys (src/crypto/README.md)
  *   ledgerline tenants list|get|put|delete ...                           tenants, through the admin endpoint (src/tenants/README.md)
+ *   ledgerline links list|get|put|delete ...                             cluster links, through the admin endpoint (src/replication/command.ts)
+ *   ledgerline mirrors list|get|create|promote|failover ...              mirror topics, through the admin endpoint
+ *   ledgerline migrate --link L ... [--cutover]                          move topics and groups over from a live Kafka cluster
  *   ledgerline version                                                   print the version
  *
  * Configuration uses Kafka's names (listeners, log.dirs, num.partitions, ...); see src/config.ts for the
@@ -15,6 +18,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { KEYS_USAGE } from './crypto/keys-usage.js';
 import { createLogger } from './observability/logger.js';
 import { routeProcessWarnings } from './observability/process-warnings.js';
+import { LINKS_USAGE, MIGRATE_USAGE, MIRRORS_USAGE } from './replication/usage.js';
 import { Broker } from './server/broker.js';
 import { TENANTS_USAGE } from './tenants/tenants-usage.js';
 
@@ -34,8 +38,9 @@ const pkg = { version: packageVersion() };
 const USAGE = `usage:
   ledgerline start [--config server.properties] [--set key=value]...
 ${KEYS_USAGE.split('\n').slice(1).join('\n')}
-${TENANTS_USAGE.split('\n').slice(1).join('\n')}
-  ledgerline version`;
+${[TENANTS_USAGE, LINKS_USAGE, MIRRORS_USAGE, MIGRATE_USAGE].map((u) => u.split('\n').slice(1, -1).join('\n')).join('\n')}
+  ledgerline version
+${TENANTS_USAGE.split('\n').at(-1)}`;
 
 async function start(args: string[]): Promise<number> {
   let file: string | undefined;
@@ -110,6 +115,12 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./crypto/keys-command.js')).keysCommand(rest);
     case 'tenants':
       return (await import('./tenants/tenants-command.js')).tenantsCommand(rest);
+    case 'links':
+      return (await import('./replication/command.js')).linksCommand(rest);
+    case 'mirrors':
+      return (await import('./replication/command.js')).mirrorsCommand(rest);
+    case 'migrate':
+      return (await import('./replication/command.js')).migrateCommand(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -79,7 +79,7 @@ interface Issued {
  * Per partition, the produce whose record validation is still asynchronous (zstd): later produces to the
  * partition wait for it to be issued, not for it to be durable, so appends keep request order.
  */
-type ProduceContext = RequestContext<'topics' | 'cluster' | 'partitions' | 'metrics' | 'log' | 'txnVerification'>;
+type ProduceContext = RequestContext<'topics' | 'cluster' | 'partitions' | 'metrics' | 'log' | 'txnVerification' | 'mirrors'>;
 
 /** Produce v11+ may carry TRANSACTION_ABORTABLE (KIP-890); v12+ is the addPartition operation (epoch bumps, TV2). */
 const FIRST_GENERIC_ERROR_VERSION = 11;
@@ -132,6 +132,10 @@ function producePartition(ctx: ProduceContext, topicName: string, index: number,
   const topic = ctx.services.topics.get(topicName);
   if (!topic) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (topic.internal) return failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topicName}`);
+  // A mirror topic takes records from its cluster link only, until promoted (src/replication/), as Cluster
+  // Linking's mirror topics refuse produce; POLICY_VIOLATION, non-retriable: the producer fails the send at once.
+  const mirror = ctx.services.mirrors.refusal(topicName);
+  if (mirror !== null) return failed(index, ErrorCode.POLICY_VIOLATION, mirror);
   const served = servedPartition(ctx.services, topicName, index);
   // A partition opened by this produce: its append is issued once it is open (concurrent first uses share the
   // open, and continue in the order they asked, so appends keep request order).
@@ -262,7 +266,7 @@ function appendValidated(ctx: ProduceContext, topicName: string, index: number, 
 
 export const produce = defineHandler({
   api: ProduceApi,
-  uses: ['topics', 'cluster', 'partitions', 'metrics', 'log', 'txnVerification'],
+  uses: ['topics', 'cluster', 'partitions', 'metrics', 'log', 'txnVerification', 'mirrors'],
   versions: { min: 3, max: 13 },
   advertisedMin: 0,
   handle(req, ctx) {

@@ -7,7 +7,7 @@
  *   connection ─► dispatch ─► handler(request, { services: Pick<Services, uses>, principal, ... })
  *                                                  │
  *      topics · cluster · partitions · groups · transactions · node · config · clusterConfigs · producerIds · fetchSessions · metrics · log
- *      txnMarkers · txnVerification · scramCredentials · acls · quotas
+ *      txnMarkers · txnVerification · scramCredentials · acls · quotas · mirrors
  */
 import type { ApiVersionsResponse } from '../../protocol/messages/018-api-versions.gen.js';
 import type { ClusterConfigs } from '../cluster/cluster-configs.js';
@@ -26,6 +26,7 @@ import type { ScramCredentialStore } from '../security/scram-credentials.js';
 import type { AclStore } from '../security/acl/acl-store.js';
 import type { QuotaStore } from '../quota/quota-store.js';
 import type { ControllerMutationQuotas } from '../quota/controller-mutation.js';
+import type { MirrorStore } from '../replication/mirrors.js';
 
 /** This broker as its clients see it. */
 export interface NodeService {
@@ -130,6 +131,8 @@ export interface Services {
   readonly quotas: Pick<QuotaStore, 'describe' | 'alter'>;
   /** KIP-599 controller mutation quotas of CreateTopics, CreatePartitions and DeleteTopics (src/quota/controller-mutation.ts). */
   readonly mutationQuotas: Pick<ControllerMutationQuotas, 'quotaFor'>;
+  /** Mirror topics (src/replication/): read-only until promoted; Produce asks `refusal` for every partition's topic. */
+  readonly mirrors: Pick<MirrorStore, 'refusal'>;
   /** The broker's logger; a handler's lines carry its API (the dispatch seam's child logger). */
   readonly log: Logger;
 }

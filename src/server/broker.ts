@@ -54,6 +54,8 @@ import { ScramCredentialStore } from '../security/scram-credentials.js';
 import { TlsContextReloader } from '../security/tls-reloader.js';
 import { parseAdminListener, startAdminHttp, type AdminHttpServer } from '../observability/admin-http.js';
 import { tenantAdminRoutes } from '../tenants/admin-routes.js';
+import { Replication } from '../replication/replication.js';
+import { replicationAdminRoutes } from '../replication/admin-routes.js';
 import { encryptionReport } from '../cluster/encryption-report.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatch.js';
@@ -90,6 +92,7 @@ interface Parts {
   acls: AclStore;
   tenants: TenantStore;
   quotas: QuotaStore;
+  replication: Replication;
   topics: TopicManager;
   view: ClusterView;
   partitions: PartitionManager;
@@ -357,6 +360,34 @@ export class Broker implements ConnectionHost {
       labelNames: ['listener'],
       registers: [metrics.registry],
     });
+    // Geo-replication (src/replication/): cluster links and mirror topics, the mirror partitions this broker leads
+    // copied from their source clusters, group offsets of the groups it coordinates.
+    const replication = (p.replication = new Replication({
+      nodeId: this.nodeId,
+      store: metadata,
+      owns: (t, i) => view.owns(t, i),
+      coordinatesGroup: (g) => view.coordinator('group', g).nodeId === this.nodeId,
+      isController: () => view.controllerId === this.nodeId,
+      liveBrokers: () => view.liveBrokers().map((b) => b.nodeId),
+      openLog: async (t, i) => (partitions.get(t, i) ?? (await partitions.open(t, i)))?.log,
+      highWatermark: async (t, i) => {
+        const open = partitions.get(t, i);
+        if (open) return open.log.highWatermark;
+        const [s] = await partitions.hostedStats(new Map([[t, new Set([i])]]), { highWatermarks: true });
+        return s?.highWatermark ?? null;
+      },
+      getTopic: (name) => topics.get(name),
+      createTopic: (name, count, configs) => topics.create(name, { partitions: count, replicationFactor: -1, configs }),
+      addPartitions: (name, count) => topics.addPartitions(name, count, false),
+      setConfigs: (name, configs) => topics.setConfigs(name, configs, false),
+      groups,
+      reserveProducerId: (id) => producerIds.reserveThrough(id),
+      log: log.child({ component: 'replication' }),
+    }));
+    await replication.start();
+    replication.registerMetrics(metrics.registry);
+    view.subscribe({ acquired: () => replication.poke() });
+    topics.addListener({ topicDeleted: (t) => replication.topicDeleted(t.name).catch((err: unknown) => log.warn({ err, topic: t.name }, 'deleting the mirror record of a deleted topic failed')), partitionsAdded: () => replication.poke() });
     const services: Services = {
       node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
@@ -377,6 +408,7 @@ export class Broker implements ConnectionHost {
       mutationQuotas: new ControllerMutationQuotas(quotas, quotaWindow),
       acls: p.acls ?? null,
       quotas,
+      mirrors: replication.mirrors,
       log,
     };
     p.dispatcher = new Dispatcher({
@@ -424,7 +456,8 @@ export class Broker implements ConnectionHost {
         health: () => ({ clusterId, nodeId: this.nodeId, topics: topics.list().length, connections: this.connections.size }),
         documents: new Map([['/v1/encryption', () => encryptionReport(topics)]]),
         // GET, PUT and DELETE /v1/tenants[/<name>] (src/tenants/admin-routes.ts), for `ledgerline tenants`.
-        routes: tenantAdminRoutes(tenants),
+        // /v1/links and /v1/mirrors (src/replication/admin-routes.ts), for `ledgerline links|mirrors|migrate`.
+        routes: new Map([...tenantAdminRoutes(tenants), ...replicationAdminRoutes(replication)]),
       });
       log.info({ url: this.admin.url }, 'admin HTTP endpoint listening');
     }
@@ -521,6 +554,8 @@ export class Broker implements ConnectionHost {
     await this.member?.stop().catch((err: unknown) => this.log.warn({ err }, 'leaving the cluster failed; the lease ends with this process'));
     // Compaction passes in progress end (nothing they wrote is swapped in afterwards).
     await p.cleaner?.close();
+    // Mirror replicators (appending to partition logs, committing group offsets) stop before what they use.
+    await p.replication?.close();
     // Waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR.
     // The transaction coordinator first: its markers reach the group coordinator's partitions.
     await p.transactions?.stop();

@@ -17,14 +17,18 @@ beforeEach(async () => {
   world = new FakeTopicsAndPartitions();
   metrics = new RecordingMetrics();
   verification = new FakeTxnVerification();
+  mirrored = new Map();
   await world.addTopic(topicRecord('orders', 2));
   await world.addTopic(topicRecord('__consumer_offsets', 1, { internal: true }));
 });
 
 afterEach(() => world.close());
 
+let mirrored: Map<string, string>;
+
 function ctx(apiVersion = 9) {
-  return requestContext({ topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification }, { apiVersion });
+  const mirrors = { refusal: (t: string) => mirrored.get(t) ?? null };
+  return requestContext({ topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification, mirrors }, { apiVersion });
 }
 
 function request(topic: string, partition: number, records: Buffer | null, acks = -1) {
@@ -59,6 +63,13 @@ describe('Produce handler', () => {
   it('refuses appends to an internal topic with INVALID_TOPIC_EXCEPTION', async () => {
     const res = await send(request('__consumer_offsets', 0, buildBatch(1)));
     expect(res.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: 'Cannot append to internal topic __consumer_offsets' });
+  });
+
+  it('answers POLICY_VIOLATION with the reason for a mirror topic, appending nothing', async () => {
+    mirrored.set('orders', 'Topic orders is a mirror of topic orders of cluster link east and is read-only until it is promoted or failed over (state mirroring)');
+    const res = await send(request('orders', 0, buildBatch(1)));
+    expect(res.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: mirrored.get('orders') });
+    expect(world.partitionService.get('orders', 0)?.log.highWatermark ?? 0).toBe(0);
   });
 
   it('answers INVALID_REQUIRED_ACKS for acks other than -1, 0 and 1 and appends nothing', async () => {

@@ -3,6 +3,7 @@
  * owns only some partitions and node 8 the others, they serve what 7 owns and point clients at 8 for the rest.
  */
 import { NO_MUTATION_QUOTAS } from '../../../src/quota/controller-mutation.js';
+import { NO_MIRRORS } from '../../../src/replication/mirrors.js';
 import { NO_REPLICA_READS } from '../../../src/cluster/replica-reads.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +75,7 @@ async function setup(o: { coordinatorNode?: number } = {}) {
     txnVerification: new FakeTxnVerification(),
     replicaReads: NO_REPLICA_READS,
     mutationQuotas: NO_MUTATION_QUOTAS,
+    mirrors: NO_MIRRORS,
     log,
   };
   const close = async (): Promise<void> => {

@@ -1,0 +1,303 @@
+/**
+ * One cluster link's data replicator on one broker: it fetches, from the link's cluster, the partitions of the
+ * link's mirror topics that this broker owns, and copies what it fetches into their logs at the same offsets
+ * (partition-copy.ts). Ownership is the partitions' own (the cluster view): a mirror partition is replicated by
+ * the broker that leads it, and a broker that loses it is fenced by its log (its appends fail), as a producer is.
+ *
+ *   loop ─► owned, unstopped partitions of mirroring / promoting / failing-over mirrors of the link
+ *        ─► failing-over ones: abort open transactions, report stopped          (no fetch: the source may be gone)
+ *        ─► one Fetch (READ_UNCOMMITTED, from each log end offset) to the source's leaders
+ *        ─► copyBatches, followLogStart; promoting ones whose log reached the source's high watermark read after
+ *           the promotion was seen: abort open transactions, report stopped
+ *
+ * Errors: a source unreachable is retried with a growing backoff (up to 10 s) and shows in the status; a
+ * partition the source has no longer (OFFSET_OUT_OF_RANGE with this log past its end) stops, with the reason, and
+ * is retried every 30 s: the mirror never truncates what it copied.
+ */
+import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
+import type { KafkaClient } from '../client/client.js';
+import { OffsetSpec } from '../client/client.js';
+import type { PartitionLog } from '../log/index.js';
+import type { Logger } from '../observability/logger.js';
+import { isReadOnly, type ClusterLink, type MirrorTopic } from './model.js';
+import type { MirrorStore, SettleContext } from './mirrors.js';
+import { abortOpenTransactions, copyBatches, followLogStart, maxKnownProducerId, MirrorDivergedError } from './partition-copy.js';
+
+export interface ReplicatorDeps {
+  readonly nodeId: number;
+  /** Whether this broker owns (leads) the partition now. */
+  owns(topic: string, partition: number): boolean;
+  /** The partition's open log, opened if needed; undefined when this broker cannot open it. */
+  openLog(topic: string, partition: number): Promise<PartitionLog | undefined>;
+  /** The topic's partition count here (0: no such topic). */
+  partitionCount(topic: string): number;
+  readonly mirrors: MirrorStore;
+  readonly settle: SettleContext;
+  /** Keeps this cluster's producer id allocator past the ids of the source's producers. */
+  reserveProducerId(producerId: bigint): Promise<void>;
+  /** A client of the link's cluster. */
+  connect(link: ClusterLink): Promise<KafkaClient>;
+  readonly log: Logger;
+}
+
+/** What the admin endpoint and the metrics show of one mirror partition. */
+export interface PartitionStatus {
+  readonly topic: string;
+  readonly partition: number;
+  readonly link: string;
+  readonly sourceTopic: string;
+  /** Next offset to copy: this log's end offset. */
+  position: number;
+  /** The source's high watermark at the last fetch (-1 before one). */
+  sourceHighWatermark: number;
+  lastFetchMs: number;
+  copiedRecords: number;
+  copiedBytes: number;
+  /** Why it is not copying, or null. */
+  error: string | null;
+}
+
+const FETCH_MAX_WAIT_MS = 500;
+const PARTITION_MAX_BYTES = 1024 * 1024;
+const FETCH_MAX_BYTES = 50 * 1024 * 1024;
+const MAX_BACKOFF_MS = 10_000;
+const DIVERGED_RETRY_MS = 30_000;
+const IDLE_WAIT_MS = 1_000;
+
+interface Task {
+  readonly mirror: MirrorTopic;
+  readonly partition: number;
+  readonly log: PartitionLog;
+  readonly status: PartitionStatus;
+}
+
+export class LinkReplicator {
+  private client: KafkaClient | null = null;
+  private stopped = false;
+  private running: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private backoffMs = 0;
+  /** Partitions by `topic\0partition`. */
+  readonly status = new Map<string, PartitionStatus>();
+  /** Where a promoting partition must reach: the source's high watermark read after the promotion was seen. */
+  private readonly promoteTargets = new Map<string, number>();
+  /** A fetch position past this log's end (the source's log start offset after retention deleted what was not copied). */
+  private readonly jumps = new Map<string, number>();
+  private readonly diverged = new Map<string, number>();
+  /** The source cluster's last error, or null. */
+  sourceError: string | null = null;
+
+  constructor(
+    private link: ClusterLink,
+    private readonly deps: ReplicatorDeps,
+  ) {}
+
+  get name(): string {
+    return this.link.name;
+  }
+
+  start(): void {
+    this.running ??= this.loop().catch((err: unknown) => this.deps.log.error({ err, link: this.link.name }, 'the cluster link replicator stopped'));
+  }
+
+  /** New settings: the next round reconnects with them. */
+  relink(link: ClusterLink): void {
+    this.link = link;
+    void this.dropClient();
+    this.poke();
+  }
+
+  /** Something changed (a mirror, an ownership): look again now rather than after the idle wait. */
+  poke(): void {
+    this.backoffMs = Math.min(this.backoffMs, 100);
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.running;
+    await this.dropClient();
+  }
+
+  private async dropClient(): Promise<void> {
+    const c = this.client;
+    this.client = null;
+    await c?.close().catch(() => undefined);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      t.unref();
+      function done(): void {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = null;
+        done();
+      };
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let worked = false;
+      try {
+        worked = await this.round();
+        this.backoffMs = 0;
+        this.sourceError = null;
+      } catch (err) {
+        if (this.stopped) return;
+        this.sourceError = err instanceof Error ? err.message : String(err);
+        this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), MAX_BACKOFF_MS);
+        this.deps.log.warn({ err, link: this.link.name, retryInMs: this.backoffMs }, 'mirroring from the cluster link failed; retrying');
+        await this.dropClient();
+        await this.sleep(this.backoffMs);
+        continue;
+      }
+      if (!worked && !this.stopped) await this.sleep(IDLE_WAIT_MS);
+    }
+  }
+
+  /** The partitions to work on now; forgets the status of those no longer here. */
+  private async tasks(): Promise<Task[]> {
+    const out: Task[] = [];
+    const seen = new Set<string>();
+    for (const m of this.deps.mirrors.byLink(this.link.name)) {
+      if (!isReadOnly(m.state)) continue;
+      const n = this.deps.partitionCount(m.topic);
+      for (let p = 0; p < n; p++) {
+        if (m.stoppedPartitions.includes(p) || !this.deps.owns(m.topic, p)) continue;
+        const key = `${m.topic}\0${p}`;
+        const divergedAt = this.diverged.get(key);
+        if (divergedAt !== undefined && Date.now() - divergedAt < DIVERGED_RETRY_MS) {
+          seen.add(key);
+          continue;
+        }
+        const log = await this.deps.openLog(m.topic, p);
+        if (!log) continue;
+        seen.add(key);
+        let status = this.status.get(key);
+        if (!status || status.sourceTopic !== m.sourceTopic) {
+          status = { topic: m.topic, partition: p, link: m.link, sourceTopic: m.sourceTopic, position: log.logEndOffset, sourceHighWatermark: -1, lastFetchMs: 0, copiedRecords: 0, copiedBytes: 0, error: null };
+          this.status.set(key, status);
+        }
+        status.position = log.logEndOffset;
+        out.push({ mirror: m, partition: p, log, status });
+      }
+    }
+    for (const key of [...this.status.keys()]) {
+      if (!seen.has(key)) {
+        this.status.delete(key);
+        this.promoteTargets.delete(key);
+        this.jumps.delete(key);
+        this.diverged.delete(key);
+      }
+    }
+    return out;
+  }
+
+  /** One round; false when there was nothing to do. */
+  private async round(): Promise<boolean> {
+    const tasks = await this.tasks();
+    const fetching: Task[] = [];
+    for (const t of tasks) {
+      if (t.mirror.state === 'failing-over') await this.stopPartition(t, 'failover');
+      else fetching.push(t);
+    }
+    if (fetching.length === 0) return tasks.length > 0;
+    const client = (this.client ??= await this.deps.connect(this.link));
+    const promotingBefore = new Set(fetching.filter((t) => t.mirror.state === 'promoting').map((t) => keyOf(t)));
+    const results = await client.fetch(
+      fetching.map((t) => ({ topic: t.mirror.sourceTopic, partition: t.partition, offset: BigInt(Math.max(t.log.logEndOffset, this.jumps.get(keyOf(t)) ?? 0)), maxBytes: PARTITION_MAX_BYTES })),
+      { maxWaitMs: FETCH_MAX_WAIT_MS, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: 0 },
+    );
+    let refresh = false;
+    await Promise.all(
+      fetching.map(async (t, i) => {
+        const r = results[i]!;
+        const key = keyOf(t);
+        t.status.lastFetchMs = Date.now();
+        if (r.errorCode !== ErrorCode.NONE) {
+          if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) return this.outOfRange(client, t);
+          t.status.error = `the source answers ${errorByCode(r.errorCode).name}`;
+          refresh = true;
+          return;
+        }
+        t.status.error = null;
+        t.status.sourceHighWatermark = Number(r.highWatermark);
+        if (promotingBefore.has(key) && !this.promoteTargets.has(key)) this.promoteTargets.set(key, Number(r.highWatermark));
+        if (r.records && r.records.length > 0) {
+          try {
+            const copied = await copyBatches(t.log, r.records);
+            t.status.copiedRecords += copied.records;
+            t.status.copiedBytes += copied.bytes;
+            if (copied.maxProducerId >= 0n) await this.deps.reserveProducerId(copied.maxProducerId);
+          } catch (err) {
+            if (!(err instanceof MirrorDivergedError)) throw err;
+            this.markDiverged(t, err.message);
+            return;
+          }
+        }
+        await followLogStart(t.log, Number(r.logStartOffset));
+        t.status.position = t.log.logEndOffset;
+        if (t.log.logEndOffset >= (this.jumps.get(key) ?? 0)) this.jumps.delete(key);
+        const target = this.promoteTargets.get(key);
+        if (target !== undefined && t.log.logEndOffset >= target) await this.stopPartition(t, 'promote');
+      }),
+    );
+    if (refresh) await client.metadata(fetching.map((t) => t.mirror.sourceTopic)).catch(() => undefined);
+    return true;
+  }
+
+  /**
+   * OFFSET_OUT_OF_RANGE: the source's log no longer holds this log's end offset. Below its start (retention
+   * deleted records before they were copied), the mirror continues from the source's log start offset and says
+   * what was lost; past its end, the logs diverged (a source topic recreated, an unclean election there).
+   */
+  private async outOfRange(client: KafkaClient, t: Task): Promise<void> {
+    const spec = (timestamp: bigint) => ({ topic: t.mirror.sourceTopic, partition: t.partition, timestamp });
+    const [earliest, latest] = await client.listOffsets([spec(OffsetSpec.EARLIEST), spec(OffsetSpec.LATEST)]);
+    if (!earliest || !latest || earliest.errorCode !== ErrorCode.NONE || latest.errorCode !== ErrorCode.NONE) {
+      t.status.error = `the source's offsets cannot be read (${errorByCode(earliest?.errorCode ?? latest?.errorCode ?? -1).name})`;
+      return;
+    }
+    const here = t.log.logEndOffset;
+    const start = Number(earliest.offset);
+    if (here < start) {
+      this.deps.log.warn(
+        { link: this.link.name, topic: t.mirror.topic, partition: t.partition, from: here, to: start },
+        'the source deleted records before the mirror copied them (retention); mirroring continues from its log start offset, the offsets between stay a gap',
+      );
+      this.jumps.set(keyOf(t), start);
+      t.status.error = null;
+      return;
+    }
+    this.markDiverged(t, `this log ends at ${here}, past the source's end ${latest.offset}: the logs diverged (was the source topic recreated?)`);
+  }
+
+  private markDiverged(t: Task, why: string): void {
+    t.status.error = why;
+    this.diverged.set(keyOf(t), Date.now());
+    this.deps.log.error({ link: this.link.name, topic: t.mirror.topic, partition: t.partition }, `mirroring stopped: ${why}; retrying in ${DIVERGED_RETRY_MS / 1000} s`);
+  }
+
+  /** Ends mirroring of a partition here: open transactions aborted, producer ids reserved, the stop recorded. */
+  private async stopPartition(t: Task, why: 'promote' | 'failover'): Promise<void> {
+    const aborted = await abortOpenTransactions(t.log);
+    const maxPid = maxKnownProducerId(t.log);
+    if (maxPid >= 0n) await this.deps.reserveProducerId(maxPid);
+    const m = await this.deps.mirrors.partitionStopped(t.mirror.topic, t.partition, this.deps.settle);
+    this.promoteTargets.delete(keyOf(t));
+    this.deps.log.info(
+      { link: this.link.name, topic: t.mirror.topic, partition: t.partition, logEndOffset: t.log.logEndOffset, abortedTransactions: aborted, state: m?.state },
+      why === 'promote' ? 'mirror partition caught up with its source and stopped for the promotion' : 'mirror partition stopped for the failover',
+    );
+  }
+}
+
+function keyOf(t: Task): string {
+  return `${t.mirror.topic}\0${t.partition}`;
+}
