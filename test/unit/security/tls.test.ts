@@ -524,8 +524,18 @@ describe('TlsContextReloader', { timeout: 30_000 }, () => {
 
   it('keeps the current certificate when the new file is broken, and takes the next good one', async () => {
     const { cert, listener, reloader, records, keystore } = await reloadingListener();
-    writeFileSync(keystore, '-----BEGIN PRIVATE KEY-----\nnot a key\n'); // a half-written file
-    await waitFor('the failed reload', () => records.some((r) => r.level === 50));
+    // A half-written file. fs.watchFile takes its first stat asynchronously: a write before that stat is its
+    // baseline and is never reported, so the broken file is written again (growing) until the reload notices it.
+    let rewrites = 0;
+    let lastWrite = 0;
+    await waitFor('the failed reload', () => {
+      if (records.some((r) => r.level === 50)) return true;
+      if (Date.now() - lastWrite >= 500) {
+        writeFileSync(keystore, `-----BEGIN PRIVATE KEY-----\nnot a key\n${'#'.repeat(rewrites++)}`);
+        lastWrite = Date.now();
+      }
+      return false;
+    });
     const failure = records.find((r) => r.level === 50)!;
     expect(failure.msg).toBe('TLS key/trust store reload failed; the listener keeps its current certificate');
     expect(failure.err!.message).toContain(`ssl.keystore.location (${keystore})`);
