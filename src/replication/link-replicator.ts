@@ -15,11 +15,13 @@
  * is retried every 30 s: the mirror never truncates what it copied.
  */
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
-import type { KafkaClient } from '../client/client.js';
+import type { FetchResult, KafkaClient } from '../client/client.js';
 import { OffsetSpec } from '../client/client.js';
+import { MetadataError } from '../client/errors.js';
 import type { PartitionLog } from '../log/index.js';
 import type { Logger } from '../observability/logger.js';
 import { isReadOnly, type ClusterLink, type MirrorTopic } from './model.js';
+import { ReplicatorLoop } from './replicator-loop.js';
 import type { MirrorStore, SettleContext } from './mirrors.js';
 import { abortOpenTransactions, copyBatches, followLogStart, maxKnownProducerId, MirrorDivergedError } from './partition-copy.js';
 
@@ -60,9 +62,7 @@ export interface PartitionStatus {
 const FETCH_MAX_WAIT_MS = 500;
 const PARTITION_MAX_BYTES = 1024 * 1024;
 const FETCH_MAX_BYTES = 50 * 1024 * 1024;
-const MAX_BACKOFF_MS = 10_000;
 const DIVERGED_RETRY_MS = 30_000;
-const IDLE_WAIT_MS = 1_000;
 
 interface Task {
   readonly mirror: MirrorTopic;
@@ -71,12 +71,7 @@ interface Task {
   readonly status: PartitionStatus;
 }
 
-export class LinkReplicator {
-  private client: KafkaClient | null = null;
-  private stopped = false;
-  private running: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
-  private backoffMs = 0;
+export class LinkReplicator extends ReplicatorLoop {
   /** Partitions by `topic\0partition`. */
   readonly status = new Map<string, PartitionStatus>();
   /** Where a promoting partition must reach: the source's high watermark read after the promotion was seen. */
@@ -84,81 +79,12 @@ export class LinkReplicator {
   /** A fetch position past this log's end (the source's log start offset after retention deleted what was not copied). */
   private readonly jumps = new Map<string, number>();
   private readonly diverged = new Map<string, number>();
-  /** The source cluster's last error, or null. */
-  sourceError: string | null = null;
 
   constructor(
-    private link: ClusterLink,
+    link: ClusterLink,
     private readonly deps: ReplicatorDeps,
-  ) {}
-
-  get name(): string {
-    return this.link.name;
-  }
-
-  start(): void {
-    this.running ??= this.loop().catch((err: unknown) => this.deps.log.error({ err, link: this.link.name }, 'the cluster link replicator stopped'));
-  }
-
-  /** New settings: the next round reconnects with them. */
-  relink(link: ClusterLink): void {
-    this.link = link;
-    void this.dropClient();
-    this.poke();
-  }
-
-  /** Something changed (a mirror, an ownership): look again now rather than after the idle wait. */
-  poke(): void {
-    this.backoffMs = Math.min(this.backoffMs, 100);
-    this.wake?.();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.running;
-    await this.dropClient();
-  }
-
-  private async dropClient(): Promise<void> {
-    const c = this.client;
-    this.client = null;
-    await c?.close().catch(() => undefined);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      t.unref();
-      function done(): void {
-        clearTimeout(t);
-        resolve();
-      }
-      this.wake = () => {
-        this.wake = null;
-        done();
-      };
-    });
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      let worked = false;
-      try {
-        worked = await this.round();
-        this.backoffMs = 0;
-        this.sourceError = null;
-      } catch (err) {
-        if (this.stopped) return;
-        this.sourceError = err instanceof Error ? err.message : String(err);
-        this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), MAX_BACKOFF_MS);
-        this.deps.log.warn({ err, link: this.link.name, retryInMs: this.backoffMs }, 'mirroring from the cluster link failed; retrying');
-        await this.dropClient();
-        await this.sleep(this.backoffMs);
-        continue;
-      }
-      if (!worked && !this.stopped) await this.sleep(IDLE_WAIT_MS);
-    }
+  ) {
+    super(link, deps.connect, deps.log, 'mirroring from the cluster link');
   }
 
   /** The partitions to work on now; forgets the status of those no longer here. */
@@ -200,7 +126,7 @@ export class LinkReplicator {
   }
 
   /** One round; false when there was nothing to do. */
-  private async round(): Promise<boolean> {
+  protected async round(): Promise<boolean> {
     const tasks = await this.tasks();
     const fetching: Task[] = [];
     for (const t of tasks) {
@@ -208,12 +134,20 @@ export class LinkReplicator {
       else fetching.push(t);
     }
     if (fetching.length === 0) return tasks.length > 0;
-    const client = (this.client ??= await this.deps.connect(this.link));
+    const client = await this.connected();
     const promotingBefore = new Set(fetching.filter((t) => t.mirror.state === 'promoting').map((t) => keyOf(t)));
-    const results = await client.fetch(
-      fetching.map((t) => ({ topic: t.mirror.sourceTopic, partition: t.partition, offset: BigInt(Math.max(t.log.logEndOffset, this.jumps.get(keyOf(t)) ?? 0)), maxBytes: PARTITION_MAX_BYTES })),
-      { maxWaitMs: FETCH_MAX_WAIT_MS, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: 0 },
-    );
+    let results: FetchResult[];
+    try {
+      results = await client.fetch(
+        fetching.map((t) => ({ topic: t.mirror.sourceTopic, partition: t.partition, offset: BigInt(Math.max(t.log.logEndOffset, this.jumps.get(keyOf(t)) ?? 0)), maxBytes: PARTITION_MAX_BYTES })),
+        { maxWaitMs: FETCH_MAX_WAIT_MS, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: 0 },
+      );
+    } catch (err) {
+      // A source topic or partition the source does not have (deleted there, not created yet) must not hold up
+      // the link's other mirrors: those partitions wait, with the reason, and the others go on.
+      if (err instanceof MetadataError && (await this.setAsideMissing(client, fetching))) return true;
+      throw err;
+    }
     let refresh = false;
     await Promise.all(
       fetching.map(async (t, i) => {
@@ -276,6 +210,27 @@ export class LinkReplicator {
       return;
     }
     this.markDiverged(t, `this log ends at ${here}, past the source's end ${latest.offset}: the logs diverged (was the source topic recreated?)`);
+  }
+
+  /** Sets aside the partitions whose source topic or partition the source's metadata lacks; false when none does. */
+  private async setAsideMissing(client: KafkaClient, tasks: readonly Task[]): Promise<boolean> {
+    const md = await client.metadata([...new Set(tasks.map((t) => t.mirror.sourceTopic))]);
+    let any = false;
+    for (const t of tasks) {
+      const topic = md.topics.find((x) => x.name === t.mirror.sourceTopic);
+      const why =
+        !topic || topic.errorCode !== ErrorCode.NONE
+          ? `the source has no topic ${t.mirror.sourceTopic} (${errorByCode(topic?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION).name})`
+          : t.partition >= topic.partitions.length
+            ? `the source topic ${t.mirror.sourceTopic} has no partition ${t.partition}`
+            : null;
+      if (why === null) continue;
+      any = true;
+      if (t.status.error !== why) this.deps.log.warn({ link: this.link.name, topic: t.mirror.topic, partition: t.partition }, `mirroring waits: ${why}; retrying in ${DIVERGED_RETRY_MS / 1000} s`);
+      t.status.error = why;
+      this.diverged.set(keyOf(t), Date.now());
+    }
+    return any;
   }
 
   private markDiverged(t: Task, why: string): void {

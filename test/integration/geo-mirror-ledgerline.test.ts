@@ -34,6 +34,29 @@ describe.sequential('a mirror topic between Ledgerline clusters, with brokers ki
     return (JSON.parse(line) as { url: string }).url;
   };
 
+  it("sets aside a mirror whose source topic is deleted, with the reason, while the link's other mirrors go on", async () => {
+    const setup = await KafkaClient.connect({ bootstrap: sourceBroker.bootstrap });
+    try {
+      await setup.createTopics([{ name: 'gone', numPartitions: 1 }, { name: 'kept', numPartitions: 1 }]);
+      await setup.waitForTopics(['gone', 'kept']);
+      expect((await admin(adminUrl(), 'PUT', '/v1/links/side', { bootstrapServers: sourceBroker.bootstrap })).status).toBe(200);
+      for (const topic of ['gone', 'kept']) expect((await admin(adminUrl(), 'POST', '/v1/mirrors', { topic, link: 'side' })).status).toBe(201);
+      await setup.deleteTopics(['gone']);
+      for (let i = 0; i < 5; i++) await setup.produce([{ topic: 'kept', partition: 0, records: await buildRecordBatch([{ key: `k${i}`, value: `v${i}` }]) }], { acks: -1 });
+      await waitFor('the kept mirror to copy its 5 records', async () => {
+        const { json } = await admin<{ partitions: { position: number }[] }>(adminUrl(), 'GET', '/v1/mirrors/kept');
+        return json.partitions[0]?.position === 5 ? true : undefined;
+      }, 30_000, 100);
+      const gone = await waitFor('the deleted source topic to show as the reason', async () => {
+        const { json } = await admin<{ partitions: { error: string | null }[] }>(adminUrl(), 'GET', '/v1/mirrors/gone');
+        return json.partitions[0]?.error ? json.partitions[0].error : undefined;
+      }, 30_000, 100);
+      expect(gone).toMatch(/gone|UNKNOWN_TOPIC/);
+    } finally {
+      await setup.close();
+    }
+  }, 60_000);
+
   it('copies every acknowledged record exactly once across a SIGKILL of the source and of the mirror', async () => {
     const setup = await KafkaClient.connect({ bootstrap: sourceBroker.bootstrap });
     await setup.createTopics([{ name: TOPIC, numPartitions: PARTITIONS, configs: { 'retention.ms': '-1' } }]);
