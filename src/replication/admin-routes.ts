@@ -11,6 +11,10 @@
  *   POST   /v1/mirrors                    body {"topic", "link", "sourceTopic"?}: 201 the mirror; 400, 404, 409
  *   POST   /v1/mirrors/<topic>/promote    200 the mirror (state promoting, then promoted); 404, 409
  *   POST   /v1/mirrors/<topic>/failover   200 the mirror (state failing-over, then failed-over); 404, 409
+ *   GET    /v1/replicated-topics          200 [{pattern, links, createdAtMs}, ...]: active-active selections
+ *   PUT    /v1/replicated-topics/<pattern>  body {"links": [...]}: topics `pattern` (a name, or a prefix ending in *)
+ *                                        selects are copied from every link named; 200; 400; 404 for an unknown link
+ *   DELETE /v1/replicated-topics/<pattern>  204; 404
  *
  * Partition figures are those of the broker answering: in a shared cluster each broker copies the partitions it
  * leads.
@@ -23,6 +27,7 @@ import type { Replication } from './replication.js';
 
 export const LINKS_PATH = '/v1/links';
 export const MIRRORS_PATH = '/v1/mirrors';
+export const REPLICATED_PATH = '/v1/replicated-topics';
 
 const LINK_FIELDS = new Set(['name', 'bootstrapServers', 'securityProtocol', 'sasl', 'tls', 'syncGroupOffsets', 'groupFilters', 'autoMirrorTopics', 'offsetSyncIntervalMs', 'metadataSyncIntervalMs']);
 
@@ -121,8 +126,24 @@ export function replicationAdminRoutes(replication: Replication): ReadonlyMap<st
         return { status: 200, json: m };
       }),
   };
+  const replicated: AdminRoute = {
+    methods: (path) => ((segmentsAfter(REPLICATED_PATH, path) ?? []).length === 0 ? ['GET'] : ['PUT', 'DELETE']),
+    handle: (method, path, body) =>
+      answer(async () => {
+        const segs = segmentsAfter(REPLICATED_PATH, path);
+        if (segs === undefined || segs.length > 1) return error(404, `not found: ${path} (try ${REPLICATED_PATH} or ${REPLICATED_PATH}/<topic or prefix*>)`);
+        if (segs.length === 0) return { status: 200, json: replication.replicated.list() };
+        const pattern = segs[0]!;
+        if (method === 'DELETE') return (await replication.deleteReplicated(pattern)) ? { status: 204 } : error(404, `no active-active selection ${pattern}`);
+        const b = object(body);
+        if (typeof b === 'string') return error(400, b);
+        if (!Array.isArray(b.links)) return error(400, 'the body must be {"links": ["<link to each other cluster>", ...]}');
+        return { status: 200, json: await replication.putReplicated(pattern, b.links as string[]) };
+      }),
+  };
   return new Map([
     [LINKS_PATH, links],
     [MIRRORS_PATH, mirrors],
+    [REPLICATED_PATH, replicated],
   ]);
 }

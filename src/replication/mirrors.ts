@@ -8,11 +8,12 @@
  * of the cluster at once, without a restart. Produce asks `refusal(topic)` on every request: a Map lookup.
  */
 import type { MetadataStore } from '../metadata/types.js';
-import { describeLink, invalidLink, invalidMirror, isReadOnly, nextState, type ClusterLink, type MirrorTopic } from './model.js';
+import { describeLink, invalidLink, invalidMirror, invalidReplicatedTopics, isReadOnly, nameSelected, nextState, type ClusterLink, type MirrorTopic, type ReplicatedTopics } from './model.js';
 import { FollowedRecords } from './records.js';
 
 export const LINKS_PREFIX = '/cluster-links/';
 export const MIRRORS_PREFIX = '/mirror-topics/';
+export const REPLICATED_PREFIX = '/replicated-topics/';
 
 /** A change the admin API refuses (answered 400, or 404/409 as `status` says). */
 export class ReplicationAdminError extends Error {
@@ -148,4 +149,31 @@ export function settle(m: MirrorTopic, cluster: SettleContext, nowMs: number): M
   if (m.state === 'failing-over') return { ...m, state: 'failed-over', stateChangedAtMs: nowMs };
   if (m.state === 'promoting' && cluster.liveBrokers().every((b) => m.groupsSyncedBy.includes(b))) return { ...m, state: 'promoted', stateChangedAtMs: nowMs };
   return m;
+}
+
+/** Active-active topic selections (model.ts ReplicatedTopics), followed like the links. */
+export class ReplicatedTopicStore {
+  readonly records: FollowedRecords<ReplicatedTopics>;
+
+  constructor(store: MetadataStore, onError: (err: Error) => void) {
+    this.records = new FollowedRecords<ReplicatedTopics>(store, REPLICATED_PREFIX, invalidReplicatedTopics, onError);
+  }
+
+  list(): ReplicatedTopics[] {
+    return this.records.list();
+  }
+
+  /** The links a topic is copied from, merged over every selection naming it; empty for a topic none selects. */
+  linksFor(topic: string): string[] {
+    const out = new Set<string>();
+    for (const r of this.records.list()) if (nameSelected([r.pattern], topic)) for (const l of r.links) out.add(l);
+    return [...out];
+  }
+
+  async put(r: ReplicatedTopics): Promise<ReplicatedTopics> {
+    const why = invalidReplicatedTopics(r);
+    if (why) throw new ReplicationAdminError(why);
+    await this.records.put(r.pattern, r);
+    return r;
+  }
 }

@@ -65,6 +65,25 @@ export interface MirrorTopic {
   readonly stateChangedAtMs: number;
 }
 
+/**
+ * Active-active topics: the topics a name or prefix (`orders*`) selects are written on every cluster of the mesh
+ * and copied from the clusters of `links` (one link per other cluster; origin.ts). Stored per cluster:
+ *   /replicated-topics/<pattern>   {"pattern":"orders*","links":["east","west"],"createdAtMs":...}
+ */
+export interface ReplicatedTopics {
+  readonly pattern: string;
+  readonly links: readonly string[];
+  readonly createdAtMs: number;
+}
+
+/** Why a replicated-topics record cannot be stored, or null. */
+export function invalidReplicatedTopics(r: ReplicatedTopics): string | null {
+  if (typeof r.pattern !== 'string' || !/^[a-zA-Z0-9._-]{1,249}\*?$/.test(r.pattern) || r.pattern.startsWith('__')) return `pattern must be a topic name or a prefix ending in *, not internal, got ${JSON.stringify(r.pattern)}`;
+  if (!Array.isArray(r.links) || r.links.length === 0 || r.links.length > 64 || r.links.some((l) => typeof l !== 'string' || !NAME.test(l))) return 'links must name 1 to 64 cluster links, one per other cluster';
+  if (new Set(r.links).size !== r.links.length) return 'links must not repeat';
+  return null;
+}
+
 /** Whether a mirror topic's partitions still take records only from the link (Produce refused). */
 export function isReadOnly(state: MirrorState): boolean {
   return state === 'mirroring' || state === 'promoting' || state === 'failing-over';

@@ -24,8 +24,9 @@ import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { GroupSync } from './group-sync.js';
 import { LinkReplicator, type PartitionStatus } from './link-replicator.js';
-import { isReadOnly, LINK_DEFAULTS, nameSelected, type ClusterLink, type MirrorTopic } from './model.js';
-import { LinkStore, MirrorStore, ReplicationAdminError, type SettleContext } from './mirrors.js';
+import { isReadOnly, LINK_DEFAULTS, nameSelected, type ClusterLink, type MirrorTopic, type ReplicatedTopics } from './model.js';
+import { LinkStore, MirrorStore, ReplicatedTopicStore, ReplicationAdminError, type SettleContext } from './mirrors.js';
+import { ActiveReplicator } from './active-replicator.js';
 import { TopicSync } from './topic-sync.js';
 
 export interface ReplicationDeps {
@@ -40,6 +41,8 @@ export interface ReplicationDeps {
   openLog(topic: string, partition: number): Promise<PartitionLog | undefined>;
   highWatermark(topic: string, partition: number): Promise<number | null>;
   getTopic(name: string): TopicRecord | undefined;
+  /** Every topic here (internal ones are never active-active). */
+  listTopics(): readonly TopicRecord[];
   createTopic(name: string, partitions: number, configs: Record<string, string>): Promise<unknown>;
   addPartitions(name: string, count: number): Promise<unknown>;
   setConfigs(name: string, configs: Record<string, string>): Promise<unknown>;
@@ -64,6 +67,7 @@ export function connectLink(link: ClusterLink, nodeId: number): Promise<KafkaCli
 interface LinkRuntime {
   link: ClusterLink;
   readonly replicator: LinkReplicator;
+  readonly active: ActiveReplicator;
   client: KafkaClient | null;
   timer: NodeJS.Timeout | null;
   syncing: Promise<void> | null;
@@ -85,6 +89,7 @@ export interface LinkStatus {
 export class Replication {
   readonly links: LinkStore;
   readonly mirrors: MirrorStore;
+  readonly replicated: ReplicatedTopicStore;
   private readonly runtimes = new Map<string, LinkRuntime>();
   private readonly topicSync: TopicSync;
   private readonly groupSync: GroupSync;
@@ -95,6 +100,7 @@ export class Replication {
     const onError = (err: Error): void => deps.log.error({ err }, 'geo-replication could not follow a change in the metadata store');
     this.links = new LinkStore(deps.store, onError);
     this.mirrors = new MirrorStore(deps.store, onError);
+    this.replicated = new ReplicatedTopicStore(deps.store, onError);
     this.topicSync = new TopicSync({ getTopic: deps.getTopic, addPartitions: deps.addPartitions, setConfigs: deps.setConfigs, log: deps.log });
     this.groupSync = new GroupSync({ coordinates: deps.coordinatesGroup, groups: deps.groups, highWatermark: deps.highWatermark, log: deps.log });
     this.settleContext = { partitions: (t) => deps.getTopic(t)?.partitions ?? 0, liveBrokers: deps.liveBrokers };
@@ -103,6 +109,8 @@ export class Replication {
   async start(): Promise<void> {
     await this.links.records.load();
     await this.mirrors.records.load();
+    await this.replicated.records.load();
+    this.replicated.records.onChange(() => this.poke());
     this.links.records.onChange((name, link) => this.linkChanged(name, link));
     this.mirrors.records.onChange((_topic, m) => {
       if (m) this.runtimes.get(m.link)?.replicator.poke();
@@ -112,7 +120,10 @@ export class Replication {
 
   /** Ownership or topics changed: replicators look again now. */
   poke(): void {
-    for (const r of this.runtimes.values()) r.replicator.poke();
+    for (const r of this.runtimes.values()) {
+      r.replicator.poke();
+      r.active.poke();
+    }
   }
 
   async close(): Promise<void> {
@@ -120,6 +131,7 @@ export class Replication {
     await Promise.all([...this.runtimes.keys()].map((name) => this.stopLink(name)));
     await this.links.records.close();
     await this.mirrors.records.close();
+    await this.replicated.records.close();
   }
 
   private linkChanged(name: string, link: ClusterLink | undefined): void {
@@ -132,6 +144,7 @@ export class Replication {
     if (rt) {
       rt.link = link;
       rt.replicator.relink(link);
+      rt.active.relink(link);
       void this.dropSyncClient(rt);
       return;
     }
@@ -146,9 +159,20 @@ export class Replication {
       connect: (l) => this.connect(l),
       log: this.deps.log,
     });
-    const runtime: LinkRuntime = { link, replicator, client: null, timer: null, syncing: null, nextMetadataSyncMs: 0, lastSyncError: null, lastGroupSync: null, finalSyncDone: new Set() };
+    const active = new ActiveReplicator(link, {
+      owns: this.deps.owns,
+      openLog: this.deps.openLog,
+      topics: () => this.deps.listTopics().filter((t) => !t.internal),
+      linksFor: (t) => this.replicated.linksFor(t),
+      isMirror: (t) => this.mirrors.get(t) !== undefined,
+      store: this.deps.store,
+      connect: (l) => this.connect(l),
+      log: this.deps.log,
+    });
+    const runtime: LinkRuntime = { link, replicator, active, client: null, timer: null, syncing: null, nextMetadataSyncMs: 0, lastSyncError: null, lastGroupSync: null, finalSyncDone: new Set() };
     this.runtimes.set(name, runtime);
     replicator.start();
+    active.start();
     this.scheduleSync(runtime, 0);
   }
 
@@ -163,6 +187,7 @@ export class Replication {
     if (rt.timer) clearTimeout(rt.timer);
     await rt.syncing;
     await rt.replicator.stop();
+    await rt.active.stop();
     await this.dropSyncClient(rt);
   }
 
@@ -256,6 +281,8 @@ export class Replication {
   async deleteLink(name: string): Promise<boolean> {
     if (!this.links.get(name)) return false;
     const using = this.mirrors.byLink(name).filter((m) => isReadOnly(m.state));
+    const selecting = this.replicated.list().filter((r) => r.links.includes(name));
+    if (selecting.length > 0) throw new ReplicationAdminError(`cluster link ${name} is used by active-active topics ${selecting.map((r) => r.pattern).join(', ')}: remove it from them first`, 409);
     if (using.length > 0) throw new ReplicationAdminError(`cluster link ${name} is used by mirror topics ${using.map((m) => m.topic).join(', ')}: promote, fail over or delete them first`, 409);
     return this.links.records.delete(name);
   }
@@ -270,6 +297,7 @@ export class Replication {
     const sourceTopic = req.sourceTopic ?? req.topic;
     if (isInternalTopic(req.topic) || req.topic.startsWith('__')) throw new ReplicationAdminError(`internal topic ${req.topic} cannot be a mirror`);
     if (this.deps.getTopic(req.topic)) throw new ReplicationAdminError(`topic ${req.topic} exists already; a mirror topic is created by the mirror`, 409);
+    if (this.replicated.linksFor(req.topic).length > 0) throw new ReplicationAdminError(`topic ${req.topic} is selected for active-active replication; it cannot be a mirror`, 409);
     const own = client === undefined;
     const c = client ?? (await this.connect(link).catch((err: unknown) => {
       throw new ReplicationAdminError(`cluster link ${link.name} cannot reach ${link.bootstrapServers}: ${err instanceof Error ? err.message : String(err)}`);
@@ -294,6 +322,18 @@ export class Replication {
     }
   }
 
+  /** Selects topics for active-active replication from `links` (every other cluster of the mesh). */
+  async putReplicated(pattern: string, links: readonly string[]): Promise<ReplicatedTopics> {
+    const unknown = (Array.isArray(links) ? links : []).filter((l) => typeof l === 'string' && !this.links.get(l));
+    if (unknown.length > 0) throw new ReplicationAdminError(`no cluster link ${unknown.join(', ')}`, 404);
+    const existing = this.replicated.records.get(pattern);
+    return this.replicated.put({ pattern, links: [...links], createdAtMs: existing?.createdAtMs ?? Date.now() });
+  }
+
+  deleteReplicated(pattern: string): Promise<boolean> {
+    return this.replicated.records.delete(pattern);
+  }
+
   promote(topic: string): Promise<MirrorTopic> {
     return this.mirrors.request(topic, 'promote');
   }
@@ -312,13 +352,13 @@ export class Replication {
     const l = this.links.describe(name);
     if (!l) return undefined;
     const rt = this.runtimes.get(name);
-    const partitions = rt ? [...rt.replicator.status.values()].map((s) => ({ ...s, lag: lagOf(s) })) : [];
-    return { link: l, sourceError: rt?.replicator.sourceError ?? null, syncError: rt?.lastSyncError ?? null, lastGroupSync: rt?.lastGroupSync ?? null, partitions };
+    const partitions = rt ? [...rt.replicator.status.values(), ...rt.active.status.values()].map((s) => ({ ...s, lag: lagOf(s) })) : [];
+    return { link: l, sourceError: rt?.replicator.sourceError ?? rt?.active.sourceError ?? null, syncError: rt?.lastSyncError ?? null, lastGroupSync: rt?.lastGroupSync ?? null, partitions };
   }
 
   /** Prometheus gauges: lag and position per mirror partition this broker copies, and whether each link reaches its cluster. */
   registerMetrics(registry: Registry): void {
-    const statuses = (): PartitionStatus[] => [...this.runtimes.values()].flatMap((r) => [...r.replicator.status.values()]);
+    const statuses = (): PartitionStatus[] => [...this.runtimes.values()].flatMap((r) => [...r.replicator.status.values(), ...r.active.status.values()]);
     new Gauge({
       name: 'ledgerline_mirror_lag_records',
       help: "Records the mirror partition is behind its source (the source's high watermark at the last fetch minus the log end offset here)",
@@ -347,7 +387,7 @@ export class Replication {
       registers: [registry],
       collect() {
         this.reset();
-        for (const [name, rt] of runtimes) this.set({ link: name }, rt.replicator.sourceError === null && rt.lastSyncError === null ? 1 : 0);
+        for (const [name, rt] of runtimes) this.set({ link: name }, rt.replicator.sourceError === null && rt.active.sourceError === null && rt.lastSyncError === null ? 1 : 0);
       },
     });
   }

@@ -377,6 +377,7 @@ export class Broker implements ConnectionHost {
         return s?.highWatermark ?? null;
       },
       getTopic: (name) => topics.get(name),
+      listTopics: () => topics.list(),
       createTopic: (name, count, configs) => topics.create(name, { partitions: count, replicationFactor: -1, configs }),
       addPartitions: (name, count) => topics.addPartitions(name, count, false),
       setConfigs: (name, configs) => topics.setConfigs(name, configs, false),
@@ -387,7 +388,7 @@ export class Broker implements ConnectionHost {
     await replication.start();
     replication.registerMetrics(metrics.registry);
     view.subscribe({ acquired: () => replication.poke() });
-    topics.addListener({ topicDeleted: (t) => replication.topicDeleted(t.name).catch((err: unknown) => log.warn({ err, topic: t.name }, 'deleting the mirror record of a deleted topic failed')), partitionsAdded: () => replication.poke() });
+    topics.addListener({ topicDeleted: (t) => replication.topicDeleted(t.name).catch((err: unknown) => log.warn({ err, topic: t.name }, 'deleting the mirror record of a deleted topic failed')), partitionsAdded: () => replication.poke(), topicCreated: () => replication.poke() });
     const services: Services = {
       node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
