@@ -26,11 +26,14 @@ import type { Logger } from '../observability/logger.js';
 import type { ClusterLink } from './model.js';
 import { committedBatches, lastOriginOffsetIn, tagLocalRecords } from './origin.js';
 import { ReplicatorLoop } from './replicator-loop.js';
+import type { ActiveOffsetMap } from './offset-map.js';
 import type { PartitionStatus } from './link-replicator.js';
 
 export const CURSORS_PREFIX = '/replication-cursors/';
 
 export interface ActiveReplicatorDeps {
+  /** Where what is copied is sampled, to translate consumer group offsets (offset-map.ts). */
+  readonly offsets: ActiveOffsetMap;
   owns(topic: string, partition: number): boolean;
   openLog(topic: string, partition: number): Promise<PartitionLog | undefined>;
   /** Local topics with their partition counts. */
@@ -61,6 +64,8 @@ interface Task {
 
 interface Cursor {
   originCluster: string;
+  /** The highest origin offset per cluster among the copies the remote's log held before `next`, as far as read here. */
+  readonly remoteCopies: Map<string, number>;
   next: number;
   checkpointed: number;
   checkpointedAtMs: number;
@@ -78,7 +83,8 @@ export class ActiveReplicator extends ReplicatorLoop {
   readonly status = new Map<string, PartitionStatus>();
   private readonly cursors = new Map<string, Cursor>();
   private readonly missing = new Map<string, number>();
-  private remoteCluster: string | null = null;
+  /** The link's cluster's id (its Metadata's cluster_id), once known. */
+  remoteCluster: string | null = null;
 
   constructor(
     link: ClusterLink,
@@ -110,6 +116,7 @@ export class ActiveReplicator extends ReplicatorLoop {
       this.status.delete(key);
       this.cursors.delete(key);
       this.missing.delete(key);
+
     }
     return out;
   }
@@ -167,13 +174,18 @@ export class ActiveReplicator extends ReplicatorLoop {
         if (b.lastOffsetNumber < cursor.next) continue;
         b.validate();
         const tagged = await tagLocalRecords(b, origin, cursor.next);
-        if (!tagged) continue;
-        appends.push(t.log.append(tagged.batch));
+        for (const [c, o] of tagged.copiedOrigins) if (o > (cursor.remoteCopies.get(c) ?? -1)) cursor.remoteCopies.set(c, o);
+        // A sample per batch: a group committed at its end on the remote is translated exactly (offset-map.ts).
+        this.deps.offsets.recordSeen(t.topic, t.partition, origin, b.lastOffsetNumber + 1, cursor.remoteCopies);
+        if (!tagged.batch) continue;
+        const { firstOriginOffset, lastOriginOffset, records } = tagged;
+        appends.push(t.log.append(tagged.batch).then((res) => this.deps.offsets.recordPlacement(t.topic, t.partition, origin, firstOriginOffset, lastOriginOffset, res.baseOffset, records)));
         t.status.copiedRecords += tagged.records;
         t.status.copiedBytes += tagged.batch.length;
       }
       await Promise.all(appends);
       cursor.next = next;
+      this.deps.offsets.recordSeen(t.topic, t.partition, origin, next, cursor.remoteCopies);
     }
     t.status.position = cursor.next;
     await this.checkpoint(t, cursor);
@@ -204,7 +216,7 @@ export class ActiveReplicator extends ReplicatorLoop {
     }
     const next = Math.max(cp?.originOffset ?? 0, last + 1);
     this.deps.log.info({ link: this.link.name, topic: t.topic, partition: t.partition, originCluster: origin, next }, 'active-active copy resumes');
-    return { originCluster: origin, next, checkpointed: cp?.originOffset ?? -1, checkpointedAtMs: Date.now() };
+    return { originCluster: origin, next, remoteCopies: new Map(), checkpointed: cp?.originOffset ?? -1, checkpointedAtMs: Date.now() };
   }
 
   private async checkpoint(t: Task, cursor: Cursor): Promise<void> {

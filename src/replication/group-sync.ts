@@ -1,5 +1,5 @@
 /**
- * Consumer group offsets follow their mirror topics: the offsets a group commits on the link's cluster for a
+ * Consumer group offsets follow their mirror topics (and, translated by offset-map.ts, their active-active topics): the offsets a group commits on the link's cluster for a
  * mirrored topic are committed here, for the mirror topic, unchanged, since a mirror keeps the source's offsets
  * (Cluster Linking's consumer offset sync; MirrorMaker 2 has to translate them). A consumer that moves to this
  * cluster after a promotion resumes where it stopped there: nothing read twice, nothing skipped.
@@ -36,6 +36,13 @@ export interface GroupSyncDeps {
   readonly log: Logger;
 }
 
+/** Active-active topics of the link: their group offsets are translated (offset-map.ts), not copied. */
+export interface ActiveTopicsSync {
+  readonly topics: ReadonlySet<string>;
+  /** The offset here for a commit at `offset` on the link's cluster; null when it cannot be told. */
+  translate(topic: string, partition: number, offset: number): Promise<number | null>;
+}
+
 export interface GroupSyncResult {
   readonly groups: number;
   readonly committed: number;
@@ -46,11 +53,28 @@ export class GroupSync {
 
   constructor(private readonly deps: GroupSyncDeps) {}
 
-  /** One pass: the link's selected groups this broker coordinates, for the topics `mirrors` mirror. */
-  async sync(admin: KafkaAdmin, link: ClusterLink, mirrors: readonly MirrorTopic[]): Promise<GroupSyncResult> {
+  /**
+   * One pass: the link's selected groups this broker coordinates, for the topics `mirrors` mirror (offsets as they
+   * are) and the link's active-active topics (offsets translated).
+   */
+  async sync(admin: KafkaAdmin, link: ClusterLink, mirrors: readonly MirrorTopic[], active?: ActiveTopicsSync): Promise<GroupSyncResult> {
     const bySource = new Map<string, MirrorTopic[]>();
     for (const m of mirrors) bySource.set(m.sourceTopic, [...(bySource.get(m.sourceTopic) ?? []), m]);
-    if (bySource.size === 0) return { groups: 0, committed: 0 };
+    if (bySource.size === 0 && (active?.topics.size ?? 0) === 0) return { groups: 0, committed: 0 };
+    // Where a commit on the link's cluster lands here: the mirrors of its topic at the same offset (lowered to what
+    // they hold), or the active-active topic of the same name at the translated offset.
+    const targets = async (topic: string, partition: number, offset: bigint): Promise<{ topic: string; offset: bigint }[]> => {
+      const out: { topic: string; offset: bigint }[] = [];
+      for (const m of bySource.get(topic) ?? []) {
+        const hw = await this.deps.highWatermark(m.topic, partition);
+        if (hw !== null) out.push({ topic: m.topic, offset: offset > BigInt(hw) ? BigInt(hw) : offset });
+      }
+      if (active?.topics.has(topic)) {
+        const translated = await active.translate(topic, partition, Number(offset));
+        if (translated !== null) out.push({ topic, offset: BigInt(translated) });
+      }
+      return out;
+    };
     const ids = (await admin.listGroups()).map((g) => g.groupId).filter((g) => groupSelected(link.groupFilters, g) && this.deps.coordinates(g));
     let groups = 0;
     let committed = 0;
@@ -58,10 +82,10 @@ export class GroupSync {
       const fetched = await admin.fetchGroupOffsets(ids.slice(i, i + GROUPS_PER_PASS));
       for (const [groupId, result] of fetched) {
         if (result.errorCode !== ErrorCode.NONE) continue;
-        const wanted = result.offsets.filter((o) => o.errorCode === ErrorCode.NONE && o.offset >= 0n && bySource.has(o.topic));
+        const wanted = result.offsets.filter((o) => o.errorCode === ErrorCode.NONE && o.offset >= 0n && (bySource.has(o.topic) || active?.topics.has(o.topic)));
         if (wanted.length === 0) continue;
         groups++;
-        committed += await this.syncGroup(groupId, wanted, bySource);
+        committed += await this.syncGroup(groupId, wanted, targets);
       }
     }
     return { groups, committed };
@@ -70,7 +94,7 @@ export class GroupSync {
   private async syncGroup(
     groupId: string,
     offsets: readonly { topic: string; partition: number; offset: bigint; metadata: string | null }[],
-    bySource: ReadonlyMap<string, readonly MirrorTopic[]>,
+    targets: (topic: string, partition: number, offset: bigint) => Promise<{ topic: string; offset: bigint }[]>,
   ): Promise<number> {
     const [described] = await this.deps.groups.describeGroups([groupId], DESCRIBE_VERSION);
     if (described && described.errorCode === ErrorCode.NONE && described.members.length > 0) return 0;
@@ -79,13 +103,10 @@ export class GroupSync {
     for (const t of local.topics) for (const p of t.partitions) current.set(`${t.name}\0${p.partitionIndex}`, p.committedOffset);
     const topics = new Map<string, OffsetCommitRequestTopic>();
     for (const o of offsets) {
-      for (const m of bySource.get(o.topic) ?? []) {
-        const hw = await this.deps.highWatermark(m.topic, o.partition);
-        if (hw === null) continue;
-        const offset = o.offset > BigInt(hw) ? BigInt(hw) : o.offset;
-        if (current.get(`${m.topic}\0${o.partition}`) === offset) continue;
-        let t = topics.get(m.topic);
-        if (!t) topics.set(m.topic, (t = { name: m.topic, topicId: ZERO_UUID, partitions: [] }));
+      for (const { topic, offset } of await targets(o.topic, o.partition, o.offset)) {
+        if (current.get(`${topic}\0${o.partition}`) === offset) continue;
+        let t = topics.get(topic);
+        if (!t) topics.set(topic, (t = { name: topic, topicId: ZERO_UUID, partitions: [] }));
         t.partitions.push({ partitionIndex: o.partition, committedOffset: offset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: o.metadata });
       }
     }

@@ -68,18 +68,34 @@ function isAbortMarker(b: RecordBatch): boolean {
   return false;
 }
 
+export interface TaggedBatch {
+  /** The batch to append here, or null when every record of the batch was itself copied from elsewhere. */
+  readonly batch: Buffer | null;
+  readonly records: number;
+  readonly firstOriginOffset: number;
+  readonly lastOriginOffset: number;
+  /** Of the records skipped as copies, the highest origin offset per origin cluster (offset-map.ts). */
+  readonly copiedOrigins: ReadonlyMap<string, number>;
+}
+
 /**
  * The records of `batch` written on the cluster it was read from (no origin header), as a new batch for this
  * cluster tagged with that cluster's id and each record's offset there (from `fromOffset` on: those before were
- * copied already); null when it holds none. Keys, values,
- * headers and CreateTime timestamps are kept; the batch keeps its compression codec.
+ * copied already). Keys, values, headers and CreateTime timestamps are kept; the batch keeps its compression codec.
  */
-export async function tagLocalRecords(batch: RecordBatch, originCluster: string, fromOffset = 0): Promise<{ batch: Buffer; records: number; lastOriginOffset: number } | null> {
+export async function tagLocalRecords(batch: RecordBatch, originCluster: string, fromOffset = 0): Promise<TaggedBatch> {
   const inputs: RecordInput[] = [];
+  let first = -1;
   let last = -1;
+  const copiedOrigins = new Map<string, number>();
   const cluster = Buffer.from(originCluster, 'utf8');
   for (const r of await batch.readRecords()) {
-    if (r.offset < fromOffset || originOf(r.headers) !== null) continue;
+    if (r.offset < fromOffset) continue;
+    const o = originOf(r.headers);
+    if (o !== null) {
+      if (o.offset > (copiedOrigins.get(o.cluster) ?? -1)) copiedOrigins.set(o.cluster, o.offset);
+      continue;
+    }
     const offset = Buffer.alloc(8);
     offset.writeBigInt64BE(BigInt(r.offset));
     inputs.push({
@@ -88,10 +104,11 @@ export async function tagLocalRecords(batch: RecordBatch, originCluster: string,
       timestamp: r.timestamp,
       headers: [...r.headers.map((h) => ({ key: h.key, value: h.value })), { key: ORIGIN_HEADER, value: cluster }, { key: ORIGIN_OFFSET_HEADER, value: offset }],
     });
+    if (first < 0) first = r.offset;
     last = r.offset;
   }
-  if (inputs.length === 0) return null;
-  return { batch: await buildRecordBatch(inputs, { compression: batch.compressionType as CompressionTypeId }), records: inputs.length, lastOriginOffset: last };
+  const built = inputs.length === 0 ? null : await buildRecordBatch(inputs, { compression: batch.compressionType as CompressionTypeId });
+  return { batch: built, records: inputs.length, firstOriginOffset: first, lastOriginOffset: last, copiedOrigins };
 }
 
 /** The highest origin offset of records from `originCluster` in a run of stored batches, or -1. */

@@ -27,10 +27,13 @@ import { LinkReplicator, type PartitionStatus } from './link-replicator.js';
 import { isReadOnly, LINK_DEFAULTS, nameSelected, type ClusterLink, type MirrorTopic, type ReplicatedTopics } from './model.js';
 import { LinkStore, MirrorStore, ReplicatedTopicStore, ReplicationAdminError, type SettleContext } from './mirrors.js';
 import { ActiveReplicator } from './active-replicator.js';
+import { ActiveOffsetMap } from './offset-map.js';
 import { TopicSync } from './topic-sync.js';
 
 export interface ReplicationDeps {
   readonly nodeId: number;
+  /** This cluster's id: copies of its records on other clusters name it as their origin. */
+  readonly clusterId: string;
   readonly store: MetadataStore;
   owns(topic: string, partition: number): boolean;
   /** Whether this broker coordinates the group. */
@@ -90,6 +93,8 @@ export class Replication {
   readonly links: LinkStore;
   readonly mirrors: MirrorStore;
   readonly replicated: ReplicatedTopicStore;
+  /** Samples of what active-active replicators copied, to translate group offsets (offset-map.ts). */
+  readonly offsets: ActiveOffsetMap;
   private readonly runtimes = new Map<string, LinkRuntime>();
   private readonly topicSync: TopicSync;
   private readonly groupSync: GroupSync;
@@ -101,6 +106,7 @@ export class Replication {
     this.links = new LinkStore(deps.store, onError);
     this.mirrors = new MirrorStore(deps.store, onError);
     this.replicated = new ReplicatedTopicStore(deps.store, onError);
+    this.offsets = new ActiveOffsetMap(deps.clusterId);
     this.topicSync = new TopicSync({ getTopic: deps.getTopic, addPartitions: deps.addPartitions, setConfigs: deps.setConfigs, log: deps.log });
     this.groupSync = new GroupSync({ coordinates: deps.coordinatesGroup, groups: deps.groups, highWatermark: deps.highWatermark, log: deps.log });
     this.settleContext = { partitions: (t) => deps.getTopic(t)?.partitions ?? 0, liveBrokers: deps.liveBrokers };
@@ -160,6 +166,7 @@ export class Replication {
       log: this.deps.log,
     });
     const active = new ActiveReplicator(link, {
+      offsets: this.offsets,
       owns: this.deps.owns,
       openLog: this.deps.openLog,
       topics: () => this.deps.listTopics().filter((t) => !t.internal),
@@ -213,11 +220,12 @@ export class Replication {
   private async syncOnce(rt: LinkRuntime): Promise<void> {
     const link = rt.link;
     const mirrors = this.mirrors.byLink(link.name).filter((m) => isReadOnly(m.state) && this.deps.getTopic(m.topic));
+    const hasActive = this.replicated.list().some((r) => r.links.includes(link.name));
     const metadataDue = Date.now() >= rt.nextMetadataSyncMs;
     const auto = link.autoMirrorTopics.length > 0 && this.deps.isController();
     const promoting = mirrors.filter((m) => m.state === 'promoting' && this.allStopped(m) && !m.groupsSyncedBy.includes(this.deps.nodeId));
     const syncsMetadata = mirrors.filter((m) => m.state === 'mirroring' && this.deps.owns(m.topic, 0));
-    if (mirrors.length === 0 && !(auto && metadataDue)) return;
+    if (mirrors.length === 0 && !hasActive && !(auto && metadataDue)) return;
     try {
       const client = (rt.client ??= await this.connect(link));
       const admin = new KafkaAdmin(client);
@@ -227,7 +235,19 @@ export class Replication {
         await this.topicSync.sync(client, admin, syncsMetadata);
       }
       if (link.syncGroupOffsets) {
-        const r = await this.groupSync.sync(admin, link, mirrors.filter((m) => m.state !== 'failing-over'));
+        const remote = rt.active.remoteCluster;
+        const activeTopics = new Set(this.deps.listTopics().filter((t) => !t.internal && !this.mirrors.get(t.name) && this.replicated.linksFor(t.name).includes(link.name)).map((t) => t.name));
+        const active =
+          remote !== null && activeTopics.size > 0
+            ? {
+                topics: activeTopics,
+                translate: async (topic: string, partition: number, offset: number) => {
+                  const end = await this.deps.highWatermark(topic, partition);
+                  return end === null ? null : this.offsets.translate(topic, partition, remote, offset, end);
+                },
+              }
+            : undefined;
+        const r = await this.groupSync.sync(admin, link, mirrors.filter((m) => m.state !== 'failing-over'), active);
         rt.lastGroupSync = { atMs: Date.now(), ...r };
       }
       // The pass above started after every partition of these mirrors stopped: it was their last one.
@@ -344,6 +364,7 @@ export class Replication {
 
   /** The topic was deleted: its mirror record goes with it. */
   async topicDeleted(topic: string): Promise<void> {
+    this.offsets.forgetTopic(topic);
     if (this.mirrors.get(topic)) await this.mirrors.records.delete(topic);
   }
 

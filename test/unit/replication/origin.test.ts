@@ -4,7 +4,7 @@ import { RecordBatch } from '../../../protocol/records/batch.js';
 import { buildRecordBatch } from '../../../protocol/records/builder.js';
 import { buildEndTxnMarkerBatch } from '../../../protocol/records/control.js';
 import { CompressionType } from '../../../protocol/compression/index.js';
-import { committedBatches, lastOriginOffsetIn, ORIGIN_HEADER, originOf, tagLocalRecords } from '../../../src/replication/origin.js';
+import { committedBatches, lastOriginOffsetIn, ORIGIN_HEADER, ORIGIN_OFFSET_HEADER, originOf, tagLocalRecords } from '../../../src/replication/origin.js';
 
 async function batch(base: number, values: string[], o: { pid?: bigint; txn?: boolean; headers?: { key: string; value: Buffer }[]; compression?: number } = {}): Promise<Buffer> {
   const buf = await buildRecordBatch(
@@ -41,8 +41,8 @@ describe('tagLocalRecords', () => {
   it('tags the records written on the origin with its cluster id and their offsets there, keeps key, value, headers, timestamp and codec', async () => {
     const b = RecordBatch.wrap(await batch(40, ['x', 'y', 'z'], { headers: [{ key: 'h', value: Buffer.from('1') }], compression: CompressionType.GZIP }));
     const tagged = await tagLocalRecords(b, 'cluster-A', 41);
-    expect(tagged).toMatchObject({ records: 2, lastOriginOffset: 42 });
-    const out = RecordBatch.wrap(tagged!.batch);
+    expect(tagged).toMatchObject({ records: 2, firstOriginOffset: 41, lastOriginOffset: 42 });
+    const out = RecordBatch.wrap(tagged.batch!);
     expect(out.compressionType).toBe(CompressionType.GZIP);
     const records = await out.readRecords();
     expect(records.map((r) => [r.value!.toString(), r.timestamp, originOf(r.headers)])).toEqual([
@@ -55,7 +55,11 @@ describe('tagLocalRecords', () => {
   });
 
   it('copies nothing that was itself copied from elsewhere: no loops', async () => {
-    const copied = RecordBatch.wrap(await batch(0, ['from-c'], { headers: [{ key: ORIGIN_HEADER, value: Buffer.from('cluster-C') }] }));
-    expect(await tagLocalRecords(copied, 'cluster-A')).toBeNull();
+    const at = Buffer.alloc(8);
+    at.writeBigInt64BE(7n);
+    const copied = RecordBatch.wrap(await batch(0, ['from-c'], { headers: [{ key: ORIGIN_HEADER, value: Buffer.from('cluster-C') }, { key: ORIGIN_OFFSET_HEADER, value: at }] }));
+    const tagged = await tagLocalRecords(copied, 'cluster-A');
+    expect(tagged.batch).toBeNull();
+    expect(tagged.copiedOrigins).toEqual(new Map([['cluster-C', 7]]));
   });
 });
