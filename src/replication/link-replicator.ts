@@ -37,6 +37,8 @@ export interface ReplicatorDeps {
   readonly settle: SettleContext;
   /** Keeps this cluster's producer id allocator past the ids of the source's producers. */
   reserveProducerId(producerId: bigint): Promise<void>;
+  /** Whether the topic may replicate with the link now (a tenant's replication.clusters policy). */
+  allowed(topic: string, link: string): boolean;
   /** A client of the link's cluster. */
   connect(link: ClusterLink): Promise<KafkaClient>;
   readonly log: Logger;
@@ -93,6 +95,11 @@ export class LinkReplicator extends ReplicatorLoop {
     const seen = new Set<string>();
     for (const m of this.deps.mirrors.byLink(this.link.name)) {
       if (!isReadOnly(m.state)) continue;
+      if (!this.deps.allowed(m.topic, m.link)) {
+        for (const st of this.status.values()) if (st.topic === m.topic) st.error = `the tenant policy replication.clusters does not allow cluster link ${m.link}`;
+        for (const key of this.status.keys()) if (key.startsWith(`${m.topic}\0`)) seen.add(key);
+        continue;
+      }
       const n = this.deps.partitionCount(m.topic);
       for (let p = 0; p < n; p++) {
         if (m.stoppedPartitions.includes(p) || !this.deps.owns(m.topic, p)) continue;

@@ -19,7 +19,7 @@ export const REPLICATED_PREFIX = '/replicated-topics/';
 export class ReplicationAdminError extends Error {
   constructor(
     message: string,
-    readonly status: 400 | 404 | 409 = 400,
+    readonly status: 400 | 403 | 404 | 409 = 400,
   ) {
     super(message);
   }

@@ -51,6 +51,8 @@ export interface ReplicationDeps {
   setConfigs(name: string, configs: Record<string, string>): Promise<unknown>;
   readonly groups: Pick<GroupCoordinator, 'commitOffsets' | 'fetchOffsets' | 'describeGroups'>;
   reserveProducerId(producerId: bigint): Promise<void>;
+  /** Whether a topic may replicate with a link (the tenants' replication.clusters policy); absent: always. */
+  replicationAllowed?(topic: string, link: string): boolean;
   /** A client of a link's cluster (tests may hand one that fails). */
   connect?(link: ClusterLink): Promise<KafkaClient>;
   readonly log: Logger;
@@ -162,6 +164,7 @@ export class Replication {
       mirrors: this.mirrors,
       settle: this.settleContext,
       reserveProducerId: this.deps.reserveProducerId,
+      allowed: (t, l) => this.allowed(t, l),
       connect: (l) => this.connect(l),
       log: this.deps.log,
     });
@@ -170,7 +173,7 @@ export class Replication {
       owns: this.deps.owns,
       openLog: this.deps.openLog,
       topics: () => this.deps.listTopics().filter((t) => !t.internal),
-      linksFor: (t) => this.replicated.linksFor(t),
+      linksFor: (t) => this.replicated.linksFor(t).filter((l) => this.allowed(t, l)),
       isMirror: (t) => this.mirrors.get(t) !== undefined,
       store: this.deps.store,
       connect: (l) => this.connect(l),
@@ -261,6 +264,10 @@ export class Replication {
     }
   }
 
+  private allowed(topic: string, link: string): boolean {
+    return this.deps.replicationAllowed?.(topic, link) ?? true;
+  }
+
   private allStopped(m: MirrorTopic): boolean {
     const n = this.deps.getTopic(m.topic)?.partitions ?? 0;
     return n > 0 && m.stoppedPartitions.length >= n;
@@ -315,6 +322,7 @@ export class Replication {
     const link = this.links.get(req.link);
     if (!link) throw new ReplicationAdminError(`cluster link ${req.link} does not exist`, 404);
     const sourceTopic = req.sourceTopic ?? req.topic;
+    if (!this.allowed(req.topic, link.name)) throw new ReplicationAdminError(`the tenant policy replication.clusters of topic ${req.topic} does not allow cluster link ${link.name}`, 403);
     if (isInternalTopic(req.topic) || req.topic.startsWith('__')) throw new ReplicationAdminError(`internal topic ${req.topic} cannot be a mirror`);
     if (this.deps.getTopic(req.topic)) throw new ReplicationAdminError(`topic ${req.topic} exists already; a mirror topic is created by the mirror`, 409);
     if (this.replicated.linksFor(req.topic).length > 0) throw new ReplicationAdminError(`topic ${req.topic} is selected for active-active replication; it cannot be a mirror`, 409);
@@ -346,6 +354,8 @@ export class Replication {
   async putReplicated(pattern: string, links: readonly string[]): Promise<ReplicatedTopics> {
     const unknown = (Array.isArray(links) ? links : []).filter((l) => typeof l === 'string' && !this.links.get(l));
     if (unknown.length > 0) throw new ReplicationAdminError(`no cluster link ${unknown.join(', ')}`, 404);
+    const refused = links.filter((l) => !this.allowed(pattern.replace(/\*$/, ''), l));
+    if (refused.length > 0) throw new ReplicationAdminError(`the tenant policy replication.clusters of ${pattern} does not allow cluster link ${refused.join(', ')}`, 403);
     const existing = this.replicated.records.get(pattern);
     return this.replicated.put({ pattern, links: [...links], createdAtMs: existing?.createdAtMs ?? Date.now() });
   }

@@ -364,6 +364,7 @@ export class Broker implements ConnectionHost {
     // copied from their source clusters, group offsets of the groups it coordinates.
     const replication = (p.replication = new Replication({
       nodeId: this.nodeId,
+      clusterId,
       store: metadata,
       owns: (t, i) => view.owns(t, i),
       coordinatesGroup: (g) => view.coordinator('group', g).nodeId === this.nodeId,
@@ -383,6 +384,7 @@ export class Broker implements ConnectionHost {
       setConfigs: (name, configs) => topics.setConfigs(name, configs, false),
       groups,
       reserveProducerId: (id) => producerIds.reserveThrough(id),
+      replicationAllowed: (topic, link) => tenants.replicationAllowed(topic, link),
       log: log.child({ component: 'replication' }),
     }));
     await replication.start();

@@ -31,7 +31,20 @@ export const TENANT_SEPARATOR = '.';
 /** The quota keys a tenant policy may set (Kafka's client quota keys): shared by the tenant's principals. */
 export const TENANT_QUOTA_KEYS: ReadonlySet<string> = new Set(['producer_byte_rate', 'consumer_byte_rate', 'request_percentage']);
 
+/**
+ * The cluster links (src/replication/) a tenant's or namespace's topics may replicate with, mirrored from or
+ * active-active with, as Pulsar's tenant allowed clusters and namespace replication clusters: link names separated by
+ * commas, empty for none; unset, any. A namespace's must be among its tenant's.
+ */
+export const REPLICATION_CLUSTERS_POLICY = 'replication.clusters';
+
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const LINK_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+
+/** The link names of a replication.clusters value. */
+export function replicationClusters(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
 
 /** Why `t` cannot be stored, or null. */
 export function invalidTenant(t: Tenant): string | null {
@@ -44,6 +57,11 @@ export function invalidTenant(t: Tenant): string | null {
     if (policies === null || typeof policies !== 'object') return `${where}: policies must be an object`;
     for (const [key, value] of Object.entries(policies)) {
       if (typeof value !== 'string') return `${where}: policy ${key} must be a string`;
+      if (key === REPLICATION_CLUSTERS_POLICY) {
+        const bad = replicationClusters(value).find((l) => !LINK_NAME.test(l));
+        if (bad !== undefined) return `${where}: ${key} must list cluster link names separated by commas, got ${JSON.stringify(bad)}`;
+        continue;
+      }
       if (TENANT_QUOTA_KEYS.has(key)) {
         if (!quotas) return `${where}: quota ${key} applies to a tenant, not a namespace`;
         const n = Number(value);
@@ -52,7 +70,7 @@ export function invalidTenant(t: Tenant): string | null {
         continue;
       }
       const def = TOPIC_CONFIG_BY_NAME.get(key);
-      if (!def) return `${where}: unknown policy ${key}: a topic config or one of ${[...TENANT_QUOTA_KEYS].join(', ')}`;
+      if (!def) return `${where}: unknown policy ${key}: a topic config, ${REPLICATION_CLUSTERS_POLICY} or one of ${[...TENANT_QUOTA_KEYS].join(', ')}`;
       const err = validateConfigValue(def, value);
       if (err) return `${where}: ${err}`;
     }
@@ -65,6 +83,12 @@ export function invalidTenant(t: Tenant): string | null {
     if (!NAME.test(ns)) return `namespace name ${JSON.stringify(ns)} must be 1-64 of [a-zA-Z0-9_-]`;
     const err = policyError(n?.policies, `namespace ${t.name}${TENANT_SEPARATOR}${ns}`, false);
     if (err) return err;
+    const own = n.policies[REPLICATION_CLUSTERS_POLICY];
+    const allowed = t.policies[REPLICATION_CLUSTERS_POLICY];
+    if (own !== undefined && allowed !== undefined) {
+      const outside = replicationClusters(own).filter((l) => !replicationClusters(allowed).includes(l));
+      if (outside.length > 0) return `namespace ${t.name}${TENANT_SEPARATOR}${ns}: ${REPLICATION_CLUSTERS_POLICY} ${outside.join(', ')} not among the tenant's (${allowed})`;
+    }
   }
   return null;
 }

@@ -9,10 +9,11 @@
  *   tenantOf(principal)        the tenant a principal is confined to, or undefined
  *   policy(topic, config)      a topic config's tenant or namespace default for a topic name, or undefined
  *   quota(principal, key)      the tenant quota its principals share, or undefined
+ *   replicationAllowed(topic, link)  whether the topic may replicate with a cluster link (replication.clusters)
  */
 import type { MetadataStore, Watch } from '../metadata/types.js';
 import { listAll } from '../metadata/list-all.js';
-import { invalidTenant, namespaceOf, TENANT_QUOTA_KEYS, tenantPrefixOf, type Tenant } from './model.js';
+import { invalidTenant, namespaceOf, REPLICATION_CLUSTERS_POLICY, replicationClusters, TENANT_QUOTA_KEYS, tenantPrefixOf, type Tenant } from './model.js';
 
 export const TENANTS_PREFIX = '/tenants/';
 
@@ -120,6 +121,12 @@ export class TenantStore {
     if (fromNamespace !== undefined) return { value: fromNamespace, level: 'namespace' };
     const fromTenant = TENANT_QUOTA_KEYS.has(config) ? undefined : tenant.policies[config];
     return fromTenant === undefined ? undefined : { value: fromTenant, level: 'tenant' };
+  }
+
+  /** Whether the topic's namespace, else tenant, lets it replicate with cluster link `link` (unset: any link). */
+  replicationAllowed(topic: string, link: string): boolean {
+    const p = this.policy(topic, REPLICATION_CLUSTERS_POLICY);
+    return p === undefined || replicationClusters(p.value).includes(link);
   }
 
   /** The tenant quota `key` the principal's tenant sets, shared by its principals, or undefined. */

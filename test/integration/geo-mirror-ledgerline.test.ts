@@ -57,6 +57,19 @@ describe.sequential('a mirror topic between Ledgerline clusters, with brokers ki
     }
   }, 60_000);
 
+  it("refuses a mirror or an active-active selection that the topic's tenant policy replication.clusters does not allow", async () => {
+    const tenant = await admin(adminUrl(), 'PUT', '/v1/tenants/acme', { principals: [], policies: { 'replication.clusters': 'side' }, namespaces: { sealed: { policies: { 'replication.clusters': '' } } } });
+    expect(tenant.status).toBe(200);
+    expect((await admin(adminUrl(), 'PUT', '/v1/links/other', { bootstrapServers: sourceBroker.bootstrap })).status).toBe(200);
+    const refused = await admin<{ error: string }>(adminUrl(), 'POST', '/v1/mirrors', { topic: 'acme.orders.events', link: 'other', sourceTopic: TOPIC });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error).toMatch(/replication.clusters .* does not allow cluster link other/);
+    const sealed = await admin<{ error: string }>(adminUrl(), 'PUT', '/v1/replicated-topics/acme.sealed.*', { links: ['side'] });
+    expect(sealed.status).toBe(403);
+    expect((await admin(adminUrl(), 'PUT', '/v1/replicated-topics/acme.open.*', { links: ['side'] })).status).toBe(200);
+    expect((await admin(adminUrl(), 'DELETE', '/v1/replicated-topics/acme.open.*')).status).toBe(204);
+  });
+
   it('copies every acknowledged record exactly once across a SIGKILL of the source and of the mirror', async () => {
     const setup = await KafkaClient.connect({ bootstrap: sourceBroker.bootstrap });
     await setup.createTopics([{ name: TOPIC, numPartitions: PARTITIONS, configs: { 'retention.ms': '-1' } }]);
