@@ -7,6 +7,7 @@
  *   ledgerline tenants list|get|put|delete ...                           tenants, through the admin endpoint (src/tenants/README.md)
  *   ledgerline links list|get|put|delete ...                             cluster links, through the admin endpoint (src/replication/command.ts)
  *   ledgerline mirrors list|get|create|promote|failover ...              mirror topics, through the admin endpoint
+ *   ledgerline replicated list|put|delete ...                            active-active topics, through the admin endpoint (src/replication/replicated-command.ts)
  *   ledgerline migrate --link L ... [--cutover]                          move topics and groups over from a live Kafka cluster
  *   ledgerline version                                                   print the version
  *
@@ -18,7 +19,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { KEYS_USAGE } from './crypto/keys-usage.js';
 import { createLogger } from './observability/logger.js';
 import { routeProcessWarnings } from './observability/process-warnings.js';
-import { LINKS_USAGE, MIGRATE_USAGE, MIRRORS_USAGE } from './replication/usage.js';
+import { LINKS_USAGE, MIGRATE_USAGE, MIRRORS_USAGE, REPLICATED_USAGE } from './replication/usage.js';
 import { Broker } from './server/broker.js';
 import { TENANTS_USAGE } from './tenants/tenants-usage.js';
 
@@ -38,7 +39,7 @@ const pkg = { version: packageVersion() };
 const USAGE = `usage:
   ledgerline start [--config server.properties] [--set key=value]...
 ${KEYS_USAGE.split('\n').slice(1).join('\n')}
-${[TENANTS_USAGE, LINKS_USAGE, MIRRORS_USAGE, MIGRATE_USAGE].map((u) => u.split('\n').slice(1, -1).join('\n')).join('\n')}
+${[TENANTS_USAGE, LINKS_USAGE, MIRRORS_USAGE, REPLICATED_USAGE, MIGRATE_USAGE].map((u) => u.split('\n').slice(1, -1).join('\n')).join('\n')}
   ledgerline version
 ${TENANTS_USAGE.split('\n').at(-1)}`;
 
@@ -119,6 +120,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./replication/command.js')).linksCommand(rest);
     case 'mirrors':
       return (await import('./replication/command.js')).mirrorsCommand(rest);
+    case 'replicated':
+      return (await import('./replication/replicated-command.js')).replicatedCommand(rest);
     case 'migrate':
       return (await import('./replication/command.js')).migrateCommand(rest);
     case undefined:

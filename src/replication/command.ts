@@ -50,9 +50,9 @@ const POLL_MS = 500;
 const DEFAULT_WAIT_MS = 120_000;
 const DEFAULT_INTERVAL_MS = 5_000;
 
-type Writer = (line: string) => void;
+export type Writer = (line: string) => void;
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 /** A request the broker answered with an error, or could not be made (`unreachable`: worth retrying). */
 class RequestError extends Error {
@@ -67,7 +67,7 @@ class RequestError extends Error {
 // ---- options ------------------------------------------------------------------------------------------
 
 /** The options a command knows. */
-interface OptionSpec {
+export interface OptionSpec {
   /** Options with a value, given at most once. */
   readonly values: readonly string[];
   /** Options with a value, given any number of times. */
@@ -76,7 +76,7 @@ interface OptionSpec {
   readonly flags?: readonly string[];
 }
 
-interface Parsed {
+export interface Parsed {
   readonly positional: string[];
   readonly values: Map<string, string>;
   readonly lists: Map<string, string[]>;
@@ -99,7 +99,7 @@ const MIGRATE_OPTIONS: OptionSpec = {
 };
 
 /** Options may come anywhere, as `--name value` or `--name=value`; a value that is the next option is none. */
-function parse(args: string[], spec: OptionSpec): Parsed {
+export function parse(args: string[], spec: OptionSpec): Parsed {
   const p: Parsed = { positional: [], values: new Map(), lists: new Map(), flags: new Set(), given: [] };
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
@@ -127,16 +127,16 @@ function parse(args: string[], spec: OptionSpec): Parsed {
 }
 
 /** Refuses the options (besides --admin) that `where` does not take. */
-function onlyOptions(p: Parsed, allowed: readonly string[], where: string): void {
+export function onlyOptions(p: Parsed, allowed: readonly string[], where: string): void {
   const extra = p.given.find((o) => o !== 'admin' && !allowed.includes(o));
   if (extra !== undefined) throw new UsageError(`--${extra} is not an option of ${where}`);
 }
 
-function noMoreArguments(positional: string[]): void {
+export function noMoreArguments(positional: string[]): void {
   if (positional.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positional[0])}`);
 }
 
-function needName(positional: string[], sub: string, what: string): string {
+export function needName(positional: string[], sub: string, what: string): string {
   const [name, ...extra] = positional;
   if (name === undefined) throw new UsageError(`${sub} needs ${what}`);
   noMoreArguments(extra);
@@ -182,7 +182,7 @@ async function readText(file: string, option: string): Promise<string> {
 
 // ---- the admin endpoint -----------------------------------------------------------------------------------
 
-function adminBase(p: Parsed): string {
+export function adminBase(p: Parsed): string {
   const value = p.values.get('admin') ?? DEFAULT_ADMIN_URL;
   let url: URL;
   try {
@@ -202,7 +202,7 @@ interface RequestOptions {
 }
 
 /** The admin endpoint: each request answers the parsed JSON (undefined for none), or throws RequestError. */
-class AdminClient {
+export class AdminClient {
   constructor(readonly base: string) {}
 
   async request(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<unknown> {
@@ -354,7 +354,7 @@ async function waitForMirror(admin: AdminClient, first: MirrorView, target: 'pro
 // ---- the commands ----------------------------------------------------------------------------------------
 
 /** Runs a command's body; usage errors exit 2 with the usage, the others 1. */
-async function run(command: string, usage: string, err: Writer, body: () => Promise<number>): Promise<number> {
+export async function run(command: string, usage: string, err: Writer, body: () => Promise<number>): Promise<number> {
   try {
     return await body();
   } catch (e) {
@@ -367,11 +367,11 @@ async function run(command: string, usage: string, err: Writer, body: () => Prom
   }
 }
 
-function pretty(out: Writer): (json: unknown) => void {
+export function pretty(out: Writer): (json: unknown) => void {
   return (json) => out(JSON.stringify(json, null, 2));
 }
 
-function unknownSubcommand(sub: string | undefined): UsageError {
+export function unknownSubcommand(sub: string | undefined): UsageError {
   return new UsageError(sub === undefined ? 'a subcommand is needed' : `unknown subcommand ${JSON.stringify(sub)}`);
 }
 

@@ -1,6 +1,6 @@
 /**
- * The usage of `ledgerline links`, `ledgerline mirrors` and `ledgerline migrate` (command.ts), apart so that
- * `ledgerline start` need not load the commands.
+ * The usage of `ledgerline links`, `ledgerline mirrors` and `ledgerline migrate` (command.ts) and of `ledgerline
+ * replicated` (replicated-command.ts), apart so that `ledgerline start` need not load the commands.
  */
 
 const ADMIN_NOTE = '  (--admin: the broker\'s ledgerline.admin.listener, default http://127.0.0.1:9644)';
@@ -25,6 +25,12 @@ export const MIRRORS_USAGE = `usage:
   ledgerline mirrors create TOPIC --link LINK [--source-topic SOURCE] [--admin URL]
   ledgerline mirrors promote TOPIC [--wait [--timeout-ms 120000]] [--admin URL]
   ledgerline mirrors failover TOPIC [--wait [--timeout-ms 120000]] [--admin URL]
+${ADMIN_NOTE}`;
+
+export const REPLICATED_USAGE = `usage:
+  ledgerline replicated list [--admin URL]
+  ledgerline replicated put 'TOPIC|PREFIX*' --link LINK [--link LINK]... [--admin URL]
+  ledgerline replicated delete 'TOPIC|PREFIX*' [--admin URL]
 ${ADMIN_NOTE}`;
 
 export const MIGRATE_USAGE = `usage:
