@@ -81,6 +81,10 @@ export class LinkReplicator extends ReplicatorLoop {
   /** A fetch position past this log's end (the source's log start offset after retention deleted what was not copied). */
   private readonly jumps = new Map<string, number>();
   private readonly diverged = new Map<string, number>();
+  /** Appends issued and not yet known durable, per partition, and where they end: the next fetch starts there. */
+  private readonly inflight = new Map<string, { next: number; durable: Promise<void> }>();
+  /** The largest producer id reserved already: a reservation is a metadata write, made when it grows. */
+  private reservedProducerId = -1n;
 
   constructor(
     link: ClusterLink,
@@ -123,6 +127,7 @@ export class LinkReplicator extends ReplicatorLoop {
     }
     for (const key of [...this.status.keys()]) {
       if (!seen.has(key)) {
+        this.inflight.delete(key);
         this.status.delete(key);
         this.promoteTargets.delete(key);
         this.jumps.delete(key);
@@ -137,7 +142,10 @@ export class LinkReplicator extends ReplicatorLoop {
     const tasks = await this.tasks();
     const fetching: Task[] = [];
     for (const t of tasks) {
-      if (t.mirror.state === 'failing-over') await this.stopPartition(t, 'failover');
+      if (t.mirror.state === 'failing-over') {
+        await this.settle(t);
+        await this.stopPartition(t, 'failover');
+      }
       else fetching.push(t);
     }
     if (fetching.length === 0) return tasks.length > 0;
@@ -146,7 +154,7 @@ export class LinkReplicator extends ReplicatorLoop {
     let results: FetchResult[];
     try {
       results = await client.fetch(
-        fetching.map((t) => ({ topic: t.mirror.sourceTopic, partition: t.partition, offset: BigInt(Math.max(t.log.logEndOffset, this.jumps.get(keyOf(t)) ?? 0)), maxBytes: PARTITION_MAX_BYTES })),
+        fetching.map((t) => ({ topic: t.mirror.sourceTopic, partition: t.partition, offset: BigInt(Math.max(this.inflight.get(keyOf(t))?.next ?? t.log.logEndOffset, this.jumps.get(keyOf(t)) ?? 0)), maxBytes: PARTITION_MAX_BYTES })),
         { maxWaitMs: FETCH_MAX_WAIT_MS, minBytes: 1, maxBytes: FETCH_MAX_BYTES, isolationLevel: 0 },
       );
     } catch (err) {
@@ -161,6 +169,8 @@ export class LinkReplicator extends ReplicatorLoop {
         const r = results[i]!;
         const key = keyOf(t);
         t.status.lastFetchMs = Date.now();
+        // The previous round's appends went durable while this fetch was out.
+        const from = await this.settle(t);
         if (r.errorCode !== ErrorCode.NONE) {
           if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) return this.outOfRange(client, t);
           t.status.error = `the source answers ${errorByCode(r.errorCode).name}`;
@@ -170,27 +180,53 @@ export class LinkReplicator extends ReplicatorLoop {
         t.status.error = null;
         t.status.sourceHighWatermark = Number(r.highWatermark);
         if (promotingBefore.has(key) && !this.promoteTargets.has(key)) this.promoteTargets.set(key, Number(r.highWatermark));
+        await followLogStart(t.log, Number(r.logStartOffset));
+        let next = from;
         if (r.records && r.records.length > 0) {
           try {
-            const copied = await copyBatches(t.log, r.records);
+            const copied = copyBatches(t.log, r.records, from);
+            if (copied.batches > 0) this.inflight.set(key, { next: copied.next, durable: copied.durable });
+            next = copied.next;
             t.status.copiedRecords += copied.records;
             t.status.copiedBytes += copied.bytes;
-            if (copied.maxProducerId >= 0n) await this.deps.reserveProducerId(copied.maxProducerId);
+            if (copied.maxProducerId > this.reservedProducerId) {
+              await this.deps.reserveProducerId(copied.maxProducerId);
+              this.reservedProducerId = copied.maxProducerId;
+            }
           } catch (err) {
             if (!(err instanceof MirrorDivergedError)) throw err;
             this.markDiverged(t, err.message);
             return;
           }
         }
-        await followLogStart(t.log, Number(r.logStartOffset));
-        t.status.position = t.log.logEndOffset;
-        if (t.log.logEndOffset >= (this.jumps.get(key) ?? 0)) this.jumps.delete(key);
+        t.status.position = next;
+        if (next >= (this.jumps.get(key) ?? 0)) this.jumps.delete(key);
         const target = this.promoteTargets.get(key);
-        if (target !== undefined && t.log.logEndOffset >= target) await this.stopPartition(t, 'promote');
+        if (target !== undefined && next >= target) {
+          await this.settle(t);
+          await this.stopPartition(t, 'promote');
+        }
       }),
     );
     if (refresh) await client.metadata(fetching.map((t) => t.mirror.sourceTopic)).catch(() => undefined);
     return true;
+  }
+
+  /** Waits for the partition's appends in flight to be durable; resolves with the log end offset after them. */
+  private async settle(t: Task): Promise<number> {
+    const key = keyOf(t);
+    const pending = this.inflight.get(key);
+    if (pending) {
+      await pending.durable;
+      if (this.inflight.get(key) === pending) this.inflight.delete(key);
+    }
+    return t.log.logEndOffset;
+  }
+
+  /** A failed round: the appends in flight settle, and positions come from the logs again. */
+  protected override async reset(): Promise<void> {
+    await Promise.allSettled([...this.inflight.values()].map((p) => p.durable));
+    this.inflight.clear();
   }
 
   /**

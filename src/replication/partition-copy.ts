@@ -7,6 +7,7 @@
  *        │ every complete batch: CRC checked, kept byte for byte (partitionLeaderEpoch excepted, not in the CRC)
  *        ▼
  *   log.append(batch, { baseOffset: its own, mirrored: true })   offsets skipped (compaction) stay gaps
+ *        │ not awaited: the next fetch goes out while these become durable (one round in flight per partition)
  *
  * The log end offset is the mirror's cursor: it is durable with the data, so a restart, a SIGKILL or a move to
  * another broker resumes exactly after the last batch appended (no record twice, none missed). Control batches
@@ -28,17 +29,22 @@ export interface CopyResult {
   readonly bytes: number;
   /** The largest producer id among the batches copied, -1n for none. */
   readonly maxProducerId: bigint;
+  /** The offset after the last batch issued: where the next fetch starts, before `durable` resolves. */
+  readonly next: number;
+  /** Resolves once every batch issued is durable; rejects as the log's append does. */
+  readonly durable: Promise<void>;
 }
 
 /**
- * Appends the complete batches of `records` (a fetch answer's record set) that lie at or after the log end
- * offset, each at its own offset, and resolves once they are durable. A batch that straddles the log end offset
- * cannot come from the same log (MirrorDivergedError); a legacy (v0/v1) entry is refused too: Kafka 4 stores
- * none, and copying one would need a conversion the mirror does not make.
+ * Issues the complete batches of `records` (a fetch answer's record set) that lie at or after `from` (the log end
+ * offset, or where the appends still in flight end), each at its own offset, without waiting for them: the next
+ * fetch can go out while they become durable. A batch that straddles `from` cannot come from the same log
+ * (MirrorDivergedError); a legacy (v0/v1) entry is refused too: Kafka 4 stores none, and copying one would need a
+ * conversion the mirror does not make. The log refuses an append below its end, so a batch can never be stored twice.
  */
-export async function copyBatches(log: PartitionLog, records: Buffer): Promise<CopyResult> {
+export function copyBatches(log: PartitionLog, records: Buffer, from = log.logEndOffset): CopyResult {
   const batches = splitRecordBatches(records, { allowPartialTail: true });
-  let next = log.logEndOffset;
+  let next = from;
   const appends: Promise<unknown>[] = [];
   let count = 0;
   let recordCount = 0;
@@ -60,8 +66,10 @@ export async function copyBatches(log: PartitionLog, records: Buffer): Promise<C
     recordCount += b.isControl ? 0 : RecordBatch.unchecked(own).recordCount;
     bytes += own.length;
   }
-  await Promise.all(appends);
-  return { batches: count, records: recordCount, bytes, maxProducerId };
+  const durable = Promise.all(appends).then(() => undefined);
+  // Awaited by the next round; until then a failure must not count as unhandled.
+  durable.catch(() => undefined);
+  return { batches: count, records: recordCount, bytes, maxProducerId, next, durable };
 }
 
 /**

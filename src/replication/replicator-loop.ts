@@ -35,6 +35,9 @@ export abstract class ReplicatorLoop {
   /** One round; false when there was nothing to do. Throws when the link's cluster cannot be reached. */
   protected abstract round(): Promise<boolean>;
 
+  /** After a failed round, before the backoff: what a subclass keeps between rounds is settled and dropped. */
+  protected async reset(): Promise<void> {}
+
   /** The client of the link's cluster, connected on first use. */
   protected async connected(): Promise<KafkaClient> {
     return (this.client ??= await this.connectLink(this.link));
@@ -98,6 +101,7 @@ export abstract class ReplicatorLoop {
         this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 200), MAX_BACKOFF_MS);
         this.logger.warn({ err, link: this.link.name, retryInMs: this.backoffMs }, `${this.what} failed; retrying`);
         await this.dropClient();
+        await this.reset();
         await this.sleep(this.backoffMs);
         continue;
       }

@@ -39,8 +39,9 @@ describe('copyBatches', () => {
     const log = await open('m', { messageTimestampType: 'LogAppendTime' });
     const a = at(buildBatch(3, { baseTimestamp: T0 - 5000 }), 0);
     const b = at(buildBatch(2, { baseTimestamp: T0 - 4000 }), 10);
-    const r = await copyBatches(log, Buffer.concat([a, b, b.subarray(0, 20)]));
-    expect(r).toMatchObject({ batches: 2, records: 5 });
+    const r = copyBatches(log, Buffer.concat([a, b, b.subarray(0, 20)]));
+    expect(r).toMatchObject({ batches: 2, records: 5, next: 12 });
+    await r.durable;
     expect(log.logEndOffset).toBe(12);
     const read = await log.read(0, { maxBytes: 1 << 20 });
     const stored = Buffer.concat(read.records);
@@ -49,24 +50,32 @@ describe('copyBatches', () => {
     expect(first.maxTimestamp).toBe(RecordBatch.wrap(a).maxTimestamp);
     expect(first.isValid()).toBe(true);
     // Again from the same fetch position: nothing is appended twice.
-    expect((await copyBatches(log, Buffer.concat([a, b]))).batches).toBe(0);
+    expect(copyBatches(log, Buffer.concat([a, b])).batches).toBe(0);
     expect(log.logEndOffset).toBe(12);
   });
 
   it('refuses a batch that straddles the log end and a batch whose CRC does not match', async () => {
     const log = await open('m');
-    await copyBatches(log, at(buildBatch(4), 0));
-    await expect(copyBatches(log, at(buildBatch(4), 2))).rejects.toBeInstanceOf(MirrorDivergedError);
+    await copyBatches(log, at(buildBatch(4), 0)).durable;
+    expect(() => copyBatches(log, at(buildBatch(4), 2))).toThrow(MirrorDivergedError);
     const bad = at(buildBatch(2), 4);
     bad[bad.length - 1] ^= 0xff;
-    await expect(copyBatches(log, bad)).rejects.toThrow(/corrupt/i);
-    expect(log.logEndOffset).toBe(4);
+    expect(() => copyBatches(log, bad)).toThrow(/corrupt/i);
+    // From where appends in flight end, not from the log end: a batch issued already is not issued again.
+    const first = copyBatches(log, at(buildBatch(2), 4));
+    expect(copyBatches(log, at(buildBatch(2), 4), first.next).batches).toBe(0);
+    await first.durable;
+    expect(log.logEndOffset).toBe(6);
+    // Issued from a stale position, the same batch is refused by the log (an append below its end).
+    await expect(copyBatches(log, at(buildBatch(2), 4), 4).durable).rejects.toThrow();
+    expect(log.logEndOffset).toBe(6);
   });
 
   it('carries the source transactions: an aborted one enters the index, an open one holds the LSO until aborted', async () => {
     const log = await open('m');
     const marker = (pid: bigint, commit: boolean) => buildEndTxnMarkerBatch({ producerId: pid, producerEpoch: 0, coordinatorEpoch: 3, commit, timestamp: T0 });
-    const r = await copyBatches(log, Buffer.concat([at(producerBatch(5, 0, 0), 0), at(marker(5n, false), 2), at(producerBatch(9, 0, 0), 3)]));
+    const r = copyBatches(log, Buffer.concat([at(producerBatch(5, 0, 0), 0), at(marker(5n, false), 2), at(producerBatch(9, 0, 0), 3)]));
+    await r.durable;
     expect(r.maxProducerId).toBe(9n);
     expect(log.highWatermark).toBe(5);
     expect(log.lastStableOffset).toBe(3);
@@ -77,7 +86,7 @@ describe('copyBatches', () => {
 
   it('follows the source log start offset as far as this log has records', async () => {
     const log = await open('m');
-    await copyBatches(log, Buffer.concat([at(buildBatch(5), 0), at(buildBatch(5), 5)]));
+    await copyBatches(log, Buffer.concat([at(buildBatch(5), 0), at(buildBatch(5), 5)])).durable;
     expect(await followLogStart(log, 5)).toBe(5);
     expect(await followLogStart(log, 100)).toBe(10);
   });
