@@ -21,6 +21,7 @@
  * lacks something asked for (ProtocolViolationError). Every request uses the connection's request timeout,
  * which is the client's `requestTimeoutMs` (the cluster passes it to each connection it opens).
  */
+import { ConfigSource } from '../../protocol/config-source.js';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import type { DescribeConfigsResponse } from '../../protocol/messages/032-describe-configs.gen.js';
 import { DescribeConfigsApi } from '../../protocol/messages/032-describe-configs.gen.js';
@@ -48,21 +49,8 @@ const OFFSET_FETCH_MAX_BY_NAME = 9;
 /** OffsetFetch v2 is the first that takes `topics: null` for "every topic" and has a top-level error code. */
 const OFFSET_FETCH_MIN_ALL_TOPICS = 2;
 
-/**
- * Kafka's DescribeConfigs `ConfigSource` (DescribeConfigsResponse.ConfigSource; 1 is TOPIC_CONFIG on the
- * wire and DYNAMIC_TOPIC_CONFIG in the admin client's ConfigEntry).
- */
-export const ConfigSource = {
-  UNKNOWN: 0,
-  DYNAMIC_TOPIC_CONFIG: 1,
-  DYNAMIC_BROKER_CONFIG: 2,
-  DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
-  STATIC_BROKER_CONFIG: 4,
-  DEFAULT_CONFIG: 5,
-  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
-  CLIENT_METRICS_CONFIG: 7,
-  GROUP_CONFIG: 8,
-} as const;
+/** Kafka's DescribeConfigs `ConfigSource` (protocol/config-source.ts). */
+export { ConfigSource };
 
 export interface TopicConfigEntry {
   readonly name: string;

@@ -26,16 +26,8 @@ export const ConfigType = {
 } as const;
 export type ConfigTypeName = keyof typeof ConfigType;
 
-/** Kafka's `DescribeConfigsResponse.ConfigSource`. */
-export const ConfigSource = {
-  UNKNOWN: 0,
-  DYNAMIC_TOPIC_CONFIG: 1,
-  DYNAMIC_BROKER_CONFIG: 2,
-  DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
-  STATIC_BROKER_CONFIG: 4,
-  DEFAULT_CONFIG: 5,
-  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
-} as const;
+/** Kafka's `DescribeConfigsResponse.ConfigSource` (protocol/config-source.ts). */
+export { ConfigSource } from '../../protocol/config-source.js';
 
 export const LONG_MAX = '9223372036854775807';
 
