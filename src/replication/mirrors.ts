@@ -8,7 +8,7 @@
  * of the cluster at once, without a restart. Produce asks `refusal(topic)` on every request: a Map lookup.
  */
 import type { MetadataStore } from '../metadata/types.js';
-import { describeLink, invalidLink, invalidMirror, invalidReplicatedTopics, isReadOnly, nameSelected, nextState, type ClusterLink, type MirrorTopic, type ReplicatedTopics } from './model.js';
+import { describeLink, invalidLink, invalidMirror, invalidReplicatedTopics, isReadOnly, MIRROR_STATES, nameSelected, nextState, type ClusterLink, type MirrorState, type MirrorTopic, type ReplicatedTopics } from './model.js';
 import { FollowedRecords } from './records.js';
 
 export const LINKS_PREFIX = '/cluster-links/';
@@ -96,8 +96,8 @@ export class MirrorStore {
   async request(topic: string, action: 'promote' | 'failover', nowMs = Date.now()): Promise<MirrorTopic> {
     const res = await this.records.update(topic, (m) => {
       const next = nextState(m.state, action);
-      if (!MIRROR_STATE_NAMES.has(next)) return next;
-      return next === m.state ? m : { ...m, state: next as MirrorTopic['state'], stateChangedAtMs: nowMs };
+      if (!(MIRROR_STATES as readonly string[]).includes(next)) return next;
+      return next === m.state ? m : { ...m, state: next as MirrorState, stateChangedAtMs: nowMs };
     });
     if (res === undefined) throw new ReplicationAdminError(`topic ${topic} is not a mirror topic`, 404);
     if (typeof res === 'string') throw new ReplicationAdminError(res, 409);
@@ -127,8 +127,6 @@ export class MirrorStore {
     return typeof res === 'string' ? undefined : res;
   }
 }
-
-const MIRROR_STATE_NAMES = new Set<string>(['mirroring', 'promoting', 'failing-over', 'promoted', 'failed-over']);
 
 /** What a mirror's settling needs to know of the cluster. */
 export interface SettleContext {
