@@ -59,6 +59,8 @@ class RequestError extends Error {
   constructor(
     message: string,
     readonly unreachable = false,
+    /** The request was given up at its timeout (a kind of unreachable). */
+    readonly timedOut = false,
   ) {
     super(message);
   }
@@ -219,7 +221,7 @@ export class AdminClient {
       });
       text = await res.text();
     } catch (err) {
-      if (timeout.aborted) throw new RequestError(`the admin endpoint ${this.base} did not answer ${method} ${path} within ${timeoutMs} ms`, true);
+      if (timeout.aborted) throw new RequestError(`the admin endpoint ${this.base} did not answer ${method} ${path} within ${timeoutMs} ms`, true, true);
       const cause = (err as { cause?: { message?: string } }).cause?.message;
       throw new RequestError(`cannot reach the admin endpoint ${this.base}: ${cause ?? (err as Error).message}`, true);
     }
@@ -317,6 +319,8 @@ async function pollUntil<T>(deadlineMs: number, check: (timeoutMs: number) => Pr
       failure = null;
     } catch (e) {
       if (!(e instanceof RequestError && e.unreachable)) throw e;
+      // A poll cut short by the wait's own deadline says nothing about the endpoint: the wait is over.
+      if (e.timedOut && Date.now() >= deadlineMs) throw late(failure);
       failure = e.message;
     }
   }

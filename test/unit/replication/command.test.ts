@@ -18,8 +18,8 @@ interface Seen {
   readonly body: unknown;
 }
 
-/** An answer: status and JSON, or `destroy` to drop the connection unanswered. */
-type Answer = { status: number; json?: unknown } | 'destroy';
+/** An answer: status and JSON, `destroy` to drop the connection unanswered, or `hang` to never answer. */
+type Answer = { status: number; json?: unknown } | 'destroy' | 'hang';
 
 let server: Server;
 let url: string;
@@ -35,6 +35,7 @@ function reply(req: IncomingMessage, res: ServerResponse, text: string): void {
     res.socket?.destroy();
     return;
   }
+  if (a === 'hang') return;
   res.writeHead(a.status, a.json === undefined ? {} : { 'content-type': 'application/json' });
   res.end(a.json === undefined ? '' : JSON.stringify(a.json));
 }
@@ -238,6 +239,14 @@ describe('ledgerline mirrors', () => {
     expect(took).toBeGreaterThanOrEqual(1200);
     expect(took).toBeLessThan(3000);
     expect(seen.filter((x) => x.method === 'GET').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a poll still unanswered at the timeout ends the wait without blaming the endpoint', async () => {
+    handle = (r) => (r.method === 'POST' ? { status: 200, json: mirror('orders', 'promoting') } : 'hang');
+    const started = Date.now();
+    const r = await run(mirrorsCommand, 'promote', 'orders', '--wait', '--timeout-ms', '1200');
+    expect(r).toEqual({ code: 1, out: '', err: 'ledgerline mirrors: mirror orders did not become promoted within 1200 ms: it is promoting' });
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('a wait ends at once when the mirror can no longer get there, and survives a poll that cannot connect', async () => {
