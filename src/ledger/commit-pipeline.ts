@@ -236,7 +236,11 @@ export class CommitPipeline {
   private async writeGroup(group: Op[]): Promise<void> {
     const files = this.core.files;
     let total = 0;
-    for (const op of group) total += recordBytes(op);
+    let entries = 0;
+    for (const op of group) {
+      total += recordBytes(op);
+      if (op.kind === 'entry') entries++;
+    }
     if (files.active.writePos + total > this.options.segmentBytes && files.active.writePos > SEGMENT_HEADER_BYTES) {
       await this.drainSyncs();
       try {
@@ -265,7 +269,7 @@ export class CommitPipeline {
       return;
     }
     segment.writePos = position + total;
-    const written: WrittenGroup = { group, segment, position, total, offsets };
+    const written: WrittenGroup = { group, segment, position, total, entries, offsets };
     if (this.core.durable) {
       this.inflight.push(written);
       this.inflightBytes += total;
@@ -283,6 +287,7 @@ export class CommitPipeline {
       while (this.inflight.length > 0) {
         const covered = this.inflight.length;
         const segment = this.inflight[0]!.segment;
+        const started = process.hrtime.bigint();
         try {
           this.core.stats.fsyncs++;
           await segment.file!.datasync();
@@ -296,10 +301,16 @@ export class CommitPipeline {
           for (const w of failed) this.failGroup(w.group, error);
           break;
         }
+        const observer = this.core.commitObserver;
+        let entries = 0;
+        let bytes = 0;
         for (const w of this.inflight.splice(0, covered)) {
           this.inflightBytes -= w.total;
+          entries += w.entries;
+          bytes += w.total;
           this.complete(w);
         }
+        observer?.committed(entries, bytes, covered, Number(process.hrtime.bigint() - started) / 1e9);
         this.notifySyncProgress();
       }
     } finally {

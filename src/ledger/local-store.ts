@@ -40,7 +40,7 @@ import { MemoryLedgerFs } from './memory-fs.js';
 import { recoverStore } from './recovery.js';
 import { SegmentFiles } from './segment-files.js';
 import { readFromSegments } from './segment-reads.js';
-import { countLive, metadataOf, newLedger, type Ledger, type LocalLedgerStoreStats, type Op, type Segment, type StoreCore } from './store-state.js';
+import { countLive, metadataOf, newLedger, type GroupCommitObserver, type Ledger, type LocalLedgerStoreStats, type Op, type Segment, type StoreCore } from './store-state.js';
 import { TailCache } from './tail-cache.js';
 import type {
   EntryId,
@@ -53,7 +53,7 @@ import type {
   LedgerWriter,
 } from './types.js';
 
-export type { LocalLedgerStoreStats } from './store-state.js';
+export type { GroupCommitObserver, LocalLedgerStoreStats } from './store-state.js';
 
 export interface LocalLedgerStoreOptions {
   /** File system to use; default the real one. Tests pass MemoryLedgerFs or FaultInjectingLedgerFs. */
@@ -177,6 +177,7 @@ export class LocalLedgerStore implements LedgerStore {
       onBackgroundError: options.onBackgroundError ?? (() => undefined),
       closing: false,
       closed: false,
+      commitObserver: null,
     };
     this.checkpointer = new Checkpointer(this.core);
     this.pipeline = new CommitPipeline(this.core, this.checkpointer, {
@@ -329,6 +330,14 @@ export class LocalLedgerStore implements LedgerStore {
     this.core.closed = true;
     await this.releaseFiles();
     if (firstError) throw firstError;
+  }
+
+  /**
+   * Tells `observer` of every group commit from now on (under the durable flush policy: each fdatasync and what
+   * it made durable); null stops it.
+   */
+  observeGroupCommits(observer: GroupCommitObserver | null): void {
+    this.core.commitObserver = observer;
   }
 
   /**

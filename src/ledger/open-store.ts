@@ -18,7 +18,7 @@ import { bookKeeperStoreConfig } from './bookkeeper/config.js';
 import { BookKeeperLedgerStore } from './bookkeeper/store.js';
 import { LedgerInvalidArgumentError } from './errors.js';
 import type { LedgerFs } from './fs.js';
-import { LocalLedgerStore, type LocalLedgerStoreOptions } from './local-store.js';
+import { LocalLedgerStore, type GroupCommitObserver, type LocalLedgerStoreOptions } from './local-store.js';
 import { MemoryLedgerFs } from './memory-fs.js';
 import type { LedgerStore } from './types.js';
 
@@ -97,4 +97,12 @@ export function ledgerStoreSpace(store: LedgerStore): LedgerStoreSpace | null {
       return store.stats.bytesReclaimed;
     },
   };
+}
+
+/**
+ * How to be told of the group commits of a store `openLedgerStore()` opened (its fdatasyncs and what each made
+ * durable), or null for a store whose group commits happen elsewhere (BookKeeper: in the bookies' journals).
+ */
+export function ledgerStoreGroupCommits(store: LedgerStore): ((observer: GroupCommitObserver) => void) | null {
+  return store instanceof LocalLedgerStore ? (observer) => store.observeGroupCommits(observer) : null;
 }

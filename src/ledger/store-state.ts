@@ -40,6 +40,16 @@ export interface LocalLedgerStoreStats {
 }
 
 /**
+ * Told of each group commit of the durable policy (one fdatasync and what it made durable), for the broker's
+ * metrics: the histograms of group-commit sizes and fsync times. Called on the commit path, so it must be cheap
+ * and must not throw.
+ */
+export interface GroupCommitObserver {
+  /** One fdatasync that made `writes` writev groups durable: `entries` appended entries, `bytes` record bytes. */
+  committed(entries: number, bytes: number, writes: number, fsyncSeconds: number): void;
+}
+
+/**
  * What the parts of the local store share: the directory and its file system, the ledger table, the segment
  * files, the counters, and whether the store is closing. The store (local-store.ts) owns it; the commit
  * pipeline, the checkpointer, recovery and the collector's host each take it at construction.
@@ -61,6 +71,8 @@ export interface StoreCore {
   closing: boolean;
   /** The files are being released: no more background work starts. */
   closed: boolean;
+  /** Told of each durable group commit (LocalLedgerStore.observeGroupCommits), or null. */
+  commitObserver: GroupCommitObserver | null;
 }
 
 export interface Ledger {
@@ -108,6 +120,8 @@ export interface WrittenGroup {
   readonly segment: Segment;
   readonly position: number;
   readonly total: number;
+  /** Entry operations among `group` (the others are seals, creates, deletes and compaction's moves). */
+  readonly entries: number;
   readonly offsets: number[];
 }
 

@@ -19,11 +19,12 @@ describe('admin HTTP endpoint', () => {
   });
   afterAll(async () => broker?.stop());
 
-  it('reports requests, bytes in and out, and partition offsets', async () => {
+  it('reports requests, bytes in and out, partition offsets, the event loop and the group commits', async () => {
+    let batch: Buffer;
     const client = await KafkaClient.connect({ bootstrap: broker.bootstrap });
     try {
       await client.createTopics([{ name: 'metered', numPartitions: 2 }]);
-      const batch = await buildRecordBatch([{ value: 'a' }, { value: 'b' }, { value: 'c' }]);
+      batch = await buildRecordBatch([{ value: 'a' }, { value: 'b' }, { value: 'c' }]);
       const [r] = await client.produce([{ topic: 'metered', partition: 1, records: batch }]);
       expect(r!.errorCode).toBe(0);
       expect(await readPartition(client, 'metered', 1)).toHaveLength(3);
@@ -37,6 +38,12 @@ describe('admin HTTP endpoint', () => {
     expect(text).toMatch(/^kafka_network_requestmetrics_requests_total\{request="Produce",version="[0-9]+"\} 1$/m);
     const bytesOut = /^kafka_server_brokertopicmetrics_bytesout_total\{topic="metered"\} (\d+)$/m.exec(text);
     expect(Number(bytesOut?.[1])).toBeGreaterThan(0);
+    // What latency is made of: the event loop's delay, sampled since start, and the group commits of the appends
+    // above (the produce's batch among their entries).
+    expect(Number(/^ledgerline_event_loop_delay_seconds_count (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+    expect(Number(/^ledgerline_storage_group_commit_entries_sum (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^ledgerline_storage_group_commit_bytes_sum (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(batch.length);
+    expect(Number(/^ledgerline_storage_fsync_seconds_count (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
     const health = (await (await fetch(`${adminUrl}/health`)).json()) as { status: string; topics: number };
     // metered and the internal __consumer_offsets and __transaction_state.
     expect(health).toMatchObject({ status: 'ok', topics: 3 });

@@ -1,0 +1,82 @@
+/**
+ * What the broker's latency is made of, as Prometheus histograms: how late the event loop runs (every request,
+ * every append and every fetch waits behind whatever holds it), and the ledger store's group commits (how many
+ * appends share one fdatasync, and how long that fdatasync takes). Kafka's nearest counterparts are
+ * `kafka.network:RequestChannel` queue times and `kafka.log:LogFlushStats.LogFlushRateAndTimeMs`.
+ *
+ * The event loop is sampled by a timer that asks to run every SAMPLE_MS: how much later than that it ran is
+ * one observation (Node's `monitorEventLoopDelay` measures the same thing, but only as a histogram that cannot
+ * be added to a Prometheus one; prom-client's `ledgerline_process_nodejs_eventloop_lag_*` gauges show its
+ * percentiles since the last scrape).
+ */
+import { Histogram, type Registry } from 'prom-client';
+import type { GroupCommitObserver } from '../ledger/local-store.js';
+
+/** How often the event loop is asked to run a sample. */
+export const EVENT_LOOP_SAMPLE_MS = 10;
+
+/** Delays from 0.1 ms (a loop that is all but idle) to 2.5 s (a stall). */
+const DELAY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** Appends per fsync, 1 to 16,384. */
+const ENTRY_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384];
+/** Bytes per fsync, 1 KiB to 64 MiB (one writev is at most maxGroupBytes, 4 MiB by default; an fsync covers several). */
+const BYTE_BUCKETS = [1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+
+/** Starts sampling the event loop's delay into `ledgerline_event_loop_delay_seconds`; the result stops it. */
+export function registerEventLoopMetrics(registry: Registry, sampleMs = EVENT_LOOP_SAMPLE_MS): () => void {
+  const delay = new Histogram({
+    name: 'ledgerline_event_loop_delay_seconds',
+    help: `How much later than asked a timer set every ${sampleMs} ms ran: how long the event loop was held by other work.`,
+    buckets: DELAY_BUCKETS,
+    registers: [registry],
+  });
+  let timer: NodeJS.Timeout | null = null;
+  let due = 0;
+  const arm = (): void => {
+    due = performance.now() + sampleMs;
+    timer = setTimeout(tick, sampleMs);
+    timer.unref();
+  };
+  const tick = (): void => {
+    delay.observe(Math.max(0, performance.now() - due) / 1000);
+    arm();
+  };
+  arm();
+  return () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  };
+}
+
+/**
+ * The ledger store's group commits as histograms, when the store makes its own (`observe` is
+ * LocalLedgerStore.observeGroupCommits; null for a store whose bookies do, where these series stay empty).
+ */
+export function registerGroupCommitMetrics(registry: Registry, observe: ((o: GroupCommitObserver) => void) | null): void {
+  const registers = [registry];
+  const entries = new Histogram({
+    name: 'ledgerline_storage_group_commit_entries',
+    help: 'Entries (record batches and coordinator records) one fdatasync of the ledger store made durable: the group commit size.',
+    buckets: ENTRY_BUCKETS,
+    registers,
+  });
+  const bytes = new Histogram({
+    name: 'ledgerline_storage_group_commit_bytes',
+    help: 'Bytes one fdatasync of the ledger store made durable.',
+    buckets: BYTE_BUCKETS,
+    registers,
+  });
+  const fsync = new Histogram({
+    name: 'ledgerline_storage_fsync_seconds',
+    help: "Time of each of the ledger store's group-commit fdatasync calls.",
+    buckets: DELAY_BUCKETS,
+    registers,
+  });
+  observe?.({
+    committed(n, b, _writes, seconds) {
+      entries.observe(n);
+      bytes.observe(b);
+      fsync.observe(seconds);
+    },
+  });
+}
