@@ -132,7 +132,7 @@ export default async function compare(args: string[]): Promise<void> {
         let record: RunRecord;
         try {
           const t = target(b, protocol);
-          const r = await executeWorkload({ ...t, workload, rate, log: (l) => log(`[${label}] ${l}`), brokerCpuSeconds: () => b.cpuSeconds() });
+          const r = await executeWorkload({ ...t, workload, rate, log: (l) => log(`[${label}] ${l}`), brokerCpuSeconds: () => b.cpuSeconds(), brokerGcSeconds: () => b.gcSeconds() });
           const died = b.exited();
           if (died) throw new Error(`${kind} ${died} during the run`);
           const { peakRssMiB } = await b.stop();

@@ -18,8 +18,10 @@ import { LedgerlineCluster } from '../../compat/lib/ledgerline-cluster.js';
 import { COMPAT_DIR } from '../../compat/lib/paths.js';
 import { cpuSeconds, installExitHooks, lastLine, run } from '../../compat/lib/proc.js';
 import { REPO_DIR } from '../../compat/lib/paths.js';
+import { freePort } from '../../compat/lib/ports.js';
 import type { BenchSecurity } from './security.js';
 import { SECURE_LISTENER, createUser } from './security.js';
+import { jvmGcSeconds, ledgerlineGcSeconds, sumOver } from './usage.js';
 import { RESULTS_DIR } from './workload.js';
 
 export type BrokerKind = 'ledgerline' | 'kafka';
@@ -38,6 +40,12 @@ export interface StartedBroker {
   exited(): string | null;
   /** CPU seconds its processes have used so far (a cluster: every broker, bookie and ZooKeeper), or null. */
   cpuSeconds(): number | null;
+  /**
+   * Seconds its processes have spent in GC pauses so far (usage.ts: jstat for Kafka's JVMs, the admin
+   * endpoint's GC histogram for a Ledgerline node), or null; null for a Ledgerline cluster, whose brokers have no
+   * admin endpoint here.
+   */
+  gcSeconds(): Promise<number | null>;
   stop(): Promise<{ peakRssMiB: number | null }>;
 }
 
@@ -126,6 +134,7 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
   if (o.security && o.cluster) return { error: 'a SASL_SSL listener is set up on one node only, not with --cluster' };
   const secure = o.security ? { extraListeners: [SECURE_LISTENER], settings: { ...o.security.brokerSettings } } : {};
   let broker: Broker & { listenerPorts?: ReadonlyMap<string, number> };
+  let adminUrl: string | null = null;
   if (kind === 'kafka') {
     const why = await ensureKafka(o.log);
     if (why) return { error: why };
@@ -141,7 +150,9 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
     broker = new LedgerlineCluster({ brokers: 3, bookies: 3, minInsyncReplicas: 2, settings: {}, keepData: false });
   } else {
     await ensureBuild(o.log);
-    broker = new Ledgerline({ logDir, keepData: false, readyTimeoutMs: 60_000, build: false, settings: {}, ...secure });
+    // The admin endpoint, for the GC figures its /metrics holds.
+    adminUrl = `http://127.0.0.1:${await freePort()}`;
+    broker = new Ledgerline({ logDir, keepData: false, readyTimeoutMs: 60_000, build: false, ...secure, settings: { ...secure.settings, 'ledgerline.admin.listener': adminUrl } });
   }
   o.log(`starting ${kind}…`);
   const report = await broker.start();
@@ -178,6 +189,10 @@ export async function startBroker(kind: BrokerKind, o: StartOptions): Promise<St
         sum += s;
       }
       return sum;
+    },
+    gcSeconds: () => {
+      if (kind === 'kafka') return sumOver(broker.pids(), jvmGcSeconds);
+      return adminUrl === null ? Promise.resolve(null) : ledgerlineGcSeconds(adminUrl);
     },
     stop: () => broker.stop(),
   };

@@ -21,6 +21,8 @@ export interface ExecuteOptions {
   keepTopics?: boolean;
   /** The broker's CPU seconds so far, when the harness started it (StartedBroker.cpuSeconds). */
   brokerCpuSeconds?: () => number | null;
+  /** The broker's GC pause seconds so far, likewise (StartedBroker.gcSeconds). */
+  brokerGcSeconds?: () => Promise<number | null>;
   /** TLS and SASL for every connection of the run (a SASL_SSL listener: security.ts). */
   security?: Pick<ConnectionOptions, 'tls' | 'sasl'>;
 }
@@ -53,7 +55,7 @@ export async function executeWorkload(o: ExecuteOptions): Promise<ExecuteResult>
     const partitions: TopicPartition[] = [];
     for (const topic of topics) for (let p = 0; p < w.partitionsPerTopic; p++) partitions.push({ topic, partition: p });
     const template = await buildTemplate(w);
-    const base = { client, workload: w, template, partitions, log: o.log, brokerCpuSeconds: o.brokerCpuSeconds };
+    const base = { client, workload: w, template, partitions, log: o.log, brokerCpuSeconds: o.brokerCpuSeconds, brokerGcSeconds: o.brokerGcSeconds };
     if (w.backlogBytes > 0) {
       o.log(`writing a backlog of ${(w.backlogBytes / 2 ** 30).toFixed(2)} GiB`);
       const start = await offsetsFor(client, partitions, OffsetSpec.EARLIEST);

@@ -38,6 +38,8 @@ import type { LatencySummary } from './stats.js';
 import type { TransactionalProducer } from './transactions.js';
 import { AbortedTransactions, PRODUCE_TXN_V1_MAX_VERSION, TransactionError, addPartitionsToTxn, endTxn, findTransactionCoordinator, initTransactions } from './transactions.js';
 import { latencyHistogram, recordMs, summarize } from './stats.js';
+import type { BrokerProbes, WindowUsage } from './usage.js';
+import { startWindow } from './usage.js';
 import type { Workload } from './workload.js';
 
 export interface TopicPartition {
@@ -84,8 +86,12 @@ export interface LoadResult {
   errors: Record<string, number>;
   /** CPU used by this process (the load generator) over the window, in % of one core. */
   clientCpuPercent: number;
+  /** GC pauses of this process over the window, in seconds. */
+  clientGcSeconds?: number;
   /** CPU seconds the broker's processes used over the window (see LoadOptions.brokerCpuSeconds), or null. */
   brokerCpuSeconds: number | null;
+  /** Seconds the broker's processes spent in GC pauses over the window (LoadOptions.brokerGcSeconds), or null. */
+  brokerGcSeconds?: number | null;
   timeline: TimelinePoint[];
   /** Records produced but never consumed by the end of the drain (should be 0). */
   unconsumedRecords: number;
@@ -115,6 +121,12 @@ export interface LoadOptions {
    * the broker; sampled at the window's start and end.
    */
   brokerCpuSeconds?: () => number | null;
+  /** The seconds the broker's processes have spent in GC pauses so far (StartedBroker.gcSeconds), likewise. */
+  brokerGcSeconds?: () => Promise<number | null>;
+}
+
+function probesOf(o: LoadOptions): BrokerProbes {
+  return { cpuSeconds: o.brokerCpuSeconds, gcSeconds: o.brokerGcSeconds };
 }
 
 const FETCH_MAX_WAIT_MS = 500;
@@ -618,12 +630,7 @@ function timelineSampler(meter: Meter): { points: TimelinePoint[]; stop: () => v
   return { points, stop: () => clearInterval(timer) };
 }
 
-/** The broker's CPU seconds between two samples, null when either could not be read. */
-function cpuBetween(a: number | null, b: number | null): number | null {
-  return a === null || b === null ? null : b - a;
-}
-
-function finish(meter: Meter, seconds: number, cpuPercent: number, brokerCpuSeconds: number | null, timeline: TimelinePoint[], o: LoadOptions): LoadResult {
+function finish(meter: Meter, seconds: number, usage: WindowUsage, timeline: TimelinePoint[], o: LoadOptions): LoadResult {
   const rate = (c: PhaseCounters): { recordsPerSec: number; mibPerSec: number } => ({
     recordsPerSec: c.records / seconds,
     mibPerSec: c.bytes / seconds / 2 ** 20,
@@ -637,8 +644,10 @@ function finish(meter: Meter, seconds: number, cpuPercent: number, brokerCpuSeco
     produceLatency: summarize(meter.produceLatency),
     endToEndLatency: summarize(meter.e2eLatency),
     errors: meter.errors,
-    clientCpuPercent: cpuPercent,
-    brokerCpuSeconds,
+    clientCpuPercent: usage.clientCpuPercent,
+    clientGcSeconds: usage.clientGcSeconds,
+    brokerCpuSeconds: usage.brokerCpuSeconds,
+    brokerGcSeconds: usage.brokerGcSeconds,
     timeline,
     unconsumedRecords: o.produceOnly ? 0 : Math.max(0, meter.producedTotal - meter.consumedTotal),
     targetRecordsPerSec: o.rate,
@@ -676,9 +685,9 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
     while (nowMs() < warm && fatal.error === null) await sleep(Math.min(200, Math.max(1, warm - nowMs())));
     log(`warm-up done (${(meter.producedBytesTotal / 2 ** 20).toFixed(0)} MiB produced)`);
   }
+  // Sampled before the window opens: reading a JVM's GC counters takes a few hundred ms.
+  const usage = await startWindow(probesOf(o));
   meter.startMeasuring();
-  const cpu0 = process.cpuUsage();
-  const broker0 = o.brokerCpuSeconds?.() ?? null;
   const window0 = nowMs();
   const end = window0 + o.durationMs;
   let lastLog = window0;
@@ -692,8 +701,7 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
     }
   }
   const window1 = nowMs();
-  const cpu = process.cpuUsage(cpu0);
-  const brokerCpu = cpuBetween(broker0, o.brokerCpuSeconds?.() ?? null);
+  const used = await usage.end();
   stop.produce = false;
   await Promise.all(slots);
   // Drain: let consumers catch up with everything produced, within a bound.
@@ -705,7 +713,7 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   sampler.stop();
   if (fatal.error) throw fatal.error;
   const seconds = (window1 - window0) / 1000;
-  return finish(meter, seconds, ((cpu.user + cpu.system) / 1000 / (window1 - window0)) * 100, brokerCpu, sampler.points, o);
+  return finish(meter, seconds, used, sampler.points, o);
 }
 
 /**
@@ -720,17 +728,15 @@ export async function runCatchUp(o: LoadOptions, start: Map<string, bigint>, end
   // Backlog batches were sent before the window: count them all, and do not take their age for a latency.
   meter.measureStart = 0;
   meter.recordEndToEnd = false;
-  const cpu0 = process.cpuUsage();
-  const broker0 = o.brokerCpuSeconds?.() ?? null;
+  const usage = await startWindow(probesOf(o));
   const t0 = performance.now();
   const deadline = nowMs() + Math.max(o.durationMs, 600_000);
   await Promise.all(lanes.map((l) => consumerLoop(o, meter, l, { consume: () => nowMs() > deadline })));
   const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const brokerCpu = cpuBetween(broker0, o.brokerCpuSeconds?.() ?? null);
+  const used = await usage.end();
   sampler.stop();
   meter.measuring = false;
-  const result = finish(meter, ms / 1000, ((cpu.user + cpu.system) / 1000 / ms) * 100, brokerCpu, sampler.points, o);
+  const result = finish(meter, ms / 1000, used, sampler.points, o);
   let remaining = 0n;
   for (const l of lanes) {
     for (const tp of l.partitions) {

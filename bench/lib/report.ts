@@ -98,6 +98,13 @@ export interface BrokerMedians {
    * workload has them, read meanwhile and their cost is in it); null when the harness did not start the broker.
    */
   brokerCpuSecondsPerGiB: number | null;
+  /**
+   * The broker's GC pauses in the produce phase's window, in % of the window (usage.ts); null when not measured.
+   * Optional: results written before it was measured lack it.
+   */
+  brokerGcPercent?: number | null;
+  /** The load generator's GC pauses in the same window, in % of it. */
+  clientGcPercent?: number | null;
   /** Transactional workloads: transactions committed per second (median, min, max over the runs) and commit latency medians. */
   transactions?: {
     perSec: number;
@@ -177,6 +184,18 @@ function producePhase(r: RunRecord): LoadResult {
   return r.backlogWrite ?? r.result;
 }
 
+/** GC pauses of the broker (or of the load generator) in the produce phase's window, in % of it, or null. */
+function gcPercent(r: RunRecord, of: 'broker' | 'client'): number | null {
+  const phase = producePhase(r);
+  const gc = of === 'broker' ? phase.brokerGcSeconds : phase.clientGcSeconds;
+  return gc === null || gc === undefined || phase.seconds <= 0 ? null : (gc / phase.seconds) * 100;
+}
+
+function medianOrNull(xs: readonly (number | null)[]): number | null {
+  const known = xs.filter((x): x is number => x !== null);
+  return known.length > 0 ? median(known) : null;
+}
+
 /** Broker CPU seconds per GiB produced in the produce phase's window, or null. */
 function cpuPerGiB(r: RunRecord): number | null {
   const phase = producePhase(r);
@@ -211,6 +230,8 @@ export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
     peakRssMiB: rss.length > 0 ? median(rss) : null,
     clientCpuPercent: m((r) => r.result.clientCpuPercent),
     brokerCpuSecondsPerGiB: cpu.length > 0 ? median(cpu) : null,
+    brokerGcPercent: medianOrNull(runs.map((r) => gcPercent(r, 'broker'))),
+    clientGcPercent: medianOrNull(runs.map((r) => gcPercent(r, 'client'))),
     transactions:
       txns.length === 0
         ? undefined
@@ -298,13 +319,18 @@ function workloadLine(w: Workload): string {
 }
 
 const HEADER =
-  '| broker | runs | produce MiB/s | consume MiB/s | produce p50 / p99 / p99.9 / max (ms) | e2e p50 / p99 / p99.9 / max (ms) | peak RSS MiB | broker CPU s/GiB | load-gen CPU |\n' +
-  '|---|---:|---:|---:|---|---|---:|---:|---:|';
+  '| broker | runs | produce MiB/s | consume MiB/s | produce p50 / p99 / p99.9 / max (ms) | e2e p50 / p99 / p99.9 / max (ms) | peak RSS MiB | broker CPU s/GiB | broker GC | load-gen CPU / GC |\n' +
+  '|---|---:|---:|---:|---|---|---:|---:|---:|---:|';
 
 function row(label: string, m: BrokerMedians): string {
   const produce = m.produceSamples > 0 ? `${fmt(m.produceP50)} / ${fmt(m.produceP99)} / ${fmt(m.produceP999)} / ${fmt(m.produceMax)}` : '–';
   const e2e = m.e2eSamples > 0 ? `${fmt(m.e2eP50)} / ${fmt(m.e2eP99)} / ${fmt(m.e2eP999)} / ${fmt(m.e2eMax)}` : '–';
-  return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${m.brokerCpuSecondsPerGiB === null ? '–' : fmt(m.brokerCpuSecondsPerGiB)} | ${fmt(m.clientCpuPercent)}% |`;
+  return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${m.brokerCpuSecondsPerGiB === null ? '–' : fmt(m.brokerCpuSecondsPerGiB)} | ${percent(m.brokerGcPercent)} | ${fmt(m.clientCpuPercent)}% / ${percent(m.clientGcPercent)} |`;
+}
+
+/** A share of time, or – when it was not measured. */
+function percent(x: number | null | undefined): string {
+  return x === null || x === undefined ? '–' : `${fmt(x)}%`;
 }
 
 const TXN_HEADER = '| broker | runs | transactions/s (min–max) | commit p50 / p99 / p99.9 / max (ms) |\n|---|---:|---:|---|';
@@ -464,14 +490,14 @@ function securityMarkdown(f: CompareFile, s: SecurityComparison): string[] {
     '',
     'Every run, in order:',
     '',
-    '| run | pair | broker | protocol | produce MiB/s | consume MiB/s | produce p99 (ms) | e2e p99 (ms) | broker CPU s/GiB | peak RSS MiB | load-gen CPU |',
-    '|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| run | pair | broker | protocol | produce MiB/s | consume MiB/s | produce p99 (ms) | e2e p99 (ms) | broker CPU s/GiB | broker GC | peak RSS MiB | load-gen CPU / GC |',
+    '|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const r of f.runs) {
     const p = producePhase(r);
     lines.push(
       `| ${r.order} | ${r.pair} | ${r.target.label} | ${protocolOf(r)} | ${fmt(p.produceRate.mibPerSec)} | ${fmt(r.result.consumeRate.mibPerSec)} | ${fmt(p.produceLatency.p99)} | ` +
-        `${r.result.endToEndLatency.count > 0 ? fmt(r.result.endToEndLatency.p99) : '–'} | ${fmt(cpuPerGiB(r))} | ${fmt(r.target.peakRssMiB)} | ${fmt(r.result.clientCpuPercent)}% |`,
+        `${r.result.endToEndLatency.count > 0 ? fmt(r.result.endToEndLatency.p99) : '–'} | ${fmt(cpuPerGiB(r))} | ${percent(gcPercent(r, 'broker'))} | ${fmt(r.target.peakRssMiB)} | ${fmt(r.result.clientCpuPercent)}% / ${percent(gcPercent(r, 'client'))} |`,
     );
   }
   return lines;

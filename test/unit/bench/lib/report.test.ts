@@ -85,9 +85,25 @@ describe('benchmark statistics and reports', () => {
     expect(ratios[1]!.brokerCpuPerGiB).toBeUndefined();
     const md = compareMarkdown(compareFile({ runs, medians: { 'ledgerline-cluster': l, 'kafka-cluster': k }, ratios, cluster: true, command: 'npm run bench -- compare w --cluster' }));
     expect(md).toContain('### w: 3 Ledgerline brokers on 3 BookKeeper bookies vs 3 Apache Kafka nodes');
-    expect(md).toMatch(/\| ledgerline-cluster \| 2 \| 128 \|[^\n]*\| 6\.00 \| 10\.0% \|/);
+    expect(md).toMatch(/\| ledgerline-cluster \| 2 \| 128 \|[^\n]*\| 6\.00 \| – \| 10\.0% \/ – \|/);
     expect(md).toContain('| 1 | 1.00 | 1.00 | 1.00 | 1.00 | 2.00 |');
     expect(md).toContain('| 2 | 1.00 | 1.00 | 1.00 | 1.00 | – |');
+  });
+
+  it("reports the broker's and the load generator's GC pauses in % of the produce window, left out where not measured", () => {
+    const withGc = (kind: 'ledgerline' | 'kafka', pair: number, broker: number | null, client: number): RunRecord & { pair: number; order: number } => {
+      const r = run(kind, pair, 128, 10);
+      return { ...r, result: { ...result(128, 10), seconds: 4, brokerGcSeconds: broker, clientGcSeconds: client } };
+    };
+    const runs = [withGc('ledgerline', 1, 0.2, 0.04), withGc('kafka', 1, 0.08, 0.04), withGc('ledgerline', 2, 0.4, 0.08), withGc('kafka', 2, null, 0.08)];
+    const l = mediansOf(runs.filter((r) => r.target.kind === 'ledgerline'));
+    expect(l.brokerGcPercent).toBeCloseTo(7.5); // 5% and 10% of 4 s windows
+    expect(l.clientGcPercent).toBeCloseTo(1.5);
+    const k = mediansOf(runs.filter((r) => r.target.kind === 'kafka'));
+    expect(k.brokerGcPercent).toBeCloseTo(2); // the run without a reading is left out
+    expect(mediansOf([run('kafka', 1, 1, 1)]).brokerGcPercent).toBeNull();
+    const md = compareMarkdown(compareFile({ runs, medians: { ledgerline: l, kafka: k }, ratios: pairRatios(runs) }));
+    expect(md).toMatch(/\| ledgerline \| 2 \| 128 \|[^\n]*\| 7\.50% \| 10\.0% \/ 1\.50% \|/);
   });
 
   it('reports transactions/s with its spread, commit latency and their ratios for a transactional workload', () => {
