@@ -175,8 +175,9 @@ export class ActiveReplicator extends ReplicatorLoop {
         b.validate();
         const tagged = await tagLocalRecords(b, origin, cursor.next);
         for (const [c, o] of tagged.copiedOrigins) if (o > (cursor.remoteCopies.get(c) ?? -1)) cursor.remoteCopies.set(c, o);
-        // A sample per batch: a group committed at its end on the remote is translated exactly (offset-map.ts).
-        this.deps.offsets.recordSeen(t.topic, t.partition, origin, b.lastOffsetNumber + 1, cursor.remoteCopies);
+        // A sample per batch: a group committed at its end on the remote is translated exactly, and within a
+        // batch of copies too, through the run's origin offsets (offset-map.ts).
+        this.deps.offsets.recordSeen(t.topic, t.partition, origin, b.lastOffsetNumber + 1, cursor.remoteCopies, tagged.copyRun);
         if (!tagged.batch) continue;
         const { firstOriginOffset, lastOriginOffset, records } = tagged;
         appends.push(t.log.append(tagged.batch).then((res) => this.deps.offsets.recordPlacement(t.topic, t.partition, origin, firstOriginOffset, lastOriginOffset, res.baseOffset, records)));

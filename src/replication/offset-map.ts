@@ -15,10 +15,14 @@
  *   seen[R]       (offset on R, highest origin offset per cluster R's log held before it): from reading R
  *   placement[O]  (first and last origin offset of a copied batch, its offset here): from appending copies
  * A lookup between samples takes the one before: a smaller o*, an earlier placement, so more is re-read and
- * nothing is skipped. When the samples do not reach back far enough the answer is null and the group is not
+ * nothing is skipped. A commit inside a batch of copies is exact all the same: the batch's sample carries its run
+ * (origin.ts's CopyRun), whose origin offsets follow its offsets; and a copy read in part here resumes at its first
+ * unread record. When the samples do not reach back far enough the answer is null and the group is not
  * translated (its consumers start by their auto.offset.reset). The map lives in memory: after a restart it fills
  * again as records are copied.
  */
+
+import type { CopyRun } from './origin.js';
 
 /** Samples kept per list. */
 export const MAX_SAMPLES = 512;
@@ -27,6 +31,8 @@ interface SeenSample {
   /** Offset on the remote: everything before it was read. */
   readonly offset: number;
   readonly maxOrigin: ReadonlyMap<string, number>;
+  /** The batch that ends at `offset`, when it is a run of copies from one cluster (origin.ts's CopyRun). */
+  readonly run: CopyRun | null;
 }
 
 interface Placement {
@@ -63,13 +69,13 @@ export class ActiveOffsetMap {
   }
 
   /** The replicator read remote `cluster`'s partition up to `offset`; its log held these highest origin offsets before it. */
-  recordSeen(topic: string, partition: number, cluster: string, offset: number, maxOrigin: ReadonlyMap<string, number>): void {
+  recordSeen(topic: string, partition: number, cluster: string, offset: number, maxOrigin: ReadonlyMap<string, number>, run: CopyRun | null = null): void {
     const m = this.of(topic, partition);
     let list = m.seen.get(cluster);
     if (!list) m.seen.set(cluster, (list = []));
     const last = list[list.length - 1];
     if (last && last.offset >= offset) return;
-    pushBounded(list, { offset, maxOrigin: new Map(maxOrigin) });
+    pushBounded(list, { offset, maxOrigin: new Map(maxOrigin), run });
   }
 
   /** A batch copied from `cluster` (origin offsets first..last) was appended here at `localOffset`. */
@@ -94,13 +100,14 @@ export class ActiveOffsetMap {
     if (!m) return null;
     const seenList = m.seen.get(cluster) ?? [];
     // The newest sample at or before the committed offset.
-    let seen: SeenSample | undefined;
+    let at = -1;
     for (let i = seenList.length - 1; i >= 0; i--) {
       if (seenList[i]!.offset <= offset) {
-        seen = seenList[i];
+        at = i;
         break;
       }
     }
+    const seen = at >= 0 ? withinRun(seenList[at]!, seenList[at + 1], offset) : undefined;
     if (!seen && offset > 0) return null;
     let resume = this.firstPlacedFrom(m, cluster, offset, logEnd);
     if (resume === null) return null;
@@ -126,8 +133,9 @@ export class ActiveOffsetMap {
   }
 
   /**
-   * From `at`, steps over copies the group read whole (every origin offset below what it read of that origin): the
-   * first record it has not read is where it resumes, not the first offset the bounds alone allow.
+   * From `at`, steps over copies the group read whole (every origin offset below what it read of that origin), and
+   * into one it read in part: the first record it has not read is where it resumes, not the first offset the
+   * bounds alone allow.
    */
   private skipRead(m: PartitionMap, at: number, readBelow: (origin: string) => number): number {
     const byLocal = new Map<number, { origin: string; p: Placement }>();
@@ -135,7 +143,14 @@ export class ActiveOffsetMap {
     let pos = at;
     for (let step = 0; step < byLocal.size; step++) {
       const here = byLocal.get(pos);
-      if (!here || here.p.lastOrigin >= readBelow(here.origin)) break;
+      if (!here) break;
+      const below = readBelow(here.origin);
+      if (here.p.lastOrigin >= below) {
+        // Read in part: a copy whose origin offsets are consecutive resumes at its first unread record.
+        const consecutive = here.p.lastOrigin - here.p.firstOrigin + 1 === here.p.count;
+        if (consecutive && below > here.p.firstOrigin) pos += below - here.p.firstOrigin;
+        break;
+      }
       pos += here.p.count;
     }
     return pos;
@@ -149,4 +164,18 @@ export class ActiveOffsetMap {
     for (const p of list) if (p.lastOrigin >= from) return p.localOffset;
     return logEnd;
   }
+}
+
+/**
+ * What the remote held before `offset` when it lies inside the batch of copies that `next` ends: the sample
+ * before it, plus the copies of that run before `offset` (their origin offsets follow the run's). Without this a
+ * commit in the middle of a batch of copies would count none of them as read, and that batch would be re-read.
+ */
+function withinRun(before: SeenSample, next: SeenSample | undefined, offset: number): SeenSample {
+  const run = next?.run;
+  if (!run || offset <= run.base || offset >= next.offset || run.base < before.offset) return before;
+  const maxOrigin = new Map(before.maxOrigin);
+  const readTo = run.firstOrigin + (offset - run.base) - 1;
+  if (readTo > (maxOrigin.get(run.origin) ?? -1)) maxOrigin.set(run.origin, readTo);
+  return { offset, maxOrigin, run: null };
 }

@@ -76,6 +76,18 @@ export interface TaggedBatch {
   readonly lastOriginOffset: number;
   /** Of the records skipped as copies, the highest origin offset per origin cluster (offset-map.ts). */
   readonly copiedOrigins: ReadonlyMap<string, number>;
+  /**
+   * When every record read (from `fromOffset`) is a copy from one cluster, at consecutive offsets here and there
+   * (as a replicator appends them): where the run starts, so the origin offset of any record in it is known.
+   */
+  readonly copyRun: CopyRun | null;
+}
+
+/** Records at consecutive offsets copied from `origin`: the one at `base + i` has origin offset `firstOrigin + i`. */
+export interface CopyRun {
+  readonly base: number;
+  readonly origin: string;
+  readonly firstOrigin: number;
 }
 
 /**
@@ -89,13 +101,20 @@ export async function tagLocalRecords(batch: RecordBatch, originCluster: string,
   let last = -1;
   const copiedOrigins = new Map<string, number>();
   const cluster = Buffer.from(originCluster, 'utf8');
+  let run: CopyRun | null = null;
+  let runIntact = true;
+  let expected = -1;
   for (const r of await batch.readRecords()) {
     if (r.offset < fromOffset) continue;
     const o = originOf(r.headers);
     if (o !== null) {
       if (o.offset > (copiedOrigins.get(o.cluster) ?? -1)) copiedOrigins.set(o.cluster, o.offset);
+      if (run === null && expected < 0) run = { base: r.offset, origin: o.cluster, firstOrigin: o.offset };
+      else if (run === null || o.cluster !== run.origin || r.offset !== expected || o.offset - run.firstOrigin !== r.offset - run.base) runIntact = false;
+      expected = r.offset + 1;
       continue;
     }
+    runIntact = false;
     const offset = Buffer.alloc(8);
     offset.writeBigInt64BE(BigInt(r.offset));
     inputs.push({
@@ -108,7 +127,7 @@ export async function tagLocalRecords(batch: RecordBatch, originCluster: string,
     last = r.offset;
   }
   const built = inputs.length === 0 ? null : await buildRecordBatch(inputs, { compression: batch.compressionType as CompressionTypeId });
-  return { batch: built, records: inputs.length, firstOriginOffset: first, lastOriginOffset: last, copiedOrigins };
+  return { batch: built, records: inputs.length, firstOriginOffset: first, lastOriginOffset: last, copiedOrigins, copyRun: runIntact ? run : null };
 }
 
 /** The highest origin offset of records from `originCluster` in a run of stored batches, or -1. */

@@ -171,11 +171,11 @@ describe.sequential('active-active topics between three Ledgerline clusters', ()
         const all = await valuesFrom(b, p, 0);
         const skipped = all.filter((v) => !readOnA.has(v) && !readOnB.includes(v));
         expect(skipped, `partition ${p}: records neither read on A nor after the translated offset on B`).toEqual([]);
-        // One offset cannot leave out the read records that come after the first unread one in B's order (B
-        // interleaves its own writes and the copies differently from A): the translation is tight when B's log
-        // from it starts at, or within a batch or two of, the first record the group had not read.
+        // B interleaves its own writes and the copies differently from A, yet the translated offset is the first
+        // record the group had not read: the offset map steps over copies read whole and into one read in part
+        // (offset-map.ts). Less than a batch (10 records) is allowed for a sample the map no longer holds.
         const firstUnread = readOnB.findIndex((v) => !readOnA.has(v));
-        expect(firstUnread, `partition ${p}: records read again before the first unread one`).toBeLessThanOrEqual(20);
+        expect(firstUnread, `partition ${p}: records read again before the first unread one`).toBeLessThan(10);
       }
     } finally {
       await Promise.allSettled([adminA.disconnect(), adminB.disconnect(), a.close(), b.close()]);

@@ -34,6 +34,29 @@ describe('ActiveOffsetMap.translate', () => {
     expect(m.translate('t', 0, 'A', 2, 7)).toBeNull();
   });
 
+  it('counts the copies a group read of a batch it stopped in the middle of, so none of them is read again', () => {
+    // Remote A's log:  [b0] (0)  A0 (1)  [c0..c9] (2..11, one batch copied from C)  A1 (12)
+    // Here, B's log:    b0 (0)  [c0..c9] (1..10: C's batch reached B first)  [A0] (11)  [A1] (12)
+    const samples = (m: ActiveOffsetMap, run: boolean): ActiveOffsetMap => {
+      m.recordSeen('t', 0, 'A', 1, new Map([['B', 0]]));
+      m.recordSeen('t', 0, 'A', 2, new Map([['B', 0]]));
+      m.recordSeen('t', 0, 'A', 12, new Map([['B', 0], ['C', 9]]), run ? { base: 2, origin: 'C', firstOrigin: 0 } : null);
+      m.recordSeen('t', 0, 'A', 13, new Map([['B', 0], ['C', 9]]));
+      m.recordPlacement('t', 0, 'C', 0, 9, 1, 10);
+      m.recordPlacement('t', 0, 'A', 1, 1, 11, 1);
+      m.recordPlacement('t', 0, 'A', 12, 12, 12, 1);
+      return m;
+    };
+    const m = samples(new ActiveOffsetMap('B'), true);
+    // Committed at 7 on A: b0, A0 and c0..c4 read. Here c5 (offset 6) is the first unread record.
+    expect(m.translate('t', 0, 'A', 7, 13)).toBe(6);
+    // Without the run, the sample before the batch says no copy of C was read: all of them again.
+    expect(samples(new ActiveOffsetMap('B'), false).translate('t', 0, 'A', 7, 13)).toBe(1);
+    // At the batch's edges the samples themselves answer: before it (A0 unread here) and after it (A1 unread).
+    expect(m.translate('t', 0, 'A', 2, 13)).toBe(1);
+    expect(m.translate('t', 0, 'A', 12, 13)).toBe(12);
+  });
+
   it('does not translate what its bounded samples no longer reach', () => {
     const m = new ActiveOffsetMap('B');
     for (let i = 0; i < MAX_SAMPLES + 10; i++) {

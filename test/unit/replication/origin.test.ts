@@ -61,5 +61,27 @@ describe('tagLocalRecords', () => {
     const tagged = await tagLocalRecords(copied, 'cluster-A');
     expect(tagged.batch).toBeNull();
     expect(tagged.copiedOrigins).toEqual(new Map([['cluster-C', 7]]));
+    expect(tagged.copyRun).toEqual({ base: 0, origin: 'cluster-C', firstOrigin: 7 });
+  });
+
+  it('describes a batch of copies from one cluster at consecutive offsets as a run, and nothing else', async () => {
+    const copy = async (base: number, origins: [string, number][]): Promise<RecordBatch> => {
+      const buf = await buildRecordBatch(
+        origins.map(([c, o]) => {
+          const at = Buffer.alloc(8);
+          at.writeBigInt64BE(BigInt(o));
+          return { value: `${c}-${o}`, headers: [{ key: ORIGIN_HEADER, value: Buffer.from(c) }, { key: ORIGIN_OFFSET_HEADER, value: at }] };
+        }),
+      );
+      RecordBatch.wrap(buf).setBaseOffset(base);
+      return RecordBatch.wrap(buf);
+    };
+    const run = await copy(20, [['C', 5], ['C', 6], ['C', 7]]);
+    expect((await tagLocalRecords(run, 'A')).copyRun).toEqual({ base: 20, origin: 'C', firstOrigin: 5 });
+    // Read from the middle of it: the run starts where the reading does.
+    expect((await tagLocalRecords(run, 'A', 21)).copyRun).toEqual({ base: 21, origin: 'C', firstOrigin: 6 });
+    expect((await tagLocalRecords(await copy(20, [['C', 5], ['C', 7]]), 'A')).copyRun).toBeNull();
+    expect((await tagLocalRecords(await copy(20, [['C', 5], ['B', 6]]), 'A')).copyRun).toBeNull();
+    expect((await tagLocalRecords(RecordBatch.wrap(await batch(3, ['own'])), 'A')).copyRun).toBeNull();
   });
 });
