@@ -10,7 +10,8 @@
  *     commit to a group with members anyway);
  *   - an offset past what the mirror holds is lowered to its high watermark, so a consumer that fails over
  *     never starts past data that has not arrived (it re-reads at most what had not been copied);
- *   - an offset equal to the one committed here is not written again.
+ *   - an offset equal to the one committed here is not written again;
+ *   - a translated offset (active-active) only moves a group forward (SyncTarget).
  */
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
@@ -34,6 +35,18 @@ export interface GroupSyncDeps {
   /** The mirror partition's high watermark here, null when unknown. */
   highWatermark(topic: string, partition: number): Promise<number | null>;
   readonly log: Logger;
+}
+
+/**
+ * Where a commit on the link's cluster lands here. A translated commit only ever moves a group forward, as
+ * MirrorMaker 2's checkpoint sync does (MirrorCheckpointTask: a downstream offset at or past the translated one is
+ * left alone): in a mesh the same group arrives from every link, and from a cluster that had itself translated it,
+ * a second time more conservatively; the furthest of these safe answers is the one kept.
+ */
+interface SyncTarget {
+  readonly topic: string;
+  readonly offset: bigint;
+  readonly forwardOnly: boolean;
 }
 
 /** Active-active topics of the link: their group offsets are translated (offset-map.ts), not copied. */
@@ -63,15 +76,15 @@ export class GroupSync {
     if (bySource.size === 0 && (active?.topics.size ?? 0) === 0) return { groups: 0, committed: 0 };
     // Where a commit on the link's cluster lands here: the mirrors of its topic at the same offset (lowered to what
     // they hold), or the active-active topic of the same name at the translated offset.
-    const targets = async (topic: string, partition: number, offset: bigint): Promise<{ topic: string; offset: bigint }[]> => {
-      const out: { topic: string; offset: bigint }[] = [];
+    const targets = async (topic: string, partition: number, offset: bigint): Promise<SyncTarget[]> => {
+      const out: SyncTarget[] = [];
       for (const m of bySource.get(topic) ?? []) {
         const hw = await this.deps.highWatermark(m.topic, partition);
-        if (hw !== null) out.push({ topic: m.topic, offset: offset > BigInt(hw) ? BigInt(hw) : offset });
+        if (hw !== null) out.push({ topic: m.topic, offset: offset > BigInt(hw) ? BigInt(hw) : offset, forwardOnly: false });
       }
       if (active?.topics.has(topic)) {
         const translated = await active.translate(topic, partition, Number(offset));
-        if (translated !== null) out.push({ topic, offset: BigInt(translated) });
+        if (translated !== null) out.push({ topic, offset: BigInt(translated), forwardOnly: true });
       }
       return out;
     };
@@ -94,7 +107,7 @@ export class GroupSync {
   private async syncGroup(
     groupId: string,
     offsets: readonly { topic: string; partition: number; offset: bigint; metadata: string | null }[],
-    targets: (topic: string, partition: number, offset: bigint) => Promise<{ topic: string; offset: bigint }[]>,
+    targets: (topic: string, partition: number, offset: bigint) => Promise<SyncTarget[]>,
   ): Promise<number> {
     const [described] = await this.deps.groups.describeGroups([groupId], DESCRIBE_VERSION);
     if (described && described.errorCode === ErrorCode.NONE && described.members.length > 0) return 0;
@@ -103,8 +116,9 @@ export class GroupSync {
     for (const t of local.topics) for (const p of t.partitions) current.set(`${t.name}\0${p.partitionIndex}`, p.committedOffset);
     const topics = new Map<string, OffsetCommitRequestTopic>();
     for (const o of offsets) {
-      for (const { topic, offset } of await targets(o.topic, o.partition, o.offset)) {
-        if (current.get(`${topic}\0${o.partition}`) === offset) continue;
+      for (const { topic, offset, forwardOnly } of await targets(o.topic, o.partition, o.offset)) {
+        const now = current.get(`${topic}\0${o.partition}`);
+        if (now === offset || (forwardOnly && now !== undefined && now >= offset)) continue;
         let t = topics.get(topic);
         if (!t) topics.set(topic, (t = { name: topic, topicId: ZERO_UUID, partitions: [] }));
         t.partitions.push({ partitionIndex: o.partition, committedOffset: offset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: o.metadata });

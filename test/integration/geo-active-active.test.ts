@@ -147,8 +147,25 @@ describe.sequential('active-active topics between three Ledgerline clusters', ()
     try {
       const ends = (await adminA.fetchTopicOffsets(TOPIC)).sort((x, y) => x.partition - y.partition).map((e) => Number(e.high));
       const half = ends.map((e) => Math.floor(e / 2));
+      // B translates from what it saw reading A's log (offset-map.ts): until it has read all of it, after the link
+      // came back, a translation is conservative (more is read again) and is refined at the next sync. The check
+      // below is of the exact answer, so B first reads A to its end.
+      await waitFor("B's link to have read all of A", async () => {
+        const { json } = await admin<{ partitions: { topic: string; partition: number; position: number }[] }>(adminUrl('b'), 'GET', '/v1/links/a');
+        const read = json.partitions.filter((x) => x.topic === TOPIC);
+        return read.length === PARTITIONS && read.every((x) => x.position >= ends[x.partition]!) ? true : undefined;
+      }, 30_000, 100);
       await adminA.setOffsets({ groupId: 'all-read', topic: TOPIC, partitions: ends.map((offset, partition) => ({ partition, offset: String(offset) })) });
       await adminA.setOffsets({ groupId: 'half-read', topic: TOPIC, partitions: half.map((offset, partition) => ({ partition, offset: String(offset) })) });
+      // The groups reach B from A and, translated twice, through C: B keeps the furthest translation (group-sync.ts).
+      // Wait for two of B's syncs from A after the commits: the second began after they were made.
+      const committedAt = Date.now();
+      const syncedAfter = async (afterMs: number): Promise<number | undefined> => {
+        const at = (await admin<{ lastGroupSync: { atMs: number } | null }>(adminUrl('b'), 'GET', '/v1/links/a')).json.lastGroupSync?.atMs;
+        return at !== undefined && at > afterMs ? at : undefined;
+      };
+      const first = await waitFor("B's first group sync from A after the commits", () => syncedAfter(committedAt), 30_000, 100);
+      await waitFor("B's next group sync from A", () => syncedAfter(first), 30_000, 100);
       const translated = async (groupId: string): Promise<number[] | undefined> => {
         const got = (await adminB.fetchOffsets({ groupId, topics: [TOPIC] }))[0]!.partitions.sort((x, y) => x.partition - y.partition).map((p) => Number(p.offset));
         return got.length === PARTITIONS && got.every((o) => o >= 0) ? got : undefined;
