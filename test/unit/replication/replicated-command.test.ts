@@ -1,48 +1,26 @@
 /**
- * `ledgerline replicated` (src/replication/replicated-command.ts) against a small node:http server that records
- * each request and answers canned JSON in the shapes of admin-routes.ts: the paths and bodies sent and the exit
- * statuses.
+ * `ledgerline replicated` (src/replication/replicated-command.ts) against a stand-in admin endpoint
+ * (test/support/recording-admin.ts) that records each request and answers canned JSON in the shapes of
+ * admin-routes.ts: the paths and bodies sent and the exit statuses.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { replicatedCommand } from '../../../src/replication/replicated-command.js';
+import { closedAdminUrl, startRecordingAdmin, type AdminAnswer, type RecordingAdmin, type SeenRequest } from '../../support/recording-admin.js';
 
-interface Seen {
-  readonly method: string;
-  readonly path: string;
-  readonly body: unknown;
-}
-
-type Answer = { status: number; json?: unknown };
-
-let server: Server;
+let server: RecordingAdmin;
 let url: string;
-let seen: Seen[];
-let handle: (req: Seen) => Answer;
-
-function reply(req: IncomingMessage, res: ServerResponse, text: string): void {
-  const r: Seen = { method: req.method!, path: req.url!, body: text === '' ? undefined : JSON.parse(text) };
-  seen.push(r);
-  const a = handle(r);
-  res.writeHead(a.status, a.json === undefined ? {} : { 'content-type': 'application/json' });
-  res.end(a.json === undefined ? '' : JSON.stringify(a.json));
-}
+let seen: SeenRequest[];
+let handle: (req: SeenRequest) => AdminAnswer;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => reply(req, res, Buffer.concat(chunks).toString('utf8')));
+  server = await startRecordingAdmin((r) => {
+    seen.push(r);
+    return handle(r);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = server.url;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(async () => server?.close());
 
 beforeEach(() => {
   seen = [];
@@ -97,12 +75,9 @@ describe('ledgerline replicated', () => {
   });
 
   it('exits 1 when the endpoint cannot be reached', async () => {
-    const gone = createServer();
-    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
-    const port = (gone.address() as AddressInfo).port;
-    await new Promise((resolve) => gone.close(resolve));
+    const gone = await closedAdminUrl();
     const err: string[] = [];
-    expect(await replicatedCommand(['list', '--admin', `http://127.0.0.1:${port}`], () => undefined, (l) => err.push(l))).toBe(1);
+    expect(await replicatedCommand(['list', '--admin', gone], () => undefined, (l) => err.push(l))).toBe(1);
     expect(err[0]).toMatch(/^ledgerline replicated: cannot reach the admin endpoint http:\/\/127\.0\.0\.1:\d+: /);
   });
 
