@@ -36,56 +36,19 @@
  * endpoint is retried until the wait's deadline; a migration being followed retries it at the next interval.
  */
 import { readFile } from 'node:fs/promises';
-import { DEFAULT_ADMIN_URL } from '../tenants/tenants-command.js';
+import { AdminClient, adminBase, needName, noMoreArguments, onlyOptions, parse, pretty, RequestError, run, unknownSubcommand, UsageError, type OptionSpec, type Parsed, type Writer } from '../observability/admin-command.js';
 import { SASL_MECHANISMS, SECURITY_PROTOCOLS, isReadOnly, type MirrorState } from './model.js';
 import { LINKS_USAGE, MIGRATE_USAGE, MIRRORS_USAGE } from './usage.js';
 
 const LINKS_PATH = '/v1/links';
 const MIRRORS_PATH = '/v1/mirrors';
 
-/** How long one request to the admin endpoint may take. */
-const REQUEST_TIMEOUT_MS = 30_000;
 /** How often a wait asks for the mirrors' states. */
 const POLL_MS = 500;
 const DEFAULT_WAIT_MS = 120_000;
 const DEFAULT_INTERVAL_MS = 5_000;
 
-export type Writer = (line: string) => void;
-
-export class UsageError extends Error {}
-
-/** A request the broker answered with an error, or could not be made (`unreachable`: worth retrying). */
-class RequestError extends Error {
-  constructor(
-    message: string,
-    readonly unreachable = false,
-    /** The request was given up at its timeout (a kind of unreachable). */
-    readonly timedOut = false,
-  ) {
-    super(message);
-  }
-}
-
 // ---- options ------------------------------------------------------------------------------------------
-
-/** The options a command knows. */
-export interface OptionSpec {
-  /** Options with a value, given at most once. */
-  readonly values: readonly string[];
-  /** Options with a value, given any number of times. */
-  readonly lists?: readonly string[];
-  /** Options without a value. */
-  readonly flags?: readonly string[];
-}
-
-export interface Parsed {
-  readonly positional: string[];
-  readonly values: Map<string, string>;
-  readonly lists: Map<string, string[]>;
-  readonly flags: Set<string>;
-  /** The options given, in order, each once. */
-  readonly given: string[];
-}
 
 const SECURITY_OPTIONS = ['security-protocol', 'sasl-mechanism', 'username', 'password', 'password-file', 'ca-file'];
 
@@ -99,51 +62,6 @@ const MIGRATE_OPTIONS: OptionSpec = {
   values: ['admin', 'link', 'bootstrap', 'topics', 'groups', ...SECURITY_OPTIONS, 'interval-ms', 'timeout-ms'],
   flags: ['until-caught-up', 'cutover'],
 };
-
-/** Options may come anywhere, as `--name value` or `--name=value`; a value that is the next option is none. */
-export function parse(args: string[], spec: OptionSpec): Parsed {
-  const p: Parsed = { positional: [], values: new Map(), lists: new Map(), flags: new Set(), given: [] };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.startsWith('--')) {
-      p.positional.push(a);
-      continue;
-    }
-    const eq = a.indexOf('=');
-    const name = a.slice(2, eq < 0 ? undefined : eq);
-    if (!p.given.includes(name)) p.given.push(name);
-    if (spec.flags?.includes(name)) {
-      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
-      p.flags.add(name);
-      continue;
-    }
-    const isList = spec.lists?.includes(name) ?? false;
-    if (!isList && !spec.values.includes(name)) throw new UsageError(`unknown option --${name}`);
-    const value = eq >= 0 ? a.slice(eq + 1) : args[i + 1]?.startsWith('--') ? undefined : args[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    if (isList) p.lists.set(name, [...(p.lists.get(name) ?? []), value]);
-    else if (p.values.has(name)) throw new UsageError(`--${name} is given twice`);
-    else p.values.set(name, value);
-  }
-  return p;
-}
-
-/** Refuses the options (besides --admin) that `where` does not take. */
-export function onlyOptions(p: Parsed, allowed: readonly string[], where: string): void {
-  const extra = p.given.find((o) => o !== 'admin' && !allowed.includes(o));
-  if (extra !== undefined) throw new UsageError(`--${extra} is not an option of ${where}`);
-}
-
-export function noMoreArguments(positional: string[]): void {
-  if (positional.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positional[0])}`);
-}
-
-export function needName(positional: string[], sub: string, what: string): string {
-  const [name, ...extra] = positional;
-  if (name === undefined) throw new UsageError(`${sub} needs ${what}`);
-  noMoreArguments(extra);
-  return name;
-}
 
 function required(p: Parsed, name: string, where: string): string {
   const v = p.values.get(name);
@@ -183,65 +101,6 @@ async function readText(file: string, option: string): Promise<string> {
 }
 
 // ---- the admin endpoint -----------------------------------------------------------------------------------
-
-export function adminBase(p: Parsed): string {
-  const value = p.values.get('admin') ?? DEFAULT_ADMIN_URL;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--admin must be a URL such as ${DEFAULT_ADMIN_URL}, got ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--admin must be an http:// URL, got ${JSON.stringify(value)}`);
-  return url.href.replace(/\/+$/, '');
-}
-
-interface RequestOptions {
-  /** At most REQUEST_TIMEOUT_MS. */
-  readonly timeoutMs?: number;
-  /** Ends the request early (Ctrl-C). */
-  readonly signal?: AbortSignal;
-}
-
-/** The admin endpoint: each request answers the parsed JSON (undefined for none), or throws RequestError. */
-export class AdminClient {
-  constructor(readonly base: string) {}
-
-  async request(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<unknown> {
-    const timeoutMs = Math.max(1, Math.min(REQUEST_TIMEOUT_MS, opts.timeoutMs ?? REQUEST_TIMEOUT_MS));
-    const timeout = AbortSignal.timeout(timeoutMs);
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(`${this.base}${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
-      });
-      text = await res.text();
-    } catch (err) {
-      if (timeout.aborted) throw new RequestError(`the admin endpoint ${this.base} did not answer ${method} ${path} within ${timeoutMs} ms`, true, true);
-      const cause = (err as { cause?: { message?: string } }).cause?.message;
-      throw new RequestError(`cannot reach the admin endpoint ${this.base}: ${cause ?? (err as Error).message}`, true);
-    }
-    return answer(method, path, res.status, text);
-  }
-}
-
-function answer(method: string, path: string, status: number, text: string): unknown {
-  let json: unknown;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  if (status < 200 || status > 299) {
-    const message = (json as { error?: unknown } | undefined)?.error;
-    throw new RequestError(typeof message === 'string' ? message : `${method} ${path}: HTTP ${status}${text ? `: ${text.trim()}` : ''}`);
-  }
-  return json;
-}
 
 function linkPath(name: string): string {
   return `${LINKS_PATH}/${encodeURIComponent(name)}`;
@@ -356,28 +215,6 @@ async function waitForMirror(admin: AdminClient, first: MirrorView, target: 'pro
 }
 
 // ---- the commands ----------------------------------------------------------------------------------------
-
-/** Runs a command's body; usage errors exit 2 with the usage, the others 1. */
-export async function run(command: string, usage: string, err: Writer, body: () => Promise<number>): Promise<number> {
-  try {
-    return await body();
-  } catch (e) {
-    if (e instanceof UsageError) {
-      err(`ledgerline ${command}: ${e.message}\n${usage}`);
-      return 2;
-    }
-    err(`ledgerline ${command}: ${(e as Error).message}`);
-    return 1;
-  }
-}
-
-export function pretty(out: Writer): (json: unknown) => void {
-  return (json) => out(JSON.stringify(json, null, 2));
-}
-
-export function unknownSubcommand(sub: string | undefined): UsageError {
-  return new UsageError(sub === undefined ? 'a subcommand is needed' : `unknown subcommand ${JSON.stringify(sub)}`);
-}
 
 /** Runs `ledgerline links ...`; returns the exit status. */
 export async function linksCommand(args: string[], out: Writer = console.log, err: Writer = console.error): Promise<number> {

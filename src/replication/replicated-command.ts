@@ -13,7 +13,7 @@
  * Exit status: 0 done, 1 refused or not found (the broker's message on stderr) or the endpoint unreachable, 2 a
  * usage error.
  */
-import { AdminClient, adminBase, needName, noMoreArguments, onlyOptions, parse, pretty, run, unknownSubcommand, UsageError, type OptionSpec, type Writer } from './command.js';
+import { AdminClient, adminBase, needName, noMoreArguments, onlyOptions, parse, pretty, run, unknownSubcommand, UsageError, type OptionSpec, type Writer } from '../observability/admin-command.js';
 import { REPLICATED_USAGE } from './usage.js';
 
 const REPLICATED_PATH = '/v1/replicated-topics';
