@@ -19,6 +19,8 @@ import { BookKeeperLedgerStore } from './bookkeeper/store.js';
 import { LedgerInvalidArgumentError } from './errors.js';
 import type { LedgerFs } from './fs.js';
 import { LocalLedgerStore, type GroupCommitObserver, type LocalLedgerStoreOptions } from './local-store.js';
+
+export type { GroupCommitObserver } from './local-store.js';
 import { MemoryLedgerFs } from './memory-fs.js';
 import type { LedgerStore } from './types.js';
 

@@ -10,7 +10,7 @@
  * percentiles since the last scrape).
  */
 import { Histogram, type Registry } from 'prom-client';
-import type { GroupCommitObserver } from '../ledger/local-store.js';
+import type { GroupCommitObserver } from '../ledger/open-store.js';
 
 /** How often the event loop is asked to run a sample. */
 export const EVENT_LOOP_SAMPLE_MS = 10;
@@ -49,8 +49,8 @@ export function registerEventLoopMetrics(registry: Registry, sampleMs = EVENT_LO
 }
 
 /**
- * The ledger store's group commits as histograms, when the store makes its own (`observe` is
- * LocalLedgerStore.observeGroupCommits; null for a store whose bookies do, where these series stay empty).
+ * The ledger store's group commits as histograms, when the store makes its own (`observe` from open-store.ts's
+ * ledgerStoreGroupCommits; null for a store whose bookies do, where these series stay empty).
  */
 export function registerGroupCommitMetrics(registry: Registry, observe: ((o: GroupCommitObserver) => void) | null): void {
   const registers = [registry];
