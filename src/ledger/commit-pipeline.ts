@@ -287,7 +287,7 @@ export class CommitPipeline {
       while (this.inflight.length > 0) {
         const covered = this.inflight.length;
         const segment = this.inflight[0]!.segment;
-        const started = process.hrtime.bigint();
+        const started = performance.now();
         try {
           this.core.stats.fsyncs++;
           await segment.file!.datasync();
@@ -310,7 +310,7 @@ export class CommitPipeline {
           bytes += w.total;
           this.complete(w);
         }
-        observer?.committed(entries, bytes, covered, Number(process.hrtime.bigint() - started) / 1e9);
+        observer?.committed(entries, bytes, (performance.now() - started) / 1000);
         this.notifySyncProgress();
       }
     } finally {

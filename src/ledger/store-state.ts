@@ -45,8 +45,8 @@ export interface LocalLedgerStoreStats {
  * and must not throw.
  */
 export interface GroupCommitObserver {
-  /** One fdatasync that made `writes` writev groups durable: `entries` appended entries, `bytes` record bytes. */
-  committed(entries: number, bytes: number, writes: number, fsyncSeconds: number): void;
+  /** One fdatasync made `entries` appended entries durable, `bytes` record bytes in all. */
+  committed(entries: number, bytes: number, fsyncSeconds: number): void;
 }
 
 /**

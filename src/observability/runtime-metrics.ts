@@ -73,7 +73,7 @@ export function registerGroupCommitMetrics(registry: Registry, observe: ((o: Gro
     registers,
   });
   observe?.({
-    committed(n, b, _writes, seconds) {
+    committed(n, b, seconds) {
       entries.observe(n);
       bytes.observe(b);
       fsync.observe(seconds);
