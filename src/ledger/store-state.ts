@@ -101,7 +101,6 @@ export interface Ledger {
    */
   cache: (Buffer | undefined)[];
   cacheHead: number;
-  cacheBytes: number;
   /** Record bytes (headers included) of this ledger's indexed entries, per segment: its share of each. */
   readonly bytesIn: Map<number, number>;
 }
@@ -192,7 +191,6 @@ export function newLedger(id: LedgerId, createdAtMs: number): Ledger {
     sealPromise: null,
     cache: [],
     cacheHead: 0,
-    cacheBytes: 0,
     bytesIn: new Map(),
   };
 }

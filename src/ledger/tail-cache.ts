@@ -3,10 +3,21 @@
  * by count, evicted oldest first (one FIFO across ledgers). Each ledger's cached entries are a suffix of the
  * ledger ending at its lastAddConfirmed, so a tailing reader is served without a disk read.
  *
- * What is counted is what is retained. An entry that arrived as a slice of a larger buffer (a record batch cut
- * out of a 64 KiB socket chunk, or out of a produce request) would keep that whole buffer alive while being
- * counted as its own length, so the budget could pin many times its size. Such entries are copied into a
- * buffer of their own when they join the cache; an entry that owns its memory exactly is kept by reference.
+ * What is counted is what is retained: the byte budget is charged with the ArrayBuffers the cached entries
+ * keep alive, not with the entries' lengths. An entry usually arrives as a slice of a larger buffer (a record
+ * batch cut out of a produce request, or out of a 64 KiB socket chunk):
+ *
+ * ```
+ *   request frame (one ArrayBuffer, 256 KiB)   [hdr│ batch p0 │ batch p1 │ batch p2 │ batch p3 ]
+ *   cached entries                                   └─ e0 ─┘   └─ e1 ─┘   └─ e2 ─┘   └─ e3 ─┘
+ *   charged                                    256 KiB when e0 joins, nothing for e1..e3,
+ *                                              given back when the last of e0..e3 leaves
+ * ```
+ *
+ * An entry that is at least an eighth of its buffer is kept by reference (no copy, no allocation: at full
+ * produce rate the copies were a third of the broker's buffer allocations, and V8 answers external
+ * allocations with full collections). A smaller one (a 100-byte batch in a 64 KiB chunk) is copied into memory
+ * of its own, so that no entry pins more than eight times its size and the budget keeps its meaning.
  */
 
 /** The per-ledger part of the cache, embedded in the store's ledger record. */
@@ -15,13 +26,16 @@ export interface CachedLedger {
   /** Cached entries in cache[cacheHead..]: a suffix of the ledger. */
   cache: (Buffer | undefined)[];
   cacheHead: number;
-  cacheBytes: number;
 }
 
 export interface TailCacheStats {
   cachedEntries: number;
+  /** Bytes of the ArrayBuffers the cached entries retain. */
   cachedBytes: number;
 }
+
+/** An entry smaller than 1/SHARE_LIMIT of its ArrayBuffer is copied rather than pin that buffer. */
+const SHARE_LIMIT = 8;
 
 /** An entry whose bytes are the whole of their ArrayBuffer, so that retaining it retains exactly its length. */
 export function ownedCopy(data: Buffer): Buffer {
@@ -33,10 +47,12 @@ export function ownedCopy(data: Buffer): Buffer {
 }
 
 export class TailCache {
-  /** Global FIFO of cached entries (the ledger and size of each), for eviction in insertion order. */
+  /** Global FIFO of cached entries (the ledger and the entry), for eviction in insertion order. */
   private ledgers: (CachedLedger | undefined)[] = [];
-  private sizes: number[] = [];
+  private entries: (Buffer | undefined)[] = [];
   private head = 0;
+  /** Cached entries per retained ArrayBuffer: the buffer is charged once, while the count is above zero. */
+  private readonly retained = new Map<ArrayBufferLike, number>();
 
   constructor(
     private readonly maxBytes: number,
@@ -51,26 +67,55 @@ export class TailCache {
       ledger.cache = [];
       ledger.cacheHead = 0;
     }
-    const kept = ownedCopy(data);
+    const kept = this.retain(data);
     ledger.cache.push(kept);
-    ledger.cacheBytes += kept.length;
     this.ledgers.push(ledger);
-    this.sizes.push(kept.length);
+    this.entries.push(kept);
     this.stats.cachedEntries++;
-    this.stats.cachedBytes += kept.length;
     while (this.stats.cachedBytes > this.maxBytes || this.stats.cachedEntries > this.maxEntries) this.evictOne();
+  }
+
+  /** Bytes the cache retains, by the rule above: what `stats.cachedBytes` must equal. */
+  retainedBytes(): number {
+    let bytes = 0;
+    for (const buffer of this.retained.keys()) bytes += buffer.byteLength;
+    return bytes;
+  }
+
+  /** The entry as the cache keeps it (itself or a copy), its buffer charged unless already charged. */
+  private retain(data: Buffer): Buffer {
+    const shared = this.retained.get(data.buffer);
+    if (shared !== undefined) {
+      this.retained.set(data.buffer, shared + 1);
+      return data;
+    }
+    const kept = data.byteLength * SHARE_LIMIT >= data.buffer.byteLength ? data : ownedCopy(data);
+    this.retained.set(kept.buffer, 1);
+    this.stats.cachedBytes += kept.buffer.byteLength;
+    return kept;
+  }
+
+  private release(kept: Buffer): void {
+    const count = this.retained.get(kept.buffer)!;
+    if (count > 1) {
+      this.retained.set(kept.buffer, count - 1);
+      return;
+    }
+    this.retained.delete(kept.buffer);
+    this.stats.cachedBytes -= kept.buffer.byteLength;
   }
 
   private evictOne(): void {
     const h = this.head++;
     const ledger = this.ledgers[h];
-    const size = this.sizes[h]!;
+    const entry = this.entries[h]!;
     this.ledgers[h] = undefined;
+    this.entries[h] = undefined;
+    // A deleted ledger's entries were released by dropLedger.
     if (ledger && !ledger.deleted) {
       ledger.cache[ledger.cacheHead++] = undefined;
-      ledger.cacheBytes -= size;
       this.stats.cachedEntries--;
-      this.stats.cachedBytes -= size;
+      this.release(entry);
       if (ledger.cacheHead > 1024 && ledger.cacheHead * 2 > ledger.cache.length) {
         ledger.cache = ledger.cache.slice(ledger.cacheHead);
         ledger.cacheHead = 0;
@@ -78,16 +123,18 @@ export class TailCache {
     }
     if (this.head > 4096 && this.head * 2 > this.ledgers.length) {
       this.ledgers = this.ledgers.slice(this.head);
-      this.sizes = this.sizes.slice(this.head);
+      this.entries = this.entries.slice(this.head);
       this.head = 0;
     }
   }
 
+  /** Releases a ledger's cached entries; called once its `deleted` is set (its FIFO slots are then skipped). */
   dropLedger(ledger: CachedLedger): void {
-    this.stats.cachedEntries -= ledger.cache.length - ledger.cacheHead;
-    this.stats.cachedBytes -= ledger.cacheBytes;
+    for (let i = ledger.cacheHead; i < ledger.cache.length; i++) {
+      this.stats.cachedEntries--;
+      this.release(ledger.cache[i]!);
+    }
     ledger.cache = [];
     ledger.cacheHead = 0;
-    ledger.cacheBytes = 0;
   }
 }

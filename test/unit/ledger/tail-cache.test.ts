@@ -1,6 +1,7 @@
 /**
- * The tail cache counts what it retains: entries that arrive as slices of large buffers (a record batch cut
- * out of a 64 KiB socket chunk) are copied out, so the byte budget bounds the memory the cache pins.
+ * The tail cache counts what it retains: an entry that is a small slice of a large buffer (a record batch cut
+ * out of a 64 KiB socket chunk) is copied out, a large one (a batch of a produce request) is kept by reference
+ * and its whole buffer charged once, so the byte budget bounds the memory the cache pins.
  */
 import { describe, expect, it } from 'vitest';
 import { openMemoryLedgerStore } from '../../../src/ledger/local-store.js';
@@ -59,8 +60,8 @@ describe('tail cache budget', () => {
   it('evicts oldest first across ledgers and keeps each ledger a suffix', () => {
     const stats = { cachedEntries: 0, cachedBytes: 0 };
     const cache = new TailCache(300, 100, stats);
-    const a: CachedLedger = { deleted: false, cache: [], cacheHead: 0, cacheBytes: 0 };
-    const b: CachedLedger = { deleted: false, cache: [], cacheHead: 0, cacheBytes: 0 };
+    const a: CachedLedger = { deleted: false, cache: [], cacheHead: 0 };
+    const b: CachedLedger = { deleted: false, cache: [], cacheHead: 0 };
     for (let i = 0; i < 4; i++) {
       cache.add(a, sliceOfChunk(50, i));
       cache.add(b, sliceOfChunk(50, i));
@@ -70,5 +71,47 @@ describe('tail cache budget', () => {
     expect(a.cache[a.cacheHead]![0]).toBe(1);
     cache.dropLedger(a);
     expect(stats).toEqual({ cachedEntries: 3, cachedBytes: 150 });
+  });
+
+  it('keeps the batches of one request by reference and charges their buffer once, until the last leaves', () => {
+    const stats = { cachedEntries: 0, cachedBytes: 0 };
+    const cache = new TailCache(1024 * 1024, 100, stats);
+    const frame = Buffer.alloc(256 * 1024);
+    const batches = [0, 1, 2, 3].map((p) => frame.subarray(64 + p * 60_000, 64 + (p + 1) * 60_000));
+    const ledgers: CachedLedger[] = batches.map(() => ({ deleted: false, cache: [], cacheHead: 0 }));
+    batches.forEach((b, p) => cache.add(ledgers[p]!, b));
+    expect(stats).toEqual({ cachedEntries: 4, cachedBytes: 256 * 1024 });
+    expect(cache.retainedBytes()).toBe(stats.cachedBytes);
+    for (let p = 0; p < 4; p++) expect(ledgers[p]!.cache[0]).toBe(batches[p]);
+    // A ledger dropped: its entry goes, the frame stays charged while the others keep it.
+    (ledgers[1] as { deleted: boolean }).deleted = true;
+    cache.dropLedger(ledgers[1]!);
+    expect(stats).toEqual({ cachedEntries: 3, cachedBytes: 256 * 1024 });
+    // Owned entries push the rest out, oldest first; the frame's charge goes with its last entry.
+    const owned = (n: number): Buffer => Buffer.from(new Uint8Array(n).buffer);
+    cache.add(ledgers[0]!, owned(800 * 1024));
+    expect(stats).toEqual({ cachedEntries: 1, cachedBytes: 800 * 1024 });
+    expect(cache.retainedBytes()).toBe(stats.cachedBytes);
+    expect(ledgers[2]!.cache.length - ledgers[2]!.cacheHead).toBe(0);
+  });
+
+  it('copies an entry under an eighth of its buffer, and never charges less than what is retained', () => {
+    const stats = { cachedEntries: 0, cachedBytes: 0 };
+    const cache = new TailCache(10 * 1024 * 1024, 1_000_000, stats);
+    const ledger: CachedLedger = { deleted: false, cache: [], cacheHead: 0 };
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    const small = chunk.subarray(100, 100 + 8 * 1024 - 1);
+    const large = chunk.subarray(0, 8 * 1024);
+    cache.add(ledger, small);
+    expect(ledger.cache[0]).not.toBe(small);
+    expect(ledger.cache[0]!.buffer.byteLength).toBe(small.length);
+    cache.add(ledger, large);
+    expect(ledger.cache[1]).toBe(large);
+    // A third slice of the chunk already charged is kept by reference, whatever its size.
+    const tiny = chunk.subarray(20_000, 20_010);
+    cache.add(ledger, tiny);
+    expect(ledger.cache[2]).toBe(tiny);
+    expect(stats).toEqual({ cachedEntries: 3, cachedBytes: small.length + 64 * 1024 });
+    expect(cache.retainedBytes()).toBe(stats.cachedBytes);
   });
 });
