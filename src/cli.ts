@@ -21,6 +21,7 @@ import { createLogger } from './observability/logger.js';
 import { routeProcessWarnings } from './observability/process-warnings.js';
 import { LINKS_USAGE, MIGRATE_USAGE, MIRRORS_USAGE, REPLICATED_USAGE } from './replication/usage.js';
 import { Broker } from './server/broker.js';
+import { tuneHeapForBroker } from './server/heap-tuning.js';
 import { TENANTS_USAGE } from './tenants/tenants-usage.js';
 
 /** package.json of the installation, found upwards from this file (src/ when run from source, dist/src/ when built). */
@@ -75,6 +76,8 @@ async function start(args: string[]): Promise<number> {
   }
   const log = createLogger();
   routeProcessWarnings(log);
+  const v8Flags = tuneHeapForBroker();
+  if (v8Flags.length > 0) log.debug({ v8Flags }, 'V8 flags set for a broker (src/server/heap-tuning.ts)');
   const broker = new Broker(config, log);
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): void => {
