@@ -14,7 +14,7 @@
  * (transaction markers) are copied like the others, and the log's producer state applies them as it applies its
  * own: the last stable offset and the aborted-transaction index follow the source's.
  */
-import { MAGIC_V2, RecordBatch } from '../../protocol/records/batch.js';
+import { MAGIC_V2 } from '../../protocol/records/batch.js';
 import { splitRecordBatches } from '../../protocol/records/split.js';
 import type { PartitionLog } from '../log/index.js';
 
@@ -58,13 +58,13 @@ export function copyBatches(log: PartitionLog, records: Buffer, from = log.logEn
     if (base < next) throw new MirrorDivergedError(`the source's batch ${base}..${last} overlaps this log, which ends at ${next}`);
     b.validate();
     if (b.hasProducerId && b.producerId > maxProducerId) maxProducerId = b.producerId;
-    // The batch's bytes become the log's: copy them out of the fetch answer, which is otherwise kept whole.
-    const own = Buffer.from(b.buffer);
-    appends.push(log.append(own, { baseOffset: base, mirrored: true }));
+    // The batch is appended as the slice of the fetch answer it is: the log writes it by reference, and the
+    // store's tail cache keeps it so or copies it out, by what it would pin of the answer (src/ledger/tail-cache.ts).
+    appends.push(log.append(b.buffer, { baseOffset: base, mirrored: true }));
     next = last + 1;
     count++;
-    recordCount += b.isControl ? 0 : RecordBatch.unchecked(own).recordCount;
-    bytes += own.length;
+    recordCount += b.isControl ? 0 : b.recordCount;
+    bytes += b.buffer.length;
   }
   const durable = Promise.all(appends).then(() => undefined);
   // Awaited by the next round; until then a failure must not count as unhandled.
