@@ -26,12 +26,12 @@ export const EXTERNAL_MEMORY_FLAG = '--external-memory-accounted-in-global-limit
 
 /** Applies the broker's GC settings unless the process was started with its own; returns the flags set. */
 export function tuneHeapForBroker(execArgv: readonly string[] = process.execArgv): string[] {
-  const chosen = (flag: string): boolean =>
-    execArgv.some((a) => {
-      const name = a.split('=')[0]!.replaceAll('_', '-');
-      return name === flag || name === flag.replace(/^--/, '--no-');
-    });
-  if (chosen(EXTERNAL_MEMORY_FLAG)) return [];
+  const negated = EXTERNAL_MEMORY_FLAG.replace(/^--/, '--no-');
+  const chosen = execArgv.some((a) => {
+    const name = a.split('=')[0]!.replaceAll('_', '-');
+    return name === EXTERNAL_MEMORY_FLAG || name === negated;
+  });
+  if (chosen) return [];
   setFlagsFromString(EXTERNAL_MEMORY_FLAG);
   return [EXTERNAL_MEMORY_FLAG];
 }
