@@ -189,14 +189,16 @@ describe.skipIf(!available)('BookKeeper collects and re-replicates bookkeeper le
       const written = doomedMeta.filter((m) => m.state === 'CLOSED' && m.lastEntryId >= 0).map((m) => m.ledgerId);
       expect(written.length).toBeGreaterThan(1); // 1 MiB segments: several ledgers
       // The entries are on the bookies: every bookie's entry logs hold most of the 6 MB, and every ledger written but
-      // the newest two has index files on at least its ack quorum (2) of bookies, once SortedLedgerStorage flushed its
-      // memtable (the newest may still sit in one). Not on all three: a bookie that a slow add timed out on (a loaded
-      // machine) leaves the ensemble of the ledgers written then, as BookKeeper's client changes ensembles.
+      // the newest two has index files on a bookie. Not on its ack quorum (2) or on all three: an acknowledged entry
+      // is in the bookie's journal and SortedLedgerStorage's memtable, and its ledger's index file appears only when
+      // the memtable is flushed. On a loaded machine two bookies once showed no index file of the last ledgers for over
+      // 90 s while the third had them all, their entry logs 1-1.5 MB short of the third's (entries not yet flushed).
+      // What the collector frees is checked below on every bookie all the same.
       const bookieDirs = cluster.bookies.map((b) => b.dir);
       const heldBy = (d: string): number[] => written.filter((id) => indexedLedgers(d).has(id));
       await waitFor('the doomed ledgers on the bookies', 90_000, async () => {
         const held = bookieDirs.map(heldBy);
-        if (bookieDirs.every((d) => entryLogBytes(d) > 4_000_000) && written.slice(0, -2).every((id) => held.filter((h) => h.includes(id)).length >= 2)) return true;
+        if (bookieDirs.every((d) => entryLogBytes(d) > 4_000_000) && written.slice(0, -2).every((id) => held.some((h) => h.includes(id)))) return true;
         throw new Error(`entry logs ${bookieDirs.map(entryLogBytes).join('/')} bytes, ledgers ${written.join(',')}, indexed ${held.map((h) => h.join(',')).join(' / ')}`);
       });
       const logBytesBefore = bookieDirs.map(entryLogBytes);
