@@ -4,21 +4,10 @@
  * ledger ending at its lastAddConfirmed, so a tailing reader is served without a disk read.
  *
  * What is counted is what is retained: the byte budget is charged with the ArrayBuffers the cached entries
- * keep alive, not with the entries' lengths. An entry usually arrives as a slice of a larger buffer (a record
- * batch cut out of a produce request, or out of a 64 KiB socket chunk):
- *
- * ```
- *   request frame (one ArrayBuffer, 256 KiB)   [hdr│ batch p0 │ batch p1 │ batch p2 │ batch p3 ]
- *   cached entries                                   └─ e0 ─┘   └─ e1 ─┘   └─ e2 ─┘   └─ e3 ─┘
- *   charged                                    256 KiB when e0 joins, nothing for e1..e3,
- *                                              given back when the last of e0..e3 leaves
- * ```
- *
- * An entry that is at least an eighth of its buffer is kept by reference (no copy, no allocation: at full
- * produce rate the copies were a third of the broker's buffer allocations, and V8 answers external
- * allocations with full collections). A smaller one (a 100-byte batch in a 64 KiB chunk) is copied into memory
- * of its own, so that no entry pins more than eight times its size and the budget keeps its meaning.
+ * keep alive, not with the entries' lengths, and an entry much smaller than its buffer is copied
+ * (retained-buffers.ts).
  */
+import { RetainedBuffers } from './retained-buffers.js';
 
 /** The per-ledger part of the cache, embedded in the store's ledger record. */
 export interface CachedLedger {
@@ -34,25 +23,12 @@ export interface TailCacheStats {
   cachedBytes: number;
 }
 
-/** An entry smaller than 1/SHARE_LIMIT of its ArrayBuffer is copied rather than pin that buffer. */
-const SHARE_LIMIT = 8;
-
-/** An entry whose bytes are the whole of their ArrayBuffer, so that retaining it retains exactly its length. */
-export function ownedCopy(data: Buffer): Buffer {
-  if (data.byteOffset === 0 && data.buffer.byteLength === data.byteLength) return data;
-  // Not Buffer.from(data): small copies would come from Node's shared 8 KiB pool, pinning a slab again.
-  const own = new Uint8Array(data.byteLength);
-  own.set(data);
-  return Buffer.from(own.buffer, 0, own.byteLength);
-}
-
 export class TailCache {
   /** Global FIFO of cached entries (the ledger and the entry), for eviction in insertion order. */
   private ledgers: (CachedLedger | undefined)[] = [];
   private entries: (Buffer | undefined)[] = [];
   private head = 0;
-  /** Cached entries per retained ArrayBuffer: the buffer is charged once, while the count is above zero. */
-  private readonly retained = new Map<ArrayBufferLike, number>();
+  private readonly retained = new RetainedBuffers();
 
   constructor(
     private readonly maxBytes: number,
@@ -75,34 +51,22 @@ export class TailCache {
     while (this.stats.cachedBytes > this.maxBytes || this.stats.cachedEntries > this.maxEntries) this.evictOne();
   }
 
-  /** Bytes the cache retains, by the rule above: what `stats.cachedBytes` must equal. */
+  /** Bytes the cache retains, summed afresh from the buffers: what `stats.cachedBytes` must equal. */
   retainedBytes(): number {
-    let bytes = 0;
-    for (const buffer of this.retained.keys()) bytes += buffer.byteLength;
-    return bytes;
+    return this.retained.recount();
   }
 
-  /** The entry as the cache keeps it (itself or a copy), its buffer charged unless already charged. */
   private retain(data: Buffer): Buffer {
-    const shared = this.retained.get(data.buffer);
-    if (shared !== undefined) {
-      this.retained.set(data.buffer, shared + 1);
-      return data;
-    }
-    const kept = data.byteLength * SHARE_LIMIT >= data.buffer.byteLength ? data : ownedCopy(data);
-    this.retained.set(kept.buffer, 1);
-    this.stats.cachedBytes += kept.buffer.byteLength;
+    const before = this.retained.bytes;
+    const kept = this.retained.retain(data);
+    this.stats.cachedBytes += this.retained.bytes - before;
     return kept;
   }
 
   private release(kept: Buffer): void {
-    const count = this.retained.get(kept.buffer)!;
-    if (count > 1) {
-      this.retained.set(kept.buffer, count - 1);
-      return;
-    }
-    this.retained.delete(kept.buffer);
-    this.stats.cachedBytes -= kept.buffer.byteLength;
+    const before = this.retained.bytes;
+    this.retained.release(kept);
+    this.stats.cachedBytes += this.retained.bytes - before;
   }
 
   private evictOne(): void {

@@ -9,9 +9,13 @@
  * ```
  *
  * Only acknowledged entries go in (an entry at or below the writer's lastAddConfirmed never changes: recovery
- * only adds past it), so a hit is the bytes a bookie would return. Bounded in total bytes and per ledger,
- * each entry counted with ENTRY_OVERHEAD_BYTES; a deleted ledger's entries are dropped at once.
+ * only adds past it), so a hit is the bytes a bookie would return. The budget bounds the memory the cache
+ * pins: it is charged with the ArrayBuffers the entries retain (a small packet is a slice of Node's shared
+ * 8 KiB pool; an entry much smaller than its buffer is copied: retained-buffers.ts) and ENTRY_OVERHEAD_BYTES per
+ * entry. Each ledger is bounded too, by its entries' own bytes, so that one busy ledger cannot take the whole
+ * budget. A deleted ledger's entries are dropped at once.
  */
+import { RetainedBuffers } from '../retained-buffers.js';
 import type { LedgerId } from '../types.js';
 
 /** What an entry costs beyond its payload (its slot and Buffer object): empty entries are bounded too. */
@@ -21,15 +25,17 @@ interface Tail {
   /** The entry id of items[head]. */
   first: number;
   /** items[head..] are cached; the evicted front is cut off once it is half the array (no O(n) shift per entry). */
-  items: Buffer[];
+  items: (Buffer | undefined)[];
   head: number;
+  /** The cached entries' own bytes, ENTRY_OVERHEAD_BYTES each included: what the per-ledger bound limits. */
   bytes: number;
 }
 
 export class TailCache {
   /** Ledgers in the order they were last added to: the first is evicted first. */
   private readonly tails = new Map<LedgerId, Tail>();
-  private total = 0;
+  private readonly retained = new RetainedBuffers();
+  private entries = 0;
   private readonly perLedgerBytes: number;
 
   /** `budgetBytes` 0 turns the cache off. */
@@ -37,8 +43,14 @@ export class TailCache {
     this.perLedgerBytes = Math.min(perLedgerBytes, budgetBytes);
   }
 
+  /** What the budget is charged with: the retained buffers and each entry's overhead. */
   get bytes(): number {
-    return this.total;
+    return this.retained.bytes + this.entries * ENTRY_OVERHEAD_BYTES;
+  }
+
+  /** The same, the retained buffers summed afresh: what `bytes` must equal. */
+  recount(): number {
+    return this.retained.recount() + this.entries * ENTRY_OVERHEAD_BYTES;
   }
 
   add(ledgerId: LedgerId, entryId: number, payload: Buffer): void {
@@ -53,11 +65,11 @@ export class TailCache {
     // Most recently added to: last in the eviction order.
     this.tails.delete(ledgerId);
     this.tails.set(ledgerId, tail);
-    tail.items.push(payload);
+    tail.items.push(this.retained.retain(payload));
     tail.bytes += cost;
-    this.total += cost;
+    this.entries++;
     while (tail.bytes > this.perLedgerBytes) this.shift(ledgerId, tail);
-    while (this.total > this.budgetBytes) {
+    while (this.bytes > this.budgetBytes) {
       const [oldestId, oldest] = this.tails.entries().next().value as [LedgerId, Tail];
       this.shift(oldestId, oldest);
     }
@@ -73,17 +85,20 @@ export class TailCache {
   drop(ledgerId: LedgerId): void {
     const tail = this.tails.get(ledgerId);
     if (tail === undefined) return;
-    this.total -= tail.bytes;
+    for (let i = tail.head; i < tail.items.length; i++) this.retained.release(tail.items[i]!);
+    this.entries -= tail.items.length - tail.head;
     this.tails.delete(ledgerId);
   }
 
   private shift(ledgerId: LedgerId, tail: Tail): void {
     const gone = tail.items[tail.head];
     if (gone === undefined) return;
+    tail.items[tail.head] = undefined; // not pinned until the front is cut off
     tail.head++;
     tail.first++;
     tail.bytes -= gone.length + ENTRY_OVERHEAD_BYTES;
-    this.total -= gone.length + ENTRY_OVERHEAD_BYTES;
+    this.retained.release(gone);
+    this.entries--;
     if (tail.head === tail.items.length) {
       this.tails.delete(ledgerId);
       return;

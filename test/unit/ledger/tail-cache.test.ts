@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openMemoryLedgerStore } from '../../../src/ledger/local-store.js';
-import { TailCache, ownedCopy, type CachedLedger } from '../../../src/ledger/tail-cache.js';
+import { TailCache, type CachedLedger } from '../../../src/ledger/tail-cache.js';
 
 const CHUNK = 64 * 1024;
 
@@ -42,19 +42,6 @@ describe('tail cache budget', () => {
     } finally {
       await store.close();
     }
-  });
-
-  it('keeps an entry that owns its memory by reference and copies a slice into memory of its own', () => {
-    const owned = Buffer.from(new Uint8Array(10).fill(7).buffer);
-    expect(ownedCopy(owned)).toBe(owned);
-    const slice = sliceOfChunk(10, 9);
-    const copy = ownedCopy(slice);
-    expect(copy).not.toBe(slice);
-    expect(copy.equals(slice)).toBe(true);
-    expect(copy.buffer.byteLength).toBe(10);
-    // A pooled small Buffer (Buffer.from / allocUnsafe share an 8 KiB slab) is a slice too.
-    const pooled = Buffer.from('hello');
-    expect(ownedCopy(pooled).buffer.byteLength).toBe(5);
   });
 
   it('evicts oldest first across ledgers and keeps each ledger a suffix', () => {

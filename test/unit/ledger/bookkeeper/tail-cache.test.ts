@@ -68,4 +68,49 @@ describe('TailCache', () => {
     c.add(1, 1, entry(1));
     expect(c.get(1, 1)).toEqual(entry(1));
   });
+
+  it('charges the buffers its entries retain: slices of one packet once, a small slice of a large buffer as a copy', () => {
+    const c = new TailCache(1024 * 1024, 1024 * 1024);
+    const pool = Buffer.alloc(8192, 3);
+    // Four 2 KiB entries from one 8 KiB slab (as Buffer.concat makes small packets): the slab is charged once.
+    for (let id = 0; id < 4; id++) c.add(1, id, pool.subarray(id * 2048, (id + 1) * 2048));
+    expect(c.bytes).toBe(8192 + 4 * ENTRY_OVERHEAD_BYTES);
+    expect(c.get(1, 2)!.buffer).toBe(pool.buffer);
+    // 100 bytes of a 64 KiB buffer are copied out rather than pin the 64 KiB.
+    const big = Buffer.alloc(64 * 1024, 4);
+    c.add(2, 0, big.subarray(0, 100));
+    expect(c.get(2, 0)!.buffer).not.toBe(big.buffer);
+    expect(c.get(2, 0)).toEqual(big.subarray(0, 100));
+    expect(c.bytes).toBe(8192 + 100 + 5 * ENTRY_OVERHEAD_BYTES);
+    expect(c.recount()).toBe(c.bytes);
+    c.drop(1);
+    expect(c.bytes).toBe(100 + ENTRY_OVERHEAD_BYTES);
+    c.drop(2);
+    expect(c.bytes).toBe(0);
+  });
+
+  it('holds its budget in retained memory under any mix of entries, evictions and drops', () => {
+    const budget = 256 * 1024;
+    const c = new TailCache(budget, 64 * 1024);
+    let seed = 7;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const next = new Map<number, number>();
+    let frame = Buffer.alloc(0);
+    let at = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const size = rand(3) === 0 ? rand(20_000) : rand(300);
+      if (at + size > frame.length) {
+        frame = Buffer.alloc(rand(4) === 0 ? 1024 * 1024 : 64 * 1024);
+        at = 0;
+      }
+      const ledger = rand(12);
+      if (rand(500) === 0) c.drop(ledger);
+      const id = next.get(ledger) ?? 0;
+      c.add(ledger, id, frame.subarray(at, at + size));
+      next.set(ledger, id + 1);
+      at += size;
+      expect(c.bytes).toBeLessThanOrEqual(budget);
+    }
+    expect(c.recount()).toBe(c.bytes);
+  });
 });
