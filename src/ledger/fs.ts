@@ -9,6 +9,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { ReadPool, type RunsRead } from './read-pool.js';
+
+/** The worker threads of every store of the process (read-pool.ts): two, one per core of a small machine. */
+const READ_THREADS = 2;
+let readPool: ReadPool | undefined;
 
 /** `r`: read only. `r+`: read and write an existing file. `w+`: create or truncate. `wx+`: create, failing with EEXIST. */
 export type LedgerFsOpenMode = 'r' | 'r+' | 'w+' | 'wx+';
@@ -16,6 +21,13 @@ export type LedgerFsOpenMode = 'r' | 'r+' | 'w+' | 'wx+';
 export interface LedgerFile {
   /** Reads up to `length` bytes at `position` into `buffer[offset…]`; resolves with the count read (0 at end of file). */
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /**
+   * Optional: reads each run into a buffer of its own, exactly its length, rejecting with a PooledReadError
+   * (code `EOF` when the file ends inside a run); with `checkRecords`, also checks the CRCs of the runs'
+   * records (format.ts) where it reads. nodeLedgerFs's files do it in worker threads (read-pool.ts); without it
+   * the store reads through `read`. The file must stay open until the promise settles.
+   */
+  readRuns?(runs: readonly { readonly position: number; readonly length: number }[], options?: { checkRecords?: boolean }): Promise<RunsRead>;
   /** Writes all `buffers` back to back starting at `position`, or rejects (possibly after writing a prefix). */
   writev(buffers: readonly Uint8Array[], position: number): Promise<void>;
   /** fdatasync: the file's data (and the size needed to read it) are durable when this resolves. */
@@ -70,6 +82,14 @@ class NodeLedgerFile implements LedgerFile {
 
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number> {
     return cb<number>((done) => fs.read(this.fd, buffer, offset, length, position, done));
+  }
+
+  readRuns(runs: readonly { readonly position: number; readonly length: number }[], options?: { checkRecords?: boolean }): Promise<RunsRead> {
+    readPool ??= new ReadPool(READ_THREADS);
+    return readPool.read(
+      runs.map((r) => ({ fd: this.fd, position: r.position, length: r.length })),
+      options,
+    );
   }
 
   async writev(buffers: readonly Uint8Array[], position: number): Promise<void> {

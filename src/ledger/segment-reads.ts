@@ -1,9 +1,10 @@
 /**
  * Reads of the local ledger store from its segment files: the entries of a `read()` the tail cache
  * (tail-cache.ts) does not hold. Adjacent records of one segment are fetched with positioned reads of at most
- * READ_CHUNK_BYTES, up to READ_CONCURRENCY at once, so a catch-up read streams and never loads a whole file;
- * every record is checked against its CRC-32C, ledger id, entry id and length (format.ts) before its bytes
- * are returned, as subarrays of the read buffer.
+ * READ_CHUNK_BYTES (a chunk); the chunks of one segment go in batches of up to READ_BATCH_BYTES, one message to a
+ * read worker each (read-pool.ts), up to READ_CONCURRENCY batches at once, so a catch-up read streams and never
+ * loads a whole file; every record is checked against its CRC-32C, ledger id, entry id and length (format.ts)
+ * before its bytes are returned, as subarrays of its chunk's buffer.
  *
  * ```
  *   index: entry 7 → (seg 3, @4096, 900 B)   entry 8 → (seg 3, @5028, 1200 B)   entry 9 → (seg 5, @64, …)
@@ -13,14 +14,17 @@
 import { LedgerCorruptError, LedgerError, NoSuchLedgerError } from './errors.js';
 import { RECORD_HEADER_BYTES, RecordType, decodeRecordHeader, recordCrcMatches, segmentFileName } from './format.js';
 import type { LedgerFile } from './fs.js';
+import { PooledReadError, type RunsRead } from './read-pool.js';
 import type { SegmentFiles } from './segment-files.js';
 import { readFully, storageError, type Ledger, type LocalLedgerStoreStats, type Segment } from './store-state.js';
 import type { LedgerEntry } from './types.js';
 
 /** Largest single read when streaming old entries from disk. */
 const READ_CHUNK_BYTES = 256 * 1024;
-/** Parallel positioned reads per `read()` call. */
+/** Parallel reads (batches) per `read()` call. */
 const READ_CONCURRENCY = 4;
+/** Chunks of one segment read with one `readRuns` call (one message to a read worker), up to this many bytes. */
+const READ_BATCH_BYTES = 1024 * 1024;
 
 /**
  * Reads entries [from, to) of a ledger into out[id - base]. Compaction may move these entries while the read
@@ -37,7 +41,7 @@ export async function readFromSegments(
   base: number,
 ): Promise<void> {
   const index = ledger.index;
-  const chunks: { seq: number; position: number; bytes: number; first: number; count: number }[] = [];
+  const chunks: Chunk[] = [];
   let id = from;
   while (id < to) {
     const seq = index.segmentOf(id);
@@ -68,53 +72,40 @@ export async function readFromSegments(
   let nextChunk = 0;
   const worker = async (): Promise<void> => {
     while (nextChunk < chunks.length) {
-      const c = chunks[nextChunk++]!;
-      const segment = files.all.get(c.seq);
+      // A batch: the next chunks of one segment, up to READ_BATCH_BYTES (at least one chunk), claimed before any await.
+      const first = nextChunk;
+      const seq = chunks[first]!.seq;
+      let bytes = chunks[first]!.bytes;
+      let end = first + 1;
+      while (end < chunks.length && chunks[end]!.seq === seq && bytes + chunks[end]!.bytes <= READ_BATCH_BYTES) bytes += chunks[end++]!.bytes;
+      nextChunk = end;
+      const batch = chunks.slice(first, end);
+      const segment = files.all.get(seq);
       if (!segment || segment.reclaimed) {
         if (ledger.deleted) throw new NoSuchLedgerError(ledger.id);
-        throw new LedgerCorruptError(`segment ${c.seq} holding ledger ${ledger.id} is missing`, { ledgerId: ledger.id, entryId: c.first, file: segmentFileName(c.seq) });
+        throw new LedgerCorruptError(`segment ${seq} holding ledger ${ledger.id} is missing`, { ledgerId: ledger.id, entryId: batch[0]!.first, file: segmentFileName(seq) });
       }
-      const buf = Buffer.allocUnsafe(c.bytes);
       let file: LedgerFile;
       try {
         file = await files.acquire(segment);
       } catch (err) {
-        throw storageError('cannot open segment for reading', err, c.seq);
+        throw storageError('cannot open segment for reading', err, seq);
       }
+      let read: RunsRead;
       try {
-        await readFully(file, buf, c.position);
+        read = await readRuns(file, batch);
       } catch (err) {
         if (ledger.deleted) throw new NoSuchLedgerError(ledger.id);
         if (err instanceof LedgerError) throw err;
-        throw storageError('read failed', err, c.seq, c.position);
+        if (err instanceof PooledReadError) {
+          if (err.code === 'EOF') throw new LedgerCorruptError(`segment ${seq} ends at ${err.position}, inside a record of ledger ${ledger.id}`, { ledgerId: ledger.id, file: segmentFileName(seq), position: err.position });
+          throw storageError('read failed', err, seq, batch[err.run]?.position);
+        }
+        throw storageError('read failed', err, seq, batch[0]!.position);
       } finally {
         files.release(segment);
       }
-      let p = 0;
-      for (let k = 0; k < c.count; k++) {
-        const entryId = c.first + k;
-        const expected = index.lengthOf(entryId);
-        const h = p + RECORD_HEADER_BYTES <= buf.length ? decodeRecordHeader(buf, p) : null;
-        if (
-          !h ||
-          h.type !== RecordType.ENTRY ||
-          h.ledgerId !== ledger.id ||
-          h.arg !== entryId ||
-          h.payloadLength !== expected ||
-          p + RECORD_HEADER_BYTES + expected > buf.length ||
-          !recordCrcMatches(buf, p, expected)
-        ) {
-          throw new LedgerCorruptError(`entry ${entryId} of ledger ${ledger.id} does not match its checksum or framing`, {
-            ledgerId: ledger.id,
-            entryId,
-            file: segmentFileName(c.seq),
-            position: c.position + p,
-          });
-        }
-        const start = p + RECORD_HEADER_BYTES;
-        out[entryId - base] = { entryId, data: buf.subarray(start, start + expected) };
-        p = start + expected;
-      }
+      for (let b = 0; b < batch.length; b++) parseChunk(ledger, batch[b]!, read.buffers[b]!, read.firstBadRecord?.[b] === -1, out, base);
     }
   };
   const workers: Promise<void>[] = [];
@@ -122,4 +113,61 @@ export async function readFromSegments(
   const results = await Promise.allSettled(workers);
   for (const segment of pinned) segment.pins--;
   for (const r of results) if (r.status === 'rejected') throw r.reason;
+}
+
+interface Chunk {
+  readonly seq: number;
+  readonly position: number;
+  readonly bytes: number;
+  readonly first: number;
+  readonly count: number;
+}
+
+/**
+ * The chunks' bytes, one buffer each: in worker threads, their records' CRCs checked there, when the file can
+ * (`readRuns`); else through `read`, all the chunks at once.
+ */
+async function readRuns(file: LedgerFile, batch: readonly Chunk[]): Promise<RunsRead> {
+  if (file.readRuns) return file.readRuns(batch.map((c) => ({ position: c.position, length: c.bytes })), { checkRecords: true });
+  const buffers = await Promise.all(
+    batch.map(async (c) => {
+      const buf = Buffer.allocUnsafe(c.bytes);
+      await readFully(file, buf, c.position);
+      return buf;
+    }),
+  );
+  return { buffers, firstBadRecord: null };
+}
+
+/**
+ * Checks each record of a chunk (ledger id, entry id, length, and the CRC-32C unless `crcsChecked`: the reader
+ * found every record's CRC right) and hands out its payload, a subarray of `buf`.
+ */
+function parseChunk(ledger: Ledger, c: Chunk, buf: Buffer, crcsChecked: boolean, out: LedgerEntry[], base: number): void {
+  const index = ledger.index;
+  let p = 0;
+  for (let k = 0; k < c.count; k++) {
+    const entryId = c.first + k;
+    const expected = index.lengthOf(entryId);
+    const h = p + RECORD_HEADER_BYTES <= buf.length ? decodeRecordHeader(buf, p) : null;
+    if (
+      !h ||
+      h.type !== RecordType.ENTRY ||
+      h.ledgerId !== ledger.id ||
+      h.arg !== entryId ||
+      h.payloadLength !== expected ||
+      p + RECORD_HEADER_BYTES + expected > buf.length ||
+      (!crcsChecked && !recordCrcMatches(buf, p, expected))
+    ) {
+      throw new LedgerCorruptError(`entry ${entryId} of ledger ${ledger.id} does not match its checksum or framing`, {
+        ledgerId: ledger.id,
+        entryId,
+        file: segmentFileName(c.seq),
+        position: c.position + p,
+      });
+    }
+    const start = p + RECORD_HEADER_BYTES;
+    out[entryId - base] = { entryId, data: buf.subarray(start, start + expected) };
+    p = start + expected;
+  }
 }

@@ -1,0 +1,138 @@
+/**
+ * The read pool reads runs of real files in worker threads: exact bytes into buffers of their own, the CRCs of
+ * runs of store records checked when asked, EOF and errno failures reported per run, many reads in flight
+ * matched to their answers, and a process neither kept alive by idle workers nor cut short while a read is
+ * pending.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECORD_HEADER_BYTES, RecordType, sealRecordCrc, writeRecordHeader } from '../../../src/ledger/format.js';
+import { PooledReadError, ReadPool } from '../../../src/ledger/read-pool.js';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+describe('ReadPool', () => {
+  let dir: string;
+  let file: string;
+  let data: Buffer;
+  let fd: number;
+  const pool = new ReadPool(2);
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'read-pool-'));
+    file = join(dir, 'segment');
+    data = randomBytes(3 * 1024 * 1024);
+    writeFileSync(file, data);
+    fd = openSync(file, 'r');
+  });
+
+  afterAll(async () => {
+    await pool.close();
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads each run into a buffer of its own, exactly its bytes', async () => {
+    const runs = [
+      { fd, position: 0, length: 100 },
+      { fd, position: 5000, length: 16 * 1024 },
+      { fd, position: data.length - 300_000, length: 300_000 },
+    ];
+    const { buffers: bufs, firstBadRecord } = await pool.read(runs);
+    expect(bufs).toHaveLength(3);
+    expect(firstBadRecord).toBeNull();
+    runs.forEach((r, i) => {
+      const b = bufs[i]!;
+      expect(b.equals(data.subarray(r.position, r.position + r.length))).toBe(true);
+      // Its own memory: retaining it retains exactly its length.
+      expect(b.byteOffset).toBe(0);
+      expect(b.buffer.byteLength).toBe(r.length);
+    });
+    expect(await pool.read([])).toEqual({ buffers: [], firstBadRecord: null });
+  });
+
+  it('matches many reads in flight on both workers to their own answers', async () => {
+    const runs = Array.from({ length: 200 }, (_, i) => ({ fd, position: (i * 7919) % (data.length - 20_000), length: 1 + ((i * 104_729) % 20_000) }));
+    const answers = await Promise.all(runs.map((r) => pool.read([r, r])));
+    answers.forEach(({ buffers: bufs }, i) => {
+      const r = runs[i]!;
+      for (const b of bufs) expect(b.equals(data.subarray(r.position, r.position + r.length))).toBe(true);
+    });
+  });
+
+  it('reports a file that ends inside a run as EOF, with the run and where the file ended', async () => {
+    const err = await pool.read([{ fd, position: 0, length: 10 }, { fd, position: data.length - 10, length: 20 }]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PooledReadError);
+    expect(err).toMatchObject({ code: 'EOF', run: 1, position: data.length });
+  });
+
+  it("reports the system's error for a bad descriptor, and keeps serving", async () => {
+    const closed = openSync(file, 'r');
+    closeSync(closed);
+    const err = await pool.read([{ fd: closed, position: 0, length: 10 }]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PooledReadError);
+    expect(err).toMatchObject({ code: 'EBADF', run: 0 });
+    const [b] = (await pool.read([{ fd, position: 1, length: 2 }])).buffers;
+    expect(b!.equals(data.subarray(1, 3))).toBe(true);
+  });
+
+  it("checks runs of the store's records against their CRCs when asked, and says where the first bad one is", async () => {
+    const records = (payloads: Buffer[]): Buffer =>
+      Buffer.concat(
+        payloads.map((p, i) => {
+          const hdr = Buffer.alloc(RECORD_HEADER_BYTES);
+          writeRecordHeader(hdr, 0, RecordType.ENTRY, 7, i, p.length);
+          const rec = Buffer.concat([hdr, p]);
+          sealRecordCrc(rec, 0, rec.subarray(RECORD_HEADER_BYTES));
+          return rec;
+        }),
+      );
+    const good = records([randomBytes(1000), Buffer.alloc(0), randomBytes(20_000)]);
+    const flipped = Buffer.from(good);
+    const secondAt = RECORD_HEADER_BYTES + 1000;
+    const thirdAt = secondAt + RECORD_HEADER_BYTES;
+    flipped[thirdAt + RECORD_HEADER_BYTES + 5000]! ^= 1; // a bit of the third record's payload
+    const torn = good.subarray(0, good.length - 1); // the third record's length runs past the run
+    const recordsFile = join(dir, 'records');
+    writeFileSync(recordsFile, Buffer.concat([good, flipped, torn]));
+    const rfd = openSync(recordsFile, 'r');
+    try {
+      const runs = [
+        { fd: rfd, position: 0, length: good.length },
+        { fd: rfd, position: good.length, length: flipped.length },
+        { fd: rfd, position: 2 * good.length, length: torn.length },
+      ];
+      const checked = await pool.read(runs, { checkRecords: true });
+      expect(checked.firstBadRecord).toEqual([-1, thirdAt, thirdAt]);
+      expect(checked.buffers[1]!.equals(flipped)).toBe(true);
+      expect((await pool.read(runs)).firstBadRecord).toBeNull();
+    } finally {
+      closeSync(rfd);
+    }
+  });
+
+  it('refuses reads once closed', async () => {
+    const closedPool = new ReadPool(1);
+    await closedPool.read([{ fd, position: 0, length: 1 }]);
+    await closedPool.close();
+    await expect(closedPool.read([{ fd, position: 0, length: 1 }])).rejects.toThrow(/closed/);
+  });
+
+  it('keeps a process alive while a read is pending and lets it exit once idle', () => {
+    // Nothing else holds the child's event loop: the read must still complete, and the process must then end
+    // on its own (execFileSync would time out if an idle worker held it).
+    const script = `
+      import { openSync } from 'node:fs';
+      import { ReadPool } from ${JSON.stringify(join(REPO, 'src/ledger/read-pool.ts'))};
+      const fd = openSync(${JSON.stringify(file)}, 'r');
+      new ReadPool(2).read([{ fd, position: 0, length: 4 }]).then(({ buffers: [b] }) => console.log(b.toString('hex')));
+    `;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+    expect(out.trim()).toBe(data.subarray(0, 4).toString('hex'));
+  });
+});
