@@ -30,9 +30,9 @@ export interface FetchPartition {
 
 /** What the broker last told the client about a partition, to decide what an incremental response needs. */
 interface Reported {
-  highWatermark: bigint;
-  lastStableOffset: bigint;
-  logStartOffset: bigint;
+  highWatermark: number;
+  lastStableOffset: number;
+  logStartOffset: number;
 }
 
 interface SessionPartition extends FetchPartition {
@@ -67,9 +67,9 @@ export interface PartitionOutcome {
   key: string;
   hasRecords: boolean;
   errorCode: number;
-  highWatermark: bigint;
-  lastStableOffset: bigint;
-  logStartOffset: bigint;
+  highWatermark: number;
+  lastStableOffset: number;
+  logStartOffset: number;
 }
 
 export function partitionKey(topicIdOrName: string, partition: number): string {
@@ -140,7 +140,8 @@ export class FetchSessionCache {
         prev.lastStableOffset !== o.lastStableOffset ||
         prev.logStartOffset !== o.logStartOffset;
       if (sp) {
-        sp.reported = { highWatermark: o.highWatermark, lastStableOffset: o.lastStableOffset, logStartOffset: o.logStartOffset };
+        // Reported changes only when something moved: most partitions of a large session did not.
+        if (changed) sp.reported = { highWatermark: o.highWatermark, lastStableOffset: o.lastStableOffset, logStartOffset: o.logStartOffset };
         if (o.hasRecords) {
           s!.partitions.delete(o.key);
           s!.partitions.set(o.key, sp);

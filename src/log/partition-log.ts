@@ -250,6 +250,11 @@ export class PartitionLog {
     return this.#reader.read(fromOffset, options);
   }
 
+  /** `read`'s answer when there is nothing to read at `fromOffset`, synchronously; undefined otherwise (read.ts). */
+  readAtEnd(fromOffset: number, isolation?: IsolationLevel): ReadResult | undefined {
+    return this.#reader.readAtEnd(fromOffset, isolation);
+  }
+
   /**
    * Resolves true once a batch at or after `offset` is readable (high watermark > offset), or at once if it
    * already is or the log can no longer serve (the caller's next read reports why); false when `signal`

@@ -95,6 +95,19 @@ export class Reader {
   }
 
   /**
+   * What `read` answers when nothing is readable at `fromOffset` (it is at or past the high watermark, or the
+   * last stable offset for read_committed, and within the log), without a promise: a fetch of thousands of
+   * partitions asks this of each before it reads, and most are caught up. Undefined when `read` would return
+   * batches or throw: the caller reads.
+   */
+  readAtEnd(fromOffset: number, isolation?: IsolationLevel): ReadResult | undefined {
+    const c = this.core;
+    const upper = isolation === 'read_committed' ? c.lastStableOffset : c.highWatermark;
+    if (fromOffset < upper || fromOffset < c.logStartOffset || fromOffset > c.nextOffset || !Number.isSafeInteger(fromOffset) || c.readError()) return undefined;
+    return { records: [], sizeInBytes: 0, highWatermark: c.highWatermark, lastStableOffset: c.lastStableOffset, logStartOffset: c.logStartOffset, nextOffset: fromOffset, abortedTransactions: [] };
+  }
+
+  /**
    * Resolves true once a batch at or after `offset` is readable (high watermark > offset), or at once if it
    * already is or the log can no longer serve (the caller's next read reports why); false when `signal`
    * aborts first (Fetch's max_wait_ms). No polling: the append that moves the high watermark wakes it.

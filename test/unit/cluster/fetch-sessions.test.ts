@@ -7,8 +7,8 @@ function view(topic: string, partition: number, fetchOffset = 0n): FetchRequestP
   return { key: partitionKey(topic, partition), fetch };
 }
 
-function outcome(topic: string, partition: number, highWatermark: bigint, extra: Partial<PartitionOutcome> = {}): PartitionOutcome {
-  return { key: partitionKey(topic, partition), hasRecords: false, errorCode: 0, highWatermark, lastStableOffset: highWatermark, logStartOffset: 0n, ...extra };
+function outcome(topic: string, partition: number, highWatermark: number, extra: Partial<PartitionOutcome> = {}): PartitionOutcome {
+  return { key: partitionKey(topic, partition), hasRecords: false, errorCode: 0, highWatermark, lastStableOffset: highWatermark, logStartOffset: 0, ...extra };
 }
 
 describe('FetchSessionCache', () => {
@@ -18,7 +18,7 @@ describe('FetchSessionCache', () => {
     expect(r).toMatchObject({ errorCode: 0, sessionId: 0, incremental: false });
     expect(r.partitions.map((p) => p.partition)).toEqual([0, 1]);
     expect(cache.size).toBe(0);
-    expect(cache.complete(0, false, [outcome('t', 0, 5n), outcome('t', 1, 5n)])).toEqual([true, true]);
+    expect(cache.complete(0, false, [outcome('t', 0, 5), outcome('t', 1, 5)])).toEqual([true, true]);
   });
 
   it('opens a session on epoch 0 and then answers only partitions with something new', () => {
@@ -26,7 +26,7 @@ describe('FetchSessionCache', () => {
     const full = cache.begin(0, 0, [view('t', 0), view('t', 1), view('t', 2)], []);
     expect(full.sessionId).toBeGreaterThan(0);
     expect(full.incremental).toBe(false);
-    expect(cache.complete(full.sessionId, false, [outcome('t', 0, 5n), outcome('t', 1, 5n), outcome('t', 2, 5n)])).toEqual([true, true, true]);
+    expect(cache.complete(full.sessionId, false, [outcome('t', 0, 5), outcome('t', 1, 5), outcome('t', 2, 5)])).toEqual([true, true, true]);
 
     // An incremental request listing nothing reads every partition of the session.
     const inc = cache.begin(full.sessionId, 1, [], []);
@@ -34,12 +34,12 @@ describe('FetchSessionCache', () => {
     expect(inc.partitions.map((p) => p.partition)).toEqual([0, 1, 2]);
     // Only the partition whose high watermark moved, the one with records and the one with an error are said.
     expect(
-      cache.complete(full.sessionId, true, [outcome('t', 0, 5n), outcome('t', 1, 7n), outcome('t', 2, 5n, { errorCode: ErrorCode.KAFKA_STORAGE_ERROR })]),
+      cache.complete(full.sessionId, true, [outcome('t', 0, 5), outcome('t', 1, 7), outcome('t', 2, 5, { errorCode: ErrorCode.KAFKA_STORAGE_ERROR })]),
     ).toEqual([false, true, true]);
     cache.begin(full.sessionId, 2, [], []);
-    expect(cache.complete(full.sessionId, true, [outcome('t', 0, 5n, { hasRecords: true }), outcome('t', 1, 7n), outcome('t', 2, 5n)])).toEqual([true, false, false]);
+    expect(cache.complete(full.sessionId, true, [outcome('t', 0, 5, { hasRecords: true }), outcome('t', 1, 7), outcome('t', 2, 5)])).toEqual([true, false, false]);
     cache.begin(full.sessionId, 3, [], []);
-    expect(cache.complete(full.sessionId, true, [outcome('t', 0, 5n, { logStartOffset: 2n }), outcome('t', 1, 7n, { lastStableOffset: 6n }), outcome('t', 2, 5n)])).toEqual([true, true, false]);
+    expect(cache.complete(full.sessionId, true, [outcome('t', 0, 5, { logStartOffset: 2 }), outcome('t', 1, 7, { lastStableOffset: 6 }), outcome('t', 2, 5)])).toEqual([true, true, false]);
   });
 
   it('updates listed partitions, adds new ones and drops forgotten ones', () => {
@@ -51,15 +51,15 @@ describe('FetchSessionCache', () => {
       ['u', 0, 3n],
     ]);
     // A partition updated keeps what the client was last told: unchanged, it is not answered.
-    cache.complete(sessionId, true, [outcome('t', 1, 50n), outcome('u', 0, 3n)]);
+    cache.complete(sessionId, true, [outcome('t', 1, 50), outcome('u', 0, 3)]);
     cache.begin(sessionId, 2, [view('t', 1, 45n)], []);
-    expect(cache.complete(sessionId, true, [outcome('t', 1, 50n), outcome('u', 0, 3n)])).toEqual([false, false]);
+    expect(cache.complete(sessionId, true, [outcome('t', 1, 50), outcome('u', 0, 3)])).toEqual([false, false]);
   });
 
   it('moves a partition that returned records to the end, so the others get their turn first', () => {
     const cache = new FetchSessionCache(10);
     const { sessionId } = cache.begin(0, 0, [view('t', 0), view('t', 1), view('t', 2)], []);
-    cache.complete(sessionId, false, [outcome('t', 0, 5n, { hasRecords: true }), outcome('t', 1, 5n), outcome('t', 2, 5n)]);
+    cache.complete(sessionId, false, [outcome('t', 0, 5, { hasRecords: true }), outcome('t', 1, 5), outcome('t', 2, 5)]);
     expect(cache.begin(sessionId, 1, [], []).partitions.map((p) => p.partition)).toEqual([1, 2, 0]);
   });
 

@@ -216,6 +216,26 @@ describe('read', () => {
     expect(log.lastStableOffset).toBe(7);
   });
 
+  it('answers a read at the end without a promise exactly as read does, and leaves every other read to read', async () => {
+    const log = await open();
+    await log.append(buildBatch(2)); // 0-1
+    await log.append(producerBatch(7, 0, 0)); // 2-3: a transaction begins
+    await log.append(buildBatch(2)); // 4-5
+    // At the high watermark (and past the last stable offset for read_committed): the same answer as read's.
+    expect(log.readAtEnd(6)).toEqual(await log.read(6));
+    expect(log.readAtEnd(2, 'read_committed')).toEqual(await log.read(2, { isolation: 'read_committed' }));
+    expect(log.readAtEnd(4, 'read_committed')).toEqual(await log.read(4, { isolation: 'read_committed' }));
+    // Data to read, an offset out of range, not an integer: read's business.
+    expect(log.readAtEnd(5)).toBeUndefined();
+    expect(log.readAtEnd(0, 'read_committed')).toBeUndefined();
+    expect(log.readAtEnd(7)).toBeUndefined();
+    expect(log.readAtEnd(-1)).toBeUndefined();
+    expect(log.readAtEnd(6.5)).toBeUndefined();
+    await log.close();
+    expect(log.readAtEnd(6)).toBeUndefined();
+    await expect(log.read(6)).rejects.toMatchObject({ code: 'LL_ERR_LOG_CLOSED' });
+  });
+
   it('wakes a waiting fetch with the next append and lets an abort end the wait', async () => {
     const log = await open();
     expect(await log.waitForData(0, AbortSignal.timeout(1))).toBe(false);
