@@ -197,11 +197,14 @@ export const fetch = defineHandler({
     const v = ctx.apiVersion;
     const isolation: IsolationLevel = req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted';
     const { requested, forgotten, unknownTopicIds } = resolveRequest(req, ctx);
-    const session = v >= 7 ? fetchSessions.begin(req.sessionId, req.sessionEpoch, requested, forgotten) : { errorCode: ErrorCode.NONE, sessionId: 0, partitions: requested.map((r) => r.fetch), incremental: false };
+    const session =
+      v >= 7
+        ? fetchSessions.begin(req.sessionId, req.sessionEpoch, requested, forgotten)
+        : { errorCode: ErrorCode.NONE, sessionId: 0, partitions: requested.map((r) => r.fetch), keys: requested.map((r) => r.key), incremental: false };
     if (session.errorCode !== ErrorCode.NONE) return createFetchResponse({ errorCode: session.errorCode, sessionId: 0, responses: [] });
 
     const parts = session.partitions;
-    const keys = parts.map((f) => partitionKey(v >= 13 ? f.topicId : f.topic, f.partition));
+    const keys = session.keys;
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);
     const fromFollower = (v >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0;
     let readable: (topic: string) => boolean;
@@ -227,6 +230,7 @@ export const fetch = defineHandler({
           session.incremental,
           reads.map((r) => ({
             key: r.key,
+            fetch: r.fetch,
             hasRecords: (r.result?.sizeInBytes ?? 0) > 0,
             errorCode: r.errorCode,
             highWatermark: r.result?.highWatermark ?? -1,

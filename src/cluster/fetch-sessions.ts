@@ -36,6 +36,9 @@ interface Reported {
 }
 
 interface SessionPartition extends FetchPartition {
+  readonly key: string;
+  /** The session it belongs to: `complete` finds a partition of its session through the object, not the key. */
+  readonly session: FetchSession;
   reported: Reported | null;
 }
 
@@ -59,12 +62,16 @@ export interface FetchSessionResult {
   sessionId: number;
   /** Partitions to read, in response order. */
   partitions: FetchPartition[];
+  /** Their keys (partitionKey), in the same order. */
+  keys: string[];
   /** True for an incremental fetch: `mustRespond` filters the answer. */
   incremental: boolean;
 }
 
 export interface PartitionOutcome {
   key: string;
+  /** The partition as `begin` returned it (in a session, the session's own object: no lookup by key). */
+  fetch?: FetchPartition;
   hasRecords: boolean;
   errorCode: number;
   highWatermark: number;
@@ -101,17 +108,18 @@ export class FetchSessionCache {
   begin(sessionId: number, epoch: number, requested: FetchRequestPartitionView[], forgotten: string[]): FetchSessionResult {
     if (epoch === FINAL_EPOCH || epoch === INITIAL_EPOCH) {
       if (sessionId !== 0) this.sessions.delete(sessionId);
-      const partitions = requested.map((p) => p.fetch);
-      if (epoch === FINAL_EPOCH || this.maxSessions <= 0) return { errorCode: ErrorCode.NONE, sessionId: 0, partitions, incremental: false };
+      if (epoch === FINAL_EPOCH || this.maxSessions <= 0) {
+        return { errorCode: ErrorCode.NONE, sessionId: 0, partitions: requested.map((p) => p.fetch), keys: requested.map((p) => p.key), incremental: false };
+      }
       if (this.sessions.size >= this.maxSessions) this.evictOne();
       const s = new FetchSession(this.newId());
-      for (const p of requested) s.partitions.set(p.key, { ...p.fetch, reported: null });
+      for (const p of requested) s.partitions.set(p.key, { ...p.fetch, key: p.key, session: s, reported: null });
       this.sessions.set(s.id, s);
-      return { errorCode: ErrorCode.NONE, sessionId: s.id, partitions, incremental: false };
+      return { errorCode: ErrorCode.NONE, sessionId: s.id, ...contents(s), incremental: false };
     }
     const s = this.sessions.get(sessionId);
-    if (!s) return { errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, partitions: [], incremental: false };
-    if (epoch !== s.nextEpoch) return { errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH, sessionId: 0, partitions: [], incremental: false };
+    if (!s) return { errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, partitions: [], keys: [], incremental: false };
+    if (epoch !== s.nextEpoch) return { errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH, sessionId: 0, partitions: [], keys: [], incremental: false };
     s.nextEpoch = epoch >= 0x7fffffff ? 1 : epoch + 1;
     s.lastUsedMs = Date.now();
     // Refresh recency in the LRU order.
@@ -120,9 +128,9 @@ export class FetchSessionCache {
     for (const key of forgotten) s.partitions.delete(key);
     for (const p of requested) {
       const existing = s.partitions.get(p.key);
-      s.partitions.set(p.key, { ...p.fetch, reported: existing?.reported ?? null });
+      s.partitions.set(p.key, { ...p.fetch, key: p.key, session: s, reported: existing?.reported ?? null });
     }
-    return { errorCode: ErrorCode.NONE, sessionId: s.id, partitions: [...s.partitions.values()], incremental: true };
+    return { errorCode: ErrorCode.NONE, sessionId: s.id, ...contents(s), incremental: true };
   }
 
   /**
@@ -132,7 +140,8 @@ export class FetchSessionCache {
   complete(sessionId: number, incremental: boolean, outcomes: PartitionOutcome[]): boolean[] {
     const s = sessionId === 0 ? undefined : this.sessions.get(sessionId);
     return outcomes.map((o) => {
-      const sp = s?.partitions.get(o.key);
+      const own = o.fetch as SessionPartition | undefined;
+      const sp = s === undefined ? undefined : own?.session === s ? own : s.partitions.get(o.key);
       const prev = sp?.reported ?? null;
       const changed =
         prev === null ||
@@ -155,4 +164,15 @@ export class FetchSessionCache {
     const oldest = this.sessions.keys().next();
     if (!oldest.done) this.sessions.delete(oldest.value);
   }
+}
+
+/** A session's partitions and their keys, in its order (the order responses follow). */
+function contents(s: FetchSession): { partitions: FetchPartition[]; keys: string[] } {
+  const partitions: FetchPartition[] = [];
+  const keys: string[] = [];
+  for (const [key, p] of s.partitions) {
+    partitions.push(p);
+    keys.push(key);
+  }
+  return { partitions, keys };
 }

@@ -63,6 +63,22 @@ describe('FetchSessionCache', () => {
     expect(cache.begin(sessionId, 1, [], []).partitions.map((p) => p.partition)).toEqual([1, 2, 0]);
   });
 
+  it('gives each partition its key, and completes through the partitions it gave as through their keys', () => {
+    const cache = new FetchSessionCache(10);
+    const first = cache.begin(0, 0, [view('t', 0), view('t', 1), view('u', 0)], []);
+    expect(first.keys).toEqual([partitionKey('t', 0), partitionKey('t', 1), partitionKey('u', 0)]);
+    const next = cache.begin(first.sessionId, 1, [], []);
+    expect(next.keys).toEqual(first.keys);
+    // What the client was told is recorded on the session's own partition objects, moved to the end the same way.
+    const withObjects = next.partitions.map((p, i) => ({ ...outcome(p.topic, p.partition, 5, { hasRecords: i === 0 }), fetch: p }));
+    expect(cache.complete(first.sessionId, true, withObjects)).toEqual([true, true, true]);
+    const third = cache.begin(first.sessionId, 2, [], []);
+    expect(third.partitions.map((p) => `${p.topic}${p.partition}`)).toEqual(['t1', 'u0', 't0']);
+    expect(cache.complete(first.sessionId, true, third.partitions.map((p) => ({ ...outcome(p.topic, p.partition, 5), fetch: p })))).toEqual([false, false, false]);
+    // A sessionless fetch lists its keys too.
+    expect(cache.begin(0, -1, [view('v', 3)], []).keys).toEqual([partitionKey('v', 3)]);
+  });
+
   it('answers FETCH_SESSION_ID_NOT_FOUND for an unknown id and INVALID_FETCH_SESSION_EPOCH for a wrong epoch', () => {
     const cache = new FetchSessionCache(10);
     const { sessionId } = cache.begin(0, 0, [view('t', 0)], []);
