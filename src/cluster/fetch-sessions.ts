@@ -36,7 +36,6 @@ interface Reported {
 }
 
 interface SessionPartition extends FetchPartition {
-  readonly key: string;
   /** The session it belongs to: `complete` finds a partition of its session through the object, not the key. */
   readonly session: FetchSession;
   reported: Reported | null;
@@ -113,7 +112,7 @@ export class FetchSessionCache {
       }
       if (this.sessions.size >= this.maxSessions) this.evictOne();
       const s = new FetchSession(this.newId());
-      for (const p of requested) s.partitions.set(p.key, { ...p.fetch, key: p.key, session: s, reported: null });
+      for (const p of requested) s.partitions.set(p.key, { ...p.fetch, session: s, reported: null });
       this.sessions.set(s.id, s);
       return { errorCode: ErrorCode.NONE, sessionId: s.id, ...contents(s), incremental: false };
     }
@@ -128,7 +127,7 @@ export class FetchSessionCache {
     for (const key of forgotten) s.partitions.delete(key);
     for (const p of requested) {
       const existing = s.partitions.get(p.key);
-      s.partitions.set(p.key, { ...p.fetch, key: p.key, session: s, reported: existing?.reported ?? null });
+      s.partitions.set(p.key, { ...p.fetch, session: s, reported: existing?.reported ?? null });
     }
     return { errorCode: ErrorCode.NONE, sessionId: s.id, ...contents(s), incremental: true };
   }

@@ -189,16 +189,13 @@ describe.skipIf(!available)('BookKeeper collects and re-replicates bookkeeper le
       const written = doomedMeta.filter((m) => m.state === 'CLOSED' && m.lastEntryId >= 0).map((m) => m.ledgerId);
       expect(written.length).toBeGreaterThan(1); // 1 MiB segments: several ledgers
       // The entries are on the bookies: every bookie's entry logs hold most of the 6 MB, and every ledger written but
-      // the newest two has index files on a bookie. Not on its ack quorum (2) or on all three: an acknowledged entry
-      // is in the bookie's journal and SortedLedgerStorage's memtable, and its ledger's index file appears only when
-      // the memtable is flushed. On a loaded machine two bookies once showed no index file of the last ledgers for over
-      // 90 s while the third had them all, their entry logs 1-1.5 MB short of the third's (entries not yet flushed).
-      // What the collector frees is checked below on every bookie all the same.
-      //
-      // SortedLedgerStorage's EntryMemTable flushes when an add finds it past skipListSizeLimit (1 MiB here), so once
-      // writes stop, up to that much of the newest entries can stay unflushed and unindexed on every bookie until
-      // something is written again: in some runs the last ledgers sat there for over 90 s. If the ledgers are not all
-      // indexed after 10 s, 1.2 MB to another topic makes every bookie's next add find its memtable full.
+      // the newest two has index files on a bookie (not necessarily on all three: their memtables flush at different
+      // moments). An acknowledged entry is in the bookie's journal and SortedLedgerStorage's memtable; its ledger's
+      // index file appears only when the memtable is flushed, and EntryMemTable flushes when an add finds it past
+      // skipListSizeLimit (1 MiB here): once writes stop, up to that much of the newest entries can stay unflushed and
+      // unindexed on every bookie until something is written again (in some runs the last ledgers sat there for over
+      // 90 s). If the ledgers are not all indexed after 10 s, 1.2 MB to another topic makes every bookie's next add find
+      // its memtable full.
       const bookieDirs = cluster.bookies.map((b) => b.dir);
       const heldBy = (d: string): number[] => written.filter((id) => indexedLedgers(d).has(id));
       const waitStart = Date.now();
