@@ -17,6 +17,8 @@ export interface BookieProcess {
   readonly address: string;
   readonly port: number;
   readonly dir: string;
+  /** Its process is alive (a SIGSTOPped one counts). */
+  readonly running: boolean;
   /** SIGTERM (the bookie unregisters and flushes), SIGKILL after 15 s. */
   stop(): Promise<void>;
   /** SIGKILL: its registration stays until its ZooKeeper session expires. */
@@ -33,7 +35,6 @@ export interface BookieHandle extends BookieProcess {
   readonly pid: number | undefined;
   readonly logFile: string;
   readonly confFile: string;
-  readonly running: boolean;
 }
 
 export interface BookieOptions {

@@ -26,6 +26,25 @@ async function ensembleOf(uri: string, ledgerId: number): Promise<{ ensembles: R
   return m as never;
 }
 
+/** Until a ledger over all three bookies (E3/Qw3/Qa3) is created and takes an entry; fails after 60 s. */
+async function untilWritableOnAll(probe: BookKeeperLedgerStore): Promise<void> {
+  let last: unknown;
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+    try {
+      const w = await probe.create();
+      try {
+        await w.append(payload(0));
+        return;
+      } finally {
+        await w.seal().catch(() => undefined);
+      }
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw new Error(`no ledger over all three bookies could be written within 60 s: ${String(last)}`);
+}
+
 describe.skipIf(!available)('bookkeeper store failures on 3 bookies', () => {
   let cluster: DevCluster;
   const stores: BookKeeperLedgerStore[] = [];
@@ -114,15 +133,12 @@ describe.skipIf(!available)('bookkeeper store failures on 3 bookies', () => {
   }, 180_000);
 
   it('a writer left without a bookie to replace a dead one breaks, and its seal recovery-opens the ledger: every acknowledged entry stays', async () => {
-    // The bookie the previous test killed comes back: three live, then E3/Qw3/Qa2 over exactly three leaves no
-    // replacement when one dies.
-    for (const b of cluster.bookies) {
-      try {
-        await b.restart();
-      } catch {
-        // running
-      }
-    }
+    // The bookie the previous test killed comes back (restart() of a running bookie would stop and relaunch it):
+    // three live, then E3/Qw3/Qa2 over exactly three leaves no replacement when one dies. A bookie that refused
+    // an add now, before the kill, would break the ledger early, so the test waits until a ledger over all
+    // three takes an entry.
+    for (const b of cluster.bookies) if (!b.running) await b.restart();
+    await untilWritableOnAll(await open({ quorum: { ensembleSize: 3, writeQuorum: 3, ackQuorum: 3 }, addTimeoutMs: 3_000 }));
     const store = await open({ quorum: { ensembleSize: 3, writeQuorum: 3, ackQuorum: 2 }, addTimeoutMs: 3_000 });
     const w = await store.create();
     const acked = new Set<number>();
@@ -153,17 +169,8 @@ describe.skipIf(!available)('bookkeeper store failures on 3 bookies', () => {
     await first!.kill();
     for (let i = 10; i < 20; i++) acked.push(await w.append(payload(i)));
     await first!.restart();
-    // Back in /available once a ledger over all three bookies can be created.
-    const probe = await open({ quorum: { ensembleSize: 3, writeQuorum: 3, ackQuorum: 2 } });
-    for (const until = Date.now() + 60_000; ; ) {
-      const created = await probe.create().then((x) => x, () => null);
-      if (created) {
-        await created.seal();
-        break;
-      }
-      if (Date.now() > until) throw new Error(`bookie ${first!.address} did not become writable again`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    // Back in /available once a ledger over all three bookies can be created and written.
+    await untilWritableOnAll(await open({ quorum: { ensembleSize: 3, writeQuorum: 3, ackQuorum: 3 }, addTimeoutMs: 3_000 }));
     await second!.kill();
     for (let i = 20; i < 30; i++) acked.push(await w.append(payload(i)));
     expect(acked).toEqual(Array.from({ length: 30 }, (_, i) => i));
