@@ -10,7 +10,9 @@
  *   LEDGERLINE_FUZZ_SEED      replay a run (the seed is printed with every failure)
  *   LEDGERLINE_FUZZ_SECONDS   length of the fuzz phase (default 90: about two minutes for the whole file)
  *   LEDGERLINE_FUZZ_CASES     stop after this many cases instead
- *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 640: runs peak at 340-400 MiB, the request memory pool being 256 MiB of that at most)
+ *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 640: runs with two busy loops beside them end at 450-570 MiB, V8's
+ *                             old generation filling to at least 256 MiB before a full collection and the request
+ *                             memory pool holding up to 256 MiB; src/server/heap-tuning.ts)
  *   LEDGERLINE_FUZZ_REPORT    where the JSON report with every reproducer goes (default: the temp directory)
  *
  * `npm run bench -- fuzz <seconds>` runs this file for longer.
