@@ -222,10 +222,16 @@ function readUvarint(b: Buffer, at: number): number {
   return v;
 }
 
-/** One structural mutation: a length, count or integer of the encoded message lies. */
+/**
+ * One structural mutation: a length, count or integer of the encoded message lies. A second mutation of the
+ * same frame gets the sites of the first encoding: one that a varint lie moved past the end (the frame cut
+ * after an unterminated varint, or shortened) is left out, one it shifted lies at its old offset.
+ */
 export function mutateStructure(rng: Prng, frame: EncodedFrame): { bytes: Buffer; what: string } {
-  const lengths = frame.sites.filter((s) => s.role === 'length' || s.role === 'count');
-  const pool = lengths.length > 0 && rng.chance(0.7) ? lengths : frame.sites;
+  const sites = frame.sites.filter((s) => s.at + s.size <= frame.bytes.length);
+  if (sites.length === 0) return { bytes: frame.bytes, what: 'no site left to lie at' };
+  const lengths = sites.filter((s) => s.role === 'length' || s.role === 'count');
+  const pool = lengths.length > 0 && rng.chance(0.7) ? lengths : sites;
   // Header sites (API key, version) are left mostly alone: a wrong key only tests the unknown-key path.
   const body = pool.filter((s) => s.at >= frame.bodyAt);
   const site = rng.pick(body.length > 0 && rng.chance(0.95) ? body : pool);
