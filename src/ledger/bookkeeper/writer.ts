@@ -9,7 +9,7 @@
  *   a bookie fails (connection, timeout, EIO, read-only) ─► ensemble change:
  *        replacement from /available (not in the ensemble, not failed), new segment at LAC + 1 in the
  *        metadata (CAS; an IN_RECOVERY/CLOSED znode means fenced), the pending adds of its write sets
- *        lose that bookie's ack and are sent to the replacement
+ *        lose that bookie's ack and are sent to the replacement; no add completes while it runs
  * ```
  *
  * After an add fails for any other reason the writer is broken, as a BookKeeper LedgerHandle in error is:
@@ -169,8 +169,15 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
     }
   }
 
-  /** Resolves the adds at the head that reached the ack quorum, in entry order (sendAddSuccessCallbacks). */
+  /**
+   * Resolves the adds at the head that reached the ack quorum, in entry order (sendAddSuccessCallbacks). Not
+   * while the ensemble changes, as LedgerHandle defers them: the new ensemble starts at lastAddConfirmed + 1, so
+   * every add past it must still be pending when the change is written, to be sent to the replacement bookie.
+   * An add acknowledged meanwhile by a write quorum's surviving bookies would be recorded on the new ensemble
+   * without ever reaching the new bookie. A change that fails leaves such an add to be failed with the rest.
+   */
   private completeInOrder(): void {
+    if (this.changing) return;
     const qa = this.meta.metadata.ackQuorumSize;
     while (this.pending.length > 0 && this.pending[0].acks.size >= qa) {
       const op = this.pending.shift()!;
@@ -190,6 +197,7 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
     if (!this.changing) {
       this.changing = this.changeEnsemble().finally(() => {
         this.changing = null;
+        this.completeInOrder();
       });
     }
   }
@@ -253,7 +261,6 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
           this.send(op, index);
         }
       }
-      this.completeInOrder();
     }
   }
 
