@@ -217,7 +217,14 @@ async function main(): Promise<number> {
   const startOne = async (b: Broker | null): Promise<Side | null> => {
     if (b === null) return null;
     if (b.kind === 'kafka' && mavenFailed) return { broker: b, start: { ok: false, reason: `Kafka not installed: ${installed.get('maven')?.reason}`, startupMs: 0 } };
-    const start = await b.start();
+    let start = await b.start();
+    if (!start.ok) {
+      // Once more on fresh ports and a fresh directory: a port taken between choosing and binding it, or a
+      // start that lost the machine to the other broker's, is not worth a matrix of inconclusive cells.
+      log(`${b.label}: did not start (${start.reason}); starting it once more`);
+      await b.stop().catch(() => undefined);
+      start = await b.start();
+    }
     if (b instanceof Ledgerline && b.buildNote) log(`ledgerline: ${b.buildNote}`);
     log(`${b.label}: ${start.ok ? `serving on ${b.bootstrap} after ${(start.startupMs / 1000).toFixed(1)} s` : `NOT SERVING: ${start.reason}`}`);
     return { broker: b, start };
@@ -352,7 +359,11 @@ async function main(): Promise<number> {
   }
   const failed = cells.filter((c) => c.status === 'fails');
   if (opts.requirePass && failed.length > 0) console.log(`FAILED: ${failed.map((c) => `${c.client}/${c.scenario}`).join(', ')}`);
-  return regressions.length > 0 || (opts.strictReference && refFailures.length > 0) || (opts.requirePass && failed.length > 0) ? 1 : 0;
+  // A broker that never started leaves every cell ref-fails or fails: the run compared nothing, which must not
+  // read as a pass.
+  const notStarted = [refSide, candSide].filter((side) => side !== null && !side.start.ok).map((side) => side!.broker.label);
+  if (notStarted.length > 0) console.log(`NOT COMPARED: ${notStarted.join(' and ')} did not start; no cell was judged`);
+  return regressions.length > 0 || notStarted.length > 0 || (opts.strictReference && refFailures.length > 0) || (opts.requirePass && failed.length > 0) ? 1 : 0;
 }
 
 main().then(
