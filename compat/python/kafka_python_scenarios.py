@@ -61,6 +61,21 @@ class Kp(Run):
         conf.update(extra)
         return self.closing(KafkaConsumer(**conf), lambda c: c.close())
 
+    @staticmethod
+    def subscribe(consumer, topic):
+        """Subscribes, then waits until the consumer knows the topic's partitions, before any poll joins the group.
+
+        Otherwise the leader may assign while it knows no partition (every member gets none) and then rejoin
+        on its own once the metadata arrives. kafka-python 3.0.12 asks for that rejoin from its metadata
+        snapshot alone, and the leader refreshes the snapshot (in _perform_assignment, on the I/O thread)
+        before its SyncGroup is answered: a poll() whose timeout ends in that window finds no rejoin needed
+        and never collects its own join result. The member then holds no partition and stops heartbeating
+        until it is expired. That client race fails these scenarios against Kafka 4.4.0 as often as against
+        Ledgerline (a poll(timeout_ms=200) under load); it is not what they check.
+        """
+        consumer.subscribe([topic])
+        wait_for(lambda: len(consumer.partitions_for_topic(topic) or ()) > 0)
+
     def create(self, name, partitions=1, config=None, rf=1):
         self.admin().create_topics([NewTopic(name, partitions, rf, topic_configs=config or {})],
                                    timeout_ms=WAIT_MS)
@@ -228,13 +243,13 @@ def group_resume(r):
     r.produce_values(t, 'v', 0, 10)
     tp = TopicPartition(t, 0)
     a = r.consumer(group=g)
-    a.subscribe([t])
+    r.subscribe(a, t)
     r.result['firstRead'] = [m.offset for m in r.poll_until(a, 4)]
     a.commit({tp: OffsetAndMetadata(4, '', -1)})
     r.result['committedAfterFirst'] = a.committed(tp)
     a.close()
     b = r.consumer(group=g)
-    b.subscribe([t])
+    r.subscribe(b, t)
     r.result['secondRead'] = [m.offset for m in r.poll_until(b, 6)]
     b.commit()
     r.result['committedFinal'] = b.committed(tp)
@@ -247,14 +262,9 @@ def group_split(r):
     r.create_ready(t, 4)
     members = [r.consumer(group=g), r.consumer(group=g)]
     for m in members:
-        m.subscribe([t])
-    # Each member learns the topic's partitions before it joins. Otherwise the leader may assign while it knows
-    # no partition (both members get none) and then rejoin on its own once the metadata arrives. kafka-python
-    # 3.0.12 asks for that rejoin from its metadata snapshot alone, and the leader refreshes the snapshot (in
-    # _perform_assignment, on the I/O thread) before its SyncGroup is answered: a poll() landing in that window
-    # finds no rejoin needed and never collects its own join result, so the leader stops heartbeating, is
-    # expired after session.timeout.ms and the other member ends up with all 4 partitions for good. That client
-    # race fails this scenario against Kafka 4.4.0 too; it is not what the scenario checks.
+        r.subscribe(m, t)
+    # Both members must know all 4 partitions before either joins (Kp.subscribe): otherwise, after the
+    # leader's lost join, the other member ends up with all 4 partitions for good.
     for m in members:
         wait_for(lambda m=m: len(m.partitions_for_topic(t)) == 4)
     seen = [{}, {}]
@@ -394,7 +404,7 @@ def groups_admin(r):
     r.create_ready(t, 1)
     r.produce_values(t, 'g', 0, 3)
     c = r.consumer(group=g)
-    c.subscribe([t])
+    r.subscribe(c, t)
     r.poll_until(c, 3)
     c.commit()
     c.close()
@@ -402,7 +412,7 @@ def groups_admin(r):
     r.result['described'] = r.describe_group(g)
     r.result['offsets'] = r.committed_via_admin(g, t)
     active = r.consumer(group=busy)
-    active.subscribe([t])
+    r.subscribe(active, t)
     # Keep the member polling until the coordinator itself reports it (Stable, one member): the client's
     # own assignment can show up before the group is settled broker-side.
     wait_for(lambda: not active.poll(timeout_ms=100) and len(active.assignment()) > 0
