@@ -99,6 +99,11 @@ export interface BrokerMedians {
    */
   brokerCpuSecondsPerGiB: number | null;
   /**
+   * Catch-up workloads: the broker's CPU seconds in the read phase's window per GiB read in it (no producer
+   * then: what serving consumers from storage costs). Absent for live workloads and older results.
+   */
+  readCpuSecondsPerGiB?: number | null;
+  /**
    * The broker's GC pauses in the produce phase's window, in % of the window (usage.ts); null when not measured.
    * Optional: results written before it was measured lack it.
    */
@@ -132,6 +137,8 @@ export interface PairRatio {
   e2eP99: number;
   /** Broker CPU seconds per GiB produced (below 1 is better), when both were measured. */
   brokerCpuPerGiB?: number;
+  /** Catch-up workloads: broker CPU seconds per GiB read back (below 1 is better), when both were measured. */
+  readCpuPerGiB?: number;
   /** Transactional workloads: transactions/s (above 1 is better) and commit p99 (below 1 is better). */
   transactionsPerSec?: number;
   commitP99?: number;
@@ -202,6 +209,13 @@ function cpuPerGiB(r: RunRecord): number | null {
   return phase.brokerCpuSeconds === null || phase.brokerCpuSeconds === undefined || phase.produced.bytes === 0 ? null : phase.brokerCpuSeconds / (phase.produced.bytes / 2 ** 30);
 }
 
+/** Catch-up runs: broker CPU seconds in the read phase's window per GiB read in it, or null. */
+function readCpuPerGiB(r: RunRecord): number | null {
+  if (r.backlogWrite === undefined) return null;
+  const cpu = r.result.brokerCpuSeconds;
+  return cpu === null || cpu === undefined || r.result.consumed.bytes === 0 ? null : cpu / (r.result.consumed.bytes / 2 ** 30);
+}
+
 export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
   const m = (f: (r: RunRecord) => number): number => median(runs.map(f));
   const p = (r: RunRecord): LatencySummary => producePhase(r).produceLatency;
@@ -230,6 +244,7 @@ export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
     peakRssMiB: rss.length > 0 ? median(rss) : null,
     clientCpuPercent: m((r) => r.result.clientCpuPercent),
     brokerCpuSecondsPerGiB: cpu.length > 0 ? median(cpu) : null,
+    ...(runs.some((r) => r.backlogWrite !== undefined) ? { readCpuSecondsPerGiB: medianOrNull(runs.map(readCpuPerGiB)) } : {}),
     brokerGcPercent: medianOrNull(runs.map((r) => gcPercent(r, 'broker'))),
     clientGcPercent: medianOrNull(runs.map((r) => gcPercent(r, 'client'))),
     transactions:
@@ -260,6 +275,7 @@ function ratioOf(pair: number, a: RunRecord, b: RunRecord): PairRatio {
     produceP99: producePhase(a).produceLatency.p99 / producePhase(b).produceLatency.p99,
     e2eP99: a.result.endToEndLatency.p99 / b.result.endToEndLatency.p99,
     ...(cpuPerGiB(a) !== null && cpuPerGiB(b) !== null ? { brokerCpuPerGiB: cpuPerGiB(a)! / cpuPerGiB(b)! } : {}),
+    ...(readCpuPerGiB(a) !== null && readCpuPerGiB(b) !== null ? { readCpuPerGiB: readCpuPerGiB(a)! / readCpuPerGiB(b)! } : {}),
     ...(a.result.transactions && b.result.transactions
       ? { transactionsPerSec: a.result.transactions.perSec / b.result.transactions.perSec, commitP99: a.result.transactions.commitLatency.p99 / b.result.transactions.commitLatency.p99 }
       : {}),
@@ -420,22 +436,28 @@ export function compareMarkdown(f: CompareFile): string {
     HEADER,
   ];
   for (const [label, m] of Object.entries(f.medians)) lines.push(row(label, m));
-  if (f.workload.backlogBytes > 0) lines.push('', 'Catch-up runs: "produce" is writing the backlog, "consume" is reading it back from the earliest offset.');
+  if (f.workload.backlogBytes > 0) {
+    lines.push('', 'Catch-up runs: "produce" is writing the backlog, "consume" is reading it back from the earliest offset; "broker CPU s/GiB" is the write\'s.');
+    const read = Object.entries(f.medians).filter(([, m]) => m.readCpuSecondsPerGiB != null);
+    if (read.length > 0) lines.push(`Broker CPU while reading, s per GiB read: ${read.map(([label, m]) => `${label} ${fmt(m.readCpuSecondsPerGiB!)}`).join(', ')}.`);
+  }
   for (const [label, why] of Object.entries(f.unavailable)) lines.push(`| ${label} | 0 | not run: ${why.replace(/\|/g, '\\|')} | | | | | | |`);
   lines.push(...txnMarkdown(Object.entries(f.medians)));
   for (const x of f.failures) lines.push('', `**Run ${x.order} (pair ${x.pair}, ${x.kind}) failed: ${x.error}**`);
   if (f.ratios.length > 0) {
     const txn = f.ratios.some((r) => r.transactionsPerSec !== undefined);
+    const read = f.ratios.some((r) => r.readCpuPerGiB !== undefined);
     lines.push(
       '',
       'Ledgerline ÷ Kafka, pair by pair (throughput: above 1 is better; latency: below 1 is better):',
       '',
-      `| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB |${txn ? ' transactions/s | commit p99 |' : ''}`,
-      `|---:|---:|---:|---:|---:|---:|${txn ? '---:|---:|' : ''}`,
+      `| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB |${read ? ' read CPU s/GiB |' : ''}${txn ? ' transactions/s | commit p99 |' : ''}`,
+      `|---:|---:|---:|---:|---:|---:|${read ? '---:|' : ''}${txn ? '---:|---:|' : ''}`,
     );
     for (const r of f.ratios) {
       const cpu = r.brokerCpuPerGiB === undefined ? '–' : fmt(r.brokerCpuPerGiB);
-      lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} | ${cpu} |${txn ? ` ${fmt(r.transactionsPerSec)} | ${fmt(r.commitP99)} |` : ''}`);
+      const readCpu = read ? ` ${r.readCpuPerGiB === undefined ? '–' : fmt(r.readCpuPerGiB)} |` : '';
+      lines.push(`| ${r.pair} | ${fmt(r.produceThroughput)} | ${fmt(r.consumeThroughput)} | ${fmt(r.produceP99)} | ${fmt(r.e2eP99)} | ${cpu} |${readCpu}${txn ? ` ${fmt(r.transactionsPerSec)} | ${fmt(r.commitP99)} |` : ''}`);
     }
   }
   if (f.security) lines.push(...securityMarkdown(f, f.security));

@@ -90,6 +90,30 @@ describe('benchmark statistics and reports', () => {
     expect(md).toContain('| 2 | 1.00 | 1.00 | 1.00 | 1.00 | – |');
   });
 
+  it("reports a catch-up run's broker CPU per GiB read apart from the backlog write's, and its ratio", () => {
+    // The backlog write: 128 MiB in 1 s (1/8 GiB); the read: 256 MiB in 1 s (1/4 GiB).
+    const catchUp = (kind: 'ledgerline' | 'kafka', pair: number, writeCpu: number, readCpu: number | null): RunRecord & { pair: number; order: number } => ({
+      ...run(kind, pair, 256, 10),
+      backlogWrite: result(128, 10, writeCpu),
+      result: result(256, 10, readCpu),
+    });
+    const runs = [catchUp('ledgerline', 1, 0.5, 1), catchUp('kafka', 1, 0.25, 0.25), catchUp('ledgerline', 2, 1, 2), catchUp('kafka', 2, 0.5, null)];
+    const l = mediansOf(runs.filter((r) => r.target.kind === 'ledgerline'));
+    expect(l.brokerCpuSecondsPerGiB).toBeCloseTo(6); // the write: median of 4 and 8 s/GiB
+    expect(l.readCpuSecondsPerGiB).toBeCloseTo(6); // the read: median of 4 and 8 s/GiB
+    const k = mediansOf(runs.filter((r) => r.target.kind === 'kafka'));
+    expect(k.readCpuSecondsPerGiB).toBeCloseTo(1); // the run without a reading is left out
+    expect(mediansOf([run('kafka', 1, 1, 1)]).readCpuSecondsPerGiB).toBeUndefined(); // a live run has no read phase
+    const ratios = pairRatios(runs);
+    expect(ratios[0]!.readCpuPerGiB).toBeCloseTo(4);
+    expect(ratios[1]!.readCpuPerGiB).toBeUndefined();
+    const md = compareMarkdown(compareFile({ runs, medians: { ledgerline: l, kafka: k }, ratios, workload: parseWorkload({ name: 'w', backlogBytes: 2 ** 30 }) }));
+    expect(md).toContain('Broker CPU while reading, s per GiB read: ledgerline 6.00, kafka 1.00.');
+    expect(md).toContain('| pair | produce MiB/s | consume MiB/s | produce p99 | e2e p99 | broker CPU s/GiB | read CPU s/GiB |');
+    expect(md).toContain('| 1 | 1.00 | 1.00 | 1.00 | 1.00 | 2.00 | 4.00 |');
+    expect(md).toContain('| 2 | 1.00 | 1.00 | 1.00 | 1.00 | 2.00 | – |');
+  });
+
   it("reports the broker's and the load generator's GC pauses in % of the produce window, left out where not measured", () => {
     const withGc = (kind: 'ledgerline' | 'kafka', pair: number, broker: number | null, client: number): RunRecord & { pair: number; order: number } => {
       const r = run(kind, pair, 128, 10);
