@@ -203,17 +203,20 @@ function medianOrNull(xs: readonly (number | null)[]): number | null {
   return known.length > 0 ? median(known) : null;
 }
 
+/** The broker's CPU seconds in a phase's window per GiB of `bytes`, or null when not measured. */
+function brokerCpuPer(phase: LoadResult, bytes: number): number | null {
+  return phase.brokerCpuSeconds === null || phase.brokerCpuSeconds === undefined || bytes === 0 ? null : phase.brokerCpuSeconds / (bytes / 2 ** 30);
+}
+
 /** Broker CPU seconds per GiB produced in the produce phase's window, or null. */
 function cpuPerGiB(r: RunRecord): number | null {
   const phase = producePhase(r);
-  return phase.brokerCpuSeconds === null || phase.brokerCpuSeconds === undefined || phase.produced.bytes === 0 ? null : phase.brokerCpuSeconds / (phase.produced.bytes / 2 ** 30);
+  return brokerCpuPer(phase, phase.produced.bytes);
 }
 
 /** Catch-up runs: broker CPU seconds in the read phase's window per GiB read in it, or null. */
 function readCpuPerGiB(r: RunRecord): number | null {
-  if (r.backlogWrite === undefined) return null;
-  const cpu = r.result.brokerCpuSeconds;
-  return cpu === null || cpu === undefined || r.result.consumed.bytes === 0 ? null : cpu / (r.result.consumed.bytes / 2 ** 30);
+  return r.backlogWrite === undefined ? null : brokerCpuPer(r.result, r.result.consumed.bytes);
 }
 
 export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
