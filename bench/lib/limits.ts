@@ -8,7 +8,9 @@
  *   disk           the workload's own batch bytes, written sequentially to a file in the directory the
  *                  brokers keep their data in (same disk), once with an fsync after every request-sized
  *                  chunk (durable-per-request, one writer) and once with a single fsync at the end
- *                  (page-cache speed, what an unsynced log sees).
+ *                  (page-cache speed, what an unsynced log sees); with `coldRead` (`compare --cold-read`) the
+ *                  second file is read back sequentially in 1 MiB reads after the page cache is dropped: the
+ *                  most a catch-up read of a backlog that is not in memory can get from this disk.
  *
  * Each measurement is bounded by a duration and a byte count.
  */
@@ -20,6 +22,7 @@ import { connect as tlsConnect } from 'node:tls';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { dropPageCache } from './page-cache.js';
 import { latencyHistogram, recordMs, summarize } from './stats.js';
 
 export interface LoopbackResult {
@@ -37,6 +40,8 @@ export interface DiskResult {
   syncEachChunk: { bytes: number; seconds: number; mibPerSec: number; fsyncP50Ms: number; fsyncP99Ms: number };
   /** Writes, then one fsync. */
   syncAtEnd: { bytes: number; seconds: number; mibPerSec: number };
+  /** The file of `syncAtEnd` read back with the page cache dropped first (`coldRead`). */
+  coldRead?: { bytes: number; seconds: number; mibPerSec: number; readBytes: number };
 }
 
 export interface MachineLimits {
@@ -151,15 +156,43 @@ function lineReader(stream: NodeJS.ReadableStream): { next(prefix: string, timeo
  * Sequential write of `sample` repeated into request-sized chunks, in `dir`. Each mode stops at
  * `maxBytes` or `durationMs`, whichever comes first.
  */
-export async function measureDisk(options: { dir: string; sample: Buffer; chunkBytes: number; maxBytes: number; durationMs: number }): Promise<DiskResult> {
+export async function measureDisk(options: {
+  dir: string;
+  sample: Buffer;
+  chunkBytes: number;
+  maxBytes: number;
+  durationMs: number;
+  coldRead?: boolean;
+}): Promise<DiskResult> {
   const copies = Math.max(1, Math.round(options.chunkBytes / options.sample.length));
   const chunk = Buffer.concat(Array.from({ length: copies }, () => options.sample));
   const path = join(options.dir, `ledgerline-bench-disk-${process.pid}.dat`);
-  const syncEach = await writeFile(path, chunk, options.maxBytes, options.durationMs, true);
-  const syncEnd = await writeFile(path, chunk, options.maxBytes, options.durationMs, false);
+  let coldRead: DiskResult['coldRead'];
+  try {
+    const syncEach = await writeFile(path, chunk, options.maxBytes, options.durationMs, true);
+    const syncEnd = await writeFile(path, chunk, options.maxBytes, options.durationMs, false);
+    if (options.coldRead) {
+      await dropPageCache();
+      coldRead = await readFileCold(path, COLD_READ_BYTES);
+    }
+    return diskResult(options.dir, chunk.length, syncEach, syncEnd, coldRead);
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
+const COLD_READ_BYTES = 1024 * 1024;
+
+function diskResult(
+  dir: string,
+  chunkBytes: number,
+  syncEach: Awaited<ReturnType<typeof writeFile>>,
+  syncEnd: Awaited<ReturnType<typeof writeFile>>,
+  coldRead: DiskResult['coldRead'],
+): DiskResult {
   return {
-    dir: options.dir,
-    chunkBytes: chunk.length,
+    dir,
+    chunkBytes,
     syncEachChunk: {
       bytes: syncEach.bytes,
       seconds: syncEach.seconds,
@@ -168,7 +201,27 @@ export async function measureDisk(options: { dir: string; sample: Buffer; chunkB
       fsyncP99Ms: syncEach.fsync.p99,
     },
     syncAtEnd: { bytes: syncEnd.bytes, seconds: syncEnd.seconds, mibPerSec: syncEnd.bytes / syncEnd.seconds / 2 ** 20 },
+    ...(coldRead ? { coldRead } : {}),
   };
+}
+
+/** Reads the whole file sequentially, `readBytes` at a time, one read in flight (the kernel's readahead applies). */
+async function readFileCold(path: string, readBytes: number): Promise<NonNullable<DiskResult['coldRead']>> {
+  const fh = await open(path, 'r');
+  const buf = Buffer.allocUnsafe(readBytes);
+  let bytes = 0;
+  const t0 = performance.now();
+  try {
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, readBytes, bytes);
+      if (bytesRead === 0) break;
+      bytes += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return { bytes, seconds, mibPerSec: bytes / seconds / 2 ** 20, readBytes };
 }
 
 async function writeFile(path: string, chunk: Buffer, maxBytes: number, durationMs: number, syncEach: boolean) {
@@ -191,6 +244,5 @@ async function writeFile(path: string, chunk: Buffer, maxBytes: number, duration
     await fh.close();
   }
   const seconds = (performance.now() - t0) / 1000;
-  await rm(path, { force: true });
   return { bytes, seconds, fsync: summarize(fsyncs) };
 }

@@ -153,6 +153,8 @@ export interface CompareFile {
   host: HostInfo;
   /** `--cluster`: three Ledgerline brokers on three bookies against three Kafka nodes (RF 3, min.insync.replicas 2). */
   cluster?: boolean;
+  /** `--cold-read`: the page cache was dropped between writing each backlog and reading it back. */
+  coldRead?: boolean;
   workload: Workload;
   calibration?: { workload: string; maxRecordsPerSec: Record<string, number>; rate: number };
   /** Runs in the order they ran (A B A B ...). */
@@ -383,6 +385,9 @@ function limitsMarkdown(l: MachineLimits | null): string[] {
       : []),
     `| disk: write + fsync per request | ${fmt(l.disk.syncEachChunk.mibPerSec)} | ${l.disk.chunkBytes} B chunks, fsync p50 ${fmt(l.disk.syncEachChunk.fsyncP50Ms)} ms, p99 ${fmt(l.disk.syncEachChunk.fsyncP99Ms)} ms |`,
     `| disk: write, one fsync at the end | ${fmt(l.disk.syncAtEnd.mibPerSec)} | ${(l.disk.syncAtEnd.bytes / 2 ** 20).toFixed(0)} MiB in ${l.disk.dir} |`,
+    ...(l.disk.coldRead
+      ? [`| disk: sequential read, page cache dropped | ${fmt(l.disk.coldRead.mibPerSec)} | the same ${(l.disk.coldRead.bytes / 2 ** 20).toFixed(0)} MiB, ${l.disk.coldRead.readBytes / 2 ** 20} MiB reads, one in flight |`]
+      : []),
   ];
 }
 
@@ -441,6 +446,7 @@ export function compareMarkdown(f: CompareFile): string {
   for (const [label, m] of Object.entries(f.medians)) lines.push(row(label, m));
   if (f.workload.backlogBytes > 0) {
     lines.push('', 'Catch-up runs: "produce" is writing the backlog, "consume" is reading it back from the earliest offset; "broker CPU s/GiB" is the write\'s.');
+    if (f.coldRead) lines.push('The page cache was dropped before every read (`--cold-read`): the backlog was read from the disk.');
     const read = Object.entries(f.medians).filter(([, m]) => m.readCpuSecondsPerGiB != null);
     if (read.length > 0) lines.push(`Broker CPU while reading, s per GiB read: ${read.map(([label, m]) => `${label} ${fmt(m.readCpuSecondsPerGiB!)}`).join(', ')}.`);
   }

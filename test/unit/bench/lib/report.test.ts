@@ -114,6 +114,25 @@ describe('benchmark statistics and reports', () => {
     expect(md).toContain('| 2 | 1.00 | 1.00 | 1.00 | 1.00 | 2.00 | – |');
   });
 
+  it('says when the catch-up reads came from the disk (--cold-read), with the disk\'s cold read beside the other limits', () => {
+    const runs = [run('ledgerline', 1, 500, 10), run('kafka', 1, 400, 10)];
+    const medians = { ledgerline: mediansOf([runs[0]!]), kafka: mediansOf([runs[1]!]) };
+    const disk = {
+      dir: '/d',
+      chunkBytes: 1000,
+      syncEachChunk: { bytes: 2 ** 30, seconds: 4, mibPerSec: 256, fsyncP50Ms: 0.5, fsyncP99Ms: 1 },
+      syncAtEnd: { bytes: 2 ** 31, seconds: 2, mibPerSec: 1024 },
+    };
+    const loopback = { connections: 4, chunkBytes: 1000, seconds: 1, bytes: 2 ** 30, mibPerSec: 1024 };
+    const base = { runs, medians, ratios: pairRatios(runs), workload: parseWorkload({ name: 'w', backlogBytes: 2 ** 31 }) };
+    const cold = compareMarkdown(compareFile({ ...base, coldRead: true, limits: { loopback, disk: { ...disk, coldRead: { bytes: 2 ** 31, seconds: 4, mibPerSec: 512, readBytes: 2 ** 20 } } } }));
+    expect(cold).toContain('The page cache was dropped before every read (`--cold-read`): the backlog was read from the disk.');
+    expect(cold).toContain('| disk: sequential read, page cache dropped | 512 | the same 2048 MiB, 1 MiB reads, one in flight |');
+    const warm = compareMarkdown(compareFile({ ...base, limits: { loopback, disk } }));
+    expect(warm).not.toContain('page cache dropped');
+    expect(warm).not.toContain('--cold-read');
+  });
+
   it("reports the broker's and the load generator's GC pauses in % of the produce window, left out where not measured", () => {
     const withGc = (kind: 'ledgerline' | 'kafka', pair: number, broker: number | null, client: number): RunRecord & { pair: number; order: number } => {
       const r = run(kind, pair, 128, 10);
