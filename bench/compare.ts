@@ -21,7 +21,7 @@ import { dataRoot, startBroker } from './lib/brokers.js';
 import { WORKLOAD_HELP, calibrate, logger, parse, workloadFromArgs } from './lib/cli.js';
 import type { MachineLimits } from './lib/limits.js';
 import { measureDisk, measureLoopback } from './lib/limits.js';
-import { dropPageCache, pageCacheDropUnavailable } from './lib/page-cache.js';
+import { pageCacheDropUnavailable } from './lib/page-cache.js';
 import type { CompareFile, RunRecord } from './lib/report.js';
 import { compareMarkdown, hostInfo, mediansOf, pairRatios, protocolOf, runId, securityRatios, writeResults } from './lib/report.js';
 import type { BenchProtocol, BenchSecurity } from './lib/security.js';
@@ -41,10 +41,9 @@ Workloads: ${workloadNames().join(', ')}
                       a SCRAM-SHA-512 user made with AlterUserScramCredentials); ratios SASL_SSL ÷ PLAINTEXT
                       per broker and Ledgerline ÷ Kafka per protocol. Not with --cluster
   --kafka-heap MiB    Kafka heap (default 1024, as kafka-server-start.sh)
-  --cold-read         catch-up workloads: drop the kernel's page cache (sync, then /proc/sys/vm/drop_caches;
-                      root on Linux) between writing the backlog and reading it back, so the read comes
-                      from the disk, as for a backlog larger than the page cache; the limits add the disk's
-                      cold sequential read
+  --disk-read-limit   the limits add the disk's sequential read with the page cache dropped (sync, then
+                      /proc/sys/vm/drop_caches: Linux, as root): the ceiling of a catch-up read of a backlog
+                      larger than the page cache (--backlog above the machine's memory)
   --no-limits         skip the loopback and disk measurements
   --limits-seconds S  seconds per limit measurement (default 5)
   --no-write          print the summary only
@@ -57,7 +56,7 @@ export default async function compare(args: string[]): Promise<void> {
     only: { type: 'string' },
     security: { type: 'string' },
     'kafka-heap': { type: 'string' },
-    'cold-read': { type: 'boolean' },
+    'disk-read-limit': { type: 'boolean' },
     'no-limits': { type: 'boolean' },
     'limits-seconds': { type: 'string' },
     'no-write': { type: 'boolean' },
@@ -75,11 +74,11 @@ export default async function compare(args: string[]): Promise<void> {
   const cluster = values.cluster === true;
   if (values.security !== undefined && values.security !== 'SASL_SSL') throw new Error('--security takes SASL_SSL');
   if (values.security !== undefined && cluster) throw new Error('--security runs one node of each, not with --cluster');
-  const coldRead = values['cold-read'] === true;
-  if (coldRead) {
-    if (workload.backlogBytes === 0) throw new Error(`--cold-read is for catch-up workloads (a --backlog); ${workload.name} has none`);
+  const diskReadLimit = values['disk-read-limit'] === true;
+  if (diskReadLimit) {
+    if (values['no-limits']) throw new Error('--disk-read-limit is one of the limits: not with --no-limits');
     const why = await pageCacheDropUnavailable();
-    if (why) throw new Error(`--cold-read: ${why}`);
+    if (why) throw new Error(`--disk-read-limit: ${why}`);
   }
   const log = logger();
   const date = new Date();
@@ -128,10 +127,7 @@ export default async function compare(args: string[]): Promise<void> {
     log(`rate for both brokers: ${Math.round(rate)} msg/s`);
   }
 
-  const limits = values['no-limits'] ? null : await measureLimits(workload, Number(values['limits-seconds'] ?? 5), log, security, coldRead);
-  const beforeCatchUpRead = coldRead
-    ? async (label: string) => log(`[${label}] page cache dropped in ${(await dropPageCache()).toFixed(1)} s; the read comes from the disk`)
-    : undefined;
+  const limits = values['no-limits'] ? null : await measureLimits(workload, Number(values['limits-seconds'] ?? 5), log, security, diskReadLimit);
 
   const runs: CompareFile['runs'] = [];
   const failures: CompareFile['failures'] = [];
@@ -147,15 +143,7 @@ export default async function compare(args: string[]): Promise<void> {
         let record: RunRecord;
         try {
           const t = target(b, protocol);
-          const r = await executeWorkload({
-            ...t,
-            workload,
-            rate,
-            log: (l) => log(`[${label}] ${l}`),
-            brokerCpuSeconds: () => b.cpuSeconds(),
-            brokerGcSeconds: () => b.gcSeconds(),
-            beforeCatchUpRead: beforeCatchUpRead && (() => beforeCatchUpRead(label)),
-          });
+          const r = await executeWorkload({ ...t, workload, rate, log: (l) => log(`[${label}] ${l}`), brokerCpuSeconds: () => b.cpuSeconds(), brokerGcSeconds: () => b.gcSeconds() });
           const died = b.exited();
           if (died) throw new Error(`${kind} ${died} during the run`);
           const { peakRssMiB } = await b.stop();
@@ -212,7 +200,6 @@ export default async function compare(args: string[]): Promise<void> {
     command: `npm run bench -- compare ${args.join(' ')}`,
     host: hostInfo(),
     cluster,
-    ...(coldRead ? { coldRead } : {}),
     workload,
     calibration,
     runs,
@@ -230,7 +217,7 @@ export default async function compare(args: string[]): Promise<void> {
   }
 }
 
-async function measureLimits(w: Workload, seconds: number, log: (l: string) => void, security: BenchSecurity | undefined, coldRead: boolean): Promise<MachineLimits> {
+async function measureLimits(w: Workload, seconds: number, log: (l: string) => void, security: BenchSecurity | undefined, diskRead: boolean): Promise<MachineLimits> {
   const template = await buildTemplate(w);
   const requestBytes = template.bytes.length * Math.min(w.partitionsPerRequest, w.topics * w.partitionsPerTopic);
   log(`machine limits: loopback TCP (${Math.max(1, w.producers)} connections, ${requestBytes} B writes), ${seconds} s`);
@@ -241,7 +228,7 @@ async function measureLimits(w: Workload, seconds: number, log: (l: string) => v
     log(`loopback over TLS ${loopbackTls.mibPerSec.toFixed(0)} MiB/s (${loopbackTls.tls.protocol} ${loopbackTls.tls.cipher})`);
   }
   log(`loopback ${loopback.mibPerSec.toFixed(0)} MiB/s; disk: write + fsync of ${requestBytes} B chunks in ${dataRoot()}, ${seconds} s each`);
-  const disk = await measureDisk({ dir: dataRoot(), sample: template.bytes, chunkBytes: requestBytes, maxBytes: 2 * 2 ** 30, durationMs: seconds * 1000, coldRead });
+  const disk = await measureDisk({ dir: dataRoot(), sample: template.bytes, chunkBytes: requestBytes, maxBytes: 2 * 2 ** 30, durationMs: seconds * 1000, coldRead: diskRead });
   log(
     `disk ${disk.syncEachChunk.mibPerSec.toFixed(0)} MiB/s with fsync per request, ${disk.syncAtEnd.mibPerSec.toFixed(0)} MiB/s with one fsync` +
       `${disk.coldRead ? `, ${disk.coldRead.mibPerSec.toFixed(0)} MiB/s read back cold` : ''}; ${recordsPerBatch(w)} records per batch`,

@@ -25,8 +25,6 @@ export interface ExecuteOptions {
   brokerGcSeconds?: () => Promise<number | null>;
   /** TLS and SASL for every connection of the run (a SASL_SSL listener: security.ts). */
   security?: Pick<ConnectionOptions, 'tls' | 'sasl'>;
-  /** Catch-up workloads: run between writing the backlog and reading it back (`compare --cold-read`). */
-  beforeCatchUpRead?: () => Promise<void>;
 }
 
 export interface ExecuteResult {
@@ -71,7 +69,6 @@ export async function executeWorkload(o: ExecuteOptions): Promise<ExecuteResult>
       });
       const end = await offsetsFor(client, partitions, OffsetSpec.LATEST);
       o.log(`backlog written at ${backlogWrite.produceRate.mibPerSec.toFixed(1)} MiB/s; reading it back`);
-      await o.beforeCatchUpRead?.();
       const result = await runCatchUp({ ...base, rate: null, durationMs: w.durationSeconds * 1000, warmupMs: 0 }, start, end);
       return { result, backlogWrite, topics, topicSetupSeconds };
     }

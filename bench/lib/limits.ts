@@ -8,9 +8,9 @@
  *   disk           the workload's own batch bytes, written sequentially to a file in the directory the
  *                  brokers keep their data in (same disk), once with an fsync after every request-sized
  *                  chunk (durable-per-request, one writer) and once with a single fsync at the end
- *                  (page-cache speed, what an unsynced log sees); with `coldRead` (`compare --cold-read`) the
- *                  second file is read back sequentially in 1 MiB reads after the page cache is dropped: the
- *                  most a catch-up read of a backlog that is not in memory can get from this disk.
+ *                  (page-cache speed, what an unsynced log sees); with `coldRead` (`compare --disk-read-limit`)
+ *                  the second file is read back sequentially in 1 MiB reads after the page cache is dropped:
+ *                  the most a catch-up read of a backlog larger than the page cache can get from this disk.
  *
  * Each measurement is bounded by a duration and a byte count.
  */

@@ -153,8 +153,6 @@ export interface CompareFile {
   host: HostInfo;
   /** `--cluster`: three Ledgerline brokers on three bookies against three Kafka nodes (RF 3, min.insync.replicas 2). */
   cluster?: boolean;
-  /** `--cold-read`: the page cache was dropped between writing each backlog and reading it back. */
-  coldRead?: boolean;
   workload: Workload;
   calibration?: { workload: string; maxRecordsPerSec: Record<string, number>; rate: number };
   /** Runs in the order they ran (A B A B ...). */
@@ -446,7 +444,6 @@ export function compareMarkdown(f: CompareFile): string {
   for (const [label, m] of Object.entries(f.medians)) lines.push(row(label, m));
   if (f.workload.backlogBytes > 0) {
     lines.push('', 'Catch-up runs: "produce" is writing the backlog, "consume" is reading it back from the earliest offset; "broker CPU s/GiB" is the write\'s.');
-    if (f.coldRead) lines.push('The page cache was dropped before every read (`--cold-read`): the backlog was read from the disk.');
     const read = Object.entries(f.medians).filter(([, m]) => m.readCpuSecondsPerGiB != null);
     if (read.length > 0) lines.push(`Broker CPU while reading, s per GiB read: ${read.map(([label, m]) => `${label} ${fmt(m.readCpuSecondsPerGiB!)}`).join(', ')}.`);
   }
