@@ -12,7 +12,7 @@
  */
 import { RecordBatch } from '../../protocol/records/batch.js';
 import { RecordTooLargeError } from '../../protocol/records/errors.js';
-import { InvalidAppendOffsetError, LogFencedError, LogInvalidArgumentError, LogStorageError } from './errors.js';
+import { InvalidAppendOffsetError, LogFencedError, LogInvalidArgumentError, LogStorageError, UnexpectedLogEndError } from './errors.js';
 import { isLedgerError, type ActiveLedger, type LogCore, type PendingAppend } from './log-core.js';
 import { applyStoredBatch } from './producer-state.js';
 import type { AppendOptions, AppendResult } from './types.js';
@@ -58,11 +58,16 @@ export class Appender {
     if (requested !== undefined && (!Number.isSafeInteger(requested) || requested < 0)) {
       return Promise.reject(new LogInvalidArgumentError(`baseOffset must be a non-negative integer, got ${requested}`));
     }
+    const expectedLogEnd = options.expectedLogEnd;
+    if (expectedLogEnd !== undefined && (!Number.isSafeInteger(expectedLogEnd) || expectedLogEnd < 0 || (requested !== undefined && expectedLogEnd > requested))) {
+      return Promise.reject(new LogInvalidArgumentError(`expectedLogEnd must be a non-negative integer no larger than baseOffset, got ${expectedLogEnd}`));
+    }
     return new Promise<AppendResult>((resolve, reject) => {
       this.waiting.push({
         batch,
         view,
         requestedOffset: requested,
+        expectedLogEnd,
         leaderEpoch: options.partitionLeaderEpoch,
         mirrored: options.mirrored === true,
         state: 'waiting',
@@ -114,6 +119,11 @@ export class Appender {
       if (base < this.core.nextOffset) {
         p.state = 'failed';
         p.reject(new InvalidAppendOffsetError(this.core.name, base, this.core.nextOffset));
+        continue;
+      }
+      if (p.expectedLogEnd !== undefined && p.expectedLogEnd !== this.core.nextOffset) {
+        p.state = 'failed';
+        p.reject(new UnexpectedLogEndError(this.core.name, base, p.expectedLogEnd, this.core.nextOffset));
         continue;
       }
       this.issue(a, p, base);

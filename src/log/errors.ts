@@ -10,7 +10,8 @@
  * | LL_ERR_LOG_FENCED               | NOT_LEADER_OR_FOLLOWER (6)        | another owner took the partition over  |
  * | LL_ERR_LOG_CLOSED               | NOT_LEADER_OR_FOLLOWER (6)        | the log was closed (ownership released)|
  * | LL_ERR_LOG_DELETED              | UNKNOWN_TOPIC_OR_PARTITION (3)    | the partition was deleted              |
- * | LL_ERR_LOG_INVALID_OFFSET       | INVALID_RECORD (87)               | append-at-offset below the log end     |
+ * | LL_ERR_LOG_INVALID_OFFSET       | INVALID_RECORD (87)               | append-at-offset below the log end, or |
+ * |                                 |                                   | not after the end the appender expected|
  * | LL_ERR_LOG_INVALID_ARGUMENT     | INVALID_REQUEST (42)              | a malformed argument                   |
  * | LL_ERR_LOG_STORAGE              | KAFKA_STORAGE_ERROR (56)          | the ledger or metadata store failed    |
  * | LL_ERR_LOG_CORRUPT              | KAFKA_STORAGE_ERROR (56)          | stored chain metadata cannot be decoded|
@@ -110,6 +111,18 @@ export class InvalidAppendOffsetError extends LogError {
       'LL_ERR_LOG_INVALID_OFFSET',
       ErrorCode.INVALID_RECORD,
       `cannot append at offset ${offset} to ${partition}: offsets must be at least the log end offset ${logEndOffset}`,
+      { partition, offset, logEndOffset },
+    );
+  }
+}
+
+/** AppendOptions.expectedLogEnd: the log does not end where the appender expected (a batch before it failed). */
+export class UnexpectedLogEndError extends LogError {
+  constructor(partition: string, offset: number, expectedLogEnd: number, logEndOffset: number) {
+    super(
+      'LL_ERR_LOG_INVALID_OFFSET',
+      ErrorCode.INVALID_RECORD,
+      `cannot append at offset ${offset} to ${partition}: the log ends at ${logEndOffset}, not at ${expectedLogEnd} as the appender expected (a batch before it was not stored)`,
       { partition, offset, logEndOffset },
     );
   }

@@ -76,6 +76,8 @@ export interface PendingAppend {
   readonly batch: Buffer;
   readonly view: RecordBatch;
   readonly requestedOffset: number | undefined;
+  /** AppendOptions.expectedLogEnd. */
+  readonly expectedLogEnd: number | undefined;
   readonly leaderEpoch: number | undefined;
   /** AppendOptions.mirrored: the batch's timestamps are kept. */
   readonly mirrored: boolean;

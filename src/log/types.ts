@@ -69,6 +69,13 @@ export interface AppendOptions {
    * max.message.bytes check (the source accepted it; the ledger store's entry limit still applies).
    */
   readonly mirrored?: boolean;
+  /**
+   * Append only if the log ends exactly here when the batch is written, and fail otherwise
+   * (InvalidAppendOffsetError). A copier that issues batches before the earlier ones are durable (a mirror's
+   * rounds, src/replication/) names where the batch before it ends: if that one failed, and the roll that
+   * follows took the log end back, this one fails too rather than leave the failed one's offsets a gap.
+   */
+  readonly expectedLogEnd?: number;
 }
 
 export interface AppendResult {

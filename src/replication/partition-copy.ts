@@ -6,8 +6,10 @@
  *     [b@100..104][b@105..105 control][b@109..120]...[partial]
  *        │ every complete batch: CRC checked, kept byte for byte (partitionLeaderEpoch excepted, not in the CRC)
  *        ▼
- *   log.append(batch, { baseOffset: its own, mirrored: true })   offsets skipped (compaction) stay gaps
- *        │ not awaited: the next fetch goes out while these become durable (one round in flight per partition)
+ *   log.append(batch, { baseOffset: its own, mirrored: true, expectedLogEnd })   offsets skipped (compaction)
+ *        │                                                                        stay gaps
+ *        │ not awaited: the next fetch goes out while these become durable (one round in flight per partition);
+ *        │ each append names where the log must end before it
  *
  * The log end offset is the mirror's cursor: it is durable with the data, so a restart, a SIGKILL or a move to
  * another broker resumes exactly after the last batch appended (no record twice, none missed). Control batches
@@ -60,7 +62,9 @@ export function copyBatches(log: PartitionLog, records: Buffer, from = log.logEn
     if (b.hasProducerId && b.producerId > maxProducerId) maxProducerId = b.producerId;
     // The batch is appended as the slice of the fetch answer it is: the log writes it by reference, and the
     // store's tail cache keeps it so or copies it out, by what it would pin of the answer (src/ledger/tail-cache.ts).
-    appends.push(log.append(b.buffer, { baseOffset: base, mirrored: true }));
+    // expectedLogEnd: if a batch before this one (of this copy or of a round still in flight) is not stored, the
+    // log does not end where this one expects, and it fails rather than leave that batch's offsets a gap.
+    appends.push(log.append(b.buffer, { baseOffset: base, mirrored: true, expectedLogEnd: next }));
     next = last + 1;
     count++;
     recordCount += b.isControl ? 0 : b.recordCount;

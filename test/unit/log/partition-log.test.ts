@@ -146,6 +146,22 @@ describe('append at a given offset (gaps)', () => {
     expect(log.highWatermark).toBe(104);
   });
 
+  it('appends only where the log ends as the appender expects (expectedLogEnd), checked when the batch is written', async () => {
+    const log = await open();
+    // Issued back to back, each expecting the end the one before leaves: all land, the gap kept.
+    const a = log.append(buildBatch(2), { baseOffset: 0, expectedLogEnd: 0 });
+    const b = log.append(buildBatch(3), { baseOffset: 10, expectedLogEnd: 2 });
+    await expect(Promise.all([a, b])).resolves.toMatchObject([{ baseOffset: 0 }, { baseOffset: 10, lastOffset: 12 }]);
+    // The batch it follows was not stored: the log ends at 13, not at 20, so no gap is left where it should be.
+    const err = await log.append(buildBatch(1), { baseOffset: 25, expectedLogEnd: 20 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'LL_ERR_LOG_INVALID_OFFSET', kafkaErrorCode: 87 }); // INVALID_RECORD
+    expect((err as Error).message).toContain('the log ends at 13, not at 20');
+    expect(log.logEndOffset).toBe(13);
+    await expect(log.append(buildBatch(1), { baseOffset: 13, expectedLogEnd: 14 })).rejects.toMatchObject({ code: 'LL_ERR_LOG_INVALID_ARGUMENT' });
+    await expect(log.append(buildBatch(1), { expectedLogEnd: -1 })).rejects.toMatchObject({ code: 'LL_ERR_LOG_INVALID_ARGUMENT' });
+    expect((await log.append(buildBatch(1), { expectedLogEnd: 13 })).baseOffset).toBe(13);
+  });
+
   it('keeps the gaps across a restart, whether the index comes from snapshots or from the batches', async () => {
     for (const indexSnapshots of [true, false]) {
       const log = await open({ config: { segmentEntries: 2 }, indexSnapshots, topic: `gaps-${indexSnapshots}` });

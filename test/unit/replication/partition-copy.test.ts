@@ -54,6 +54,16 @@ describe('copyBatches', () => {
     expect(log.logEndOffset).toBe(12);
   });
 
+  it('fails a copy that follows batches the log did not store, rather than leave their offsets a gap', async () => {
+    const log = await open('m');
+    await copyBatches(log, at(buildBatch(3), 0)).durable;
+    // The round before ended at 7 as far as the replicator knows, but the log ends at 3 (those appends failed).
+    const copy = copyBatches(log, Buffer.concat([at(buildBatch(2), 7), at(buildBatch(2), 9)]), 7);
+    await expect(copy.durable).rejects.toMatchObject({ code: 'LL_ERR_LOG_INVALID_OFFSET' });
+    expect(log.logEndOffset).toBe(3);
+    expect(log.highWatermark).toBe(3);
+  });
+
   it('refuses a batch that straddles the log end and a batch whose CRC does not match', async () => {
     const log = await open('m');
     await copyBatches(log, at(buildBatch(4), 0)).durable;
