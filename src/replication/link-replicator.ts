@@ -6,9 +6,10 @@
  *
  *   loop ─► owned, unstopped partitions of mirroring / promoting / failing-over mirrors of the link
  *        ─► failing-over ones: abort open transactions, report stopped          (no fetch: the source may be gone)
- *        ─► one Fetch (READ_UNCOMMITTED, from each log end offset) to the source's leaders
- *        ─► copyBatches, followLogStart; promoting ones whose log reached the source's high watermark read after
- *           the promotion was seen: abort open transactions, report stopped
+ *        ─► one Fetch (READ_UNCOMMITTED, from where each log's appends end) to the source's leaders
+ *        ─► copyBatches (not awaited: up to two rounds in flight, Inflight), followLogStart; promoting ones whose
+ *           log reached the source's high watermark read after the promotion was seen: abort open transactions,
+ *           report stopped
  *
  * Errors: a source unreachable is retried with a growing backoff (up to 10 s) and shows in the status; a
  * partition the source has no longer (OFFSET_OUT_OF_RANGE with this log past its end) stops, with the reason, and
@@ -50,7 +51,7 @@ export interface PartitionStatus {
   readonly partition: number;
   readonly link: string;
   readonly sourceTopic: string;
-  /** Next offset to copy: this log's end offset. */
+  /** Where the records copied and durable here end: this log's high watermark (appends in flight not counted). */
   position: number;
   /** The source's high watermark at the last fetch (-1 before one). */
   sourceHighWatermark: number;
@@ -65,6 +66,37 @@ const FETCH_MAX_WAIT_MS = 500;
 const PARTITION_MAX_BYTES = 1024 * 1024;
 const FETCH_MAX_BYTES = 50 * 1024 * 1024;
 const DIVERGED_RETRY_MS = 30_000;
+
+/**
+ * A partition's appends not yet known durable: at most two rounds of them. The next round's batches are issued
+ * while the previous round's become durable, so a copy does not wait for the destination's fsync unless two
+ * rounds already do. The log makes them durable in offset order, and each append names where the log must end
+ * before it (AppendOptions.expectedLogEnd): after a failed append, the ones issued behind it fail too, and the
+ * round that next sees the failure starts again from the log (`reset`), leaving no gap.
+ *
+ * Measured with `npm run bench -- mirror --pairs 1 --backlog 512MiB --no-read --no-concurrent --no-limits
+ * --lag-seconds 20 --lag-rate 120`, four runs each way, alternating: replication lag p99 84, 91, 133, 81 ms
+ * against 132, 98, 80, 127 with one round in flight (medians 88 and 112 ms; p50 10.3 against 12.3 ms).
+ */
+interface Inflight {
+  /** Where the appends issued end: the next fetch, and the next copy, start there. */
+  readonly next: number;
+  /** Every round issued. */
+  readonly durable: Promise<void>;
+  /** Every round but the newest: what the next copy waits for. */
+  readonly older: Promise<void>;
+  /** Set once `durable` settles (resolved or rejected). */
+  settled: boolean;
+}
+
+function inflight(next: number, durable: Promise<void>, older: Promise<void>): Inflight {
+  const entry: Inflight = { next, durable, older, settled: false };
+  const settled = (): void => {
+    entry.settled = true;
+  };
+  durable.then(settled, settled);
+  return entry;
+}
 
 interface Task {
   readonly mirror: MirrorTopic;
@@ -82,7 +114,7 @@ export class LinkReplicator extends ReplicatorLoop {
   private readonly jumps = new Map<string, number>();
   private readonly diverged = new Map<string, number>();
   /** Appends issued and not yet known durable, per partition, and where they end: the next fetch starts there. */
-  private readonly inflight = new Map<string, { next: number; durable: Promise<void> }>();
+  private readonly inflight = new Map<string, Inflight>();
   /** The largest producer id reserved already: a reservation is a metadata write, made when it grows. */
   private reservedProducerId = -1n;
 
@@ -118,10 +150,10 @@ export class LinkReplicator extends ReplicatorLoop {
         seen.add(key);
         let status = this.status.get(key);
         if (!status || status.sourceTopic !== m.sourceTopic) {
-          status = { topic: m.topic, partition: p, link: m.link, sourceTopic: m.sourceTopic, position: log.logEndOffset, sourceHighWatermark: -1, lastFetchMs: 0, copiedRecords: 0, copiedBytes: 0, error: null };
+          status = { topic: m.topic, partition: p, link: m.link, sourceTopic: m.sourceTopic, position: log.highWatermark, sourceHighWatermark: -1, lastFetchMs: 0, copiedRecords: 0, copiedBytes: 0, error: null };
           this.status.set(key, status);
         }
-        status.position = log.logEndOffset;
+        status.position = log.highWatermark;
         out.push({ mirror: m, partition: p, log, status });
       }
     }
@@ -169,9 +201,8 @@ export class LinkReplicator extends ReplicatorLoop {
         const r = results[i]!;
         const key = keyOf(t);
         t.status.lastFetchMs = Date.now();
-        // The previous round's appends went durable while this fetch was out.
-        const from = await this.settle(t);
         if (r.errorCode !== ErrorCode.NONE) {
+          await this.settle(t);
           if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) return this.outOfRange(client, t);
           t.status.error = `the source answers ${errorByCode(r.errorCode).name}`;
           refresh = true;
@@ -180,12 +211,19 @@ export class LinkReplicator extends ReplicatorLoop {
         t.status.error = null;
         t.status.sourceHighWatermark = Number(r.highWatermark);
         if (promotingBefore.has(key) && !this.promoteTargets.has(key)) this.promoteTargets.set(key, Number(r.highWatermark));
+        // The round before the previous one went durable while this fetch was out, as a rule.
+        const from = await this.admit(t);
         await followLogStart(t.log, Number(r.logStartOffset));
         let next = from;
         if (r.records && r.records.length > 0) {
           try {
             const copied = copyBatches(t.log, r.records, from);
-            if (copied.batches > 0) this.inflight.set(key, { next: copied.next, durable: copied.durable });
+            if (copied.batches > 0) {
+              const status = t.status;
+              copied.durable.then(() => (status.position = Math.max(status.position, t.log.highWatermark)), () => undefined);
+              const before = this.inflight.get(key);
+              this.inflight.set(key, before ? inflight(copied.next, Promise.all([before.durable, copied.durable]).then(() => undefined), before.durable) : inflight(copied.next, copied.durable, Promise.resolve()));
+            }
             next = copied.next;
             t.status.copiedRecords += copied.records;
             t.status.copiedBytes += copied.bytes;
@@ -199,7 +237,6 @@ export class LinkReplicator extends ReplicatorLoop {
             return;
           }
         }
-        t.status.position = next;
         if (next >= (this.jumps.get(key) ?? 0)) this.jumps.delete(key);
         const target = this.promoteTargets.get(key);
         if (target !== undefined && next >= target) {
@@ -210,6 +247,19 @@ export class LinkReplicator extends ReplicatorLoop {
     );
     if (refresh) await client.metadata(fetching.map((t) => t.mirror.sourceTopic)).catch(() => undefined);
     return true;
+  }
+
+  /**
+   * Waits until the partition has at most one round of appends in flight; resolves with where its next copy
+   * starts. Throws the failure of an append in flight, as `settle` does.
+   */
+  private async admit(t: Task): Promise<number> {
+    const key = keyOf(t);
+    const pending = this.inflight.get(key);
+    if (!pending) return t.log.logEndOffset;
+    if (pending.settled) return this.settle(t);
+    await pending.older;
+    return pending.next;
   }
 
   /** Waits for the partition's appends in flight to be durable; resolves with the log end offset after them. */

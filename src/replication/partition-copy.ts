@@ -8,8 +8,8 @@
  *        ▼
  *   log.append(batch, { baseOffset: its own, mirrored: true, expectedLogEnd })   offsets skipped (compaction)
  *        │                                                                        stay gaps
- *        │ not awaited: the next fetch goes out while these become durable (one round in flight per partition);
- *        │ each append names where the log must end before it
+ *        │ not awaited: the next fetch and the next copy go out while these become durable (up to two rounds
+ *        │ in flight per partition, link-replicator.ts); each append names where the log must end before it
  *
  * The log end offset is the mirror's cursor: it is durable with the data, so a restart, a SIGKILL or a move to
  * another broker resumes exactly after the last batch appended (no record twice, none missed). Control batches
