@@ -60,6 +60,8 @@ const HELP = `Usage: npm run bench -- mirror [options]
   --producers N         producer connections (default 4; 5 in flight each, 4 partitions per request, 64 KiB batches)
   --lag-seconds S       paced produce for the lag figures (default 30)
   --lag-percent P       its rate, % of the pair's local max (default 50)
+  --lag-rate MiB/s      its rate, the same for every pair instead (comparing two builds: a pair's local max
+                        varies with the machine's noise, and the lag with the rate)
   --lag-poll MODE       fetch (long-poll Fetch on the destination, default) or list-offsets
   --poll-ms MS          list-offsets: pause between polls (default 5)
   --no-read             skip the source fetch alone
@@ -87,6 +89,8 @@ interface Options {
   producers: number;
   lagSeconds: number;
   lagPercent: number;
+  /** --lag-rate: a fixed paced rate in MiB/s, or null for lagPercent of each pair's local max. */
+  lagMiBps: number | null;
   lagPoll: LagPoll;
   pollMs: number;
   read: boolean;
@@ -110,6 +114,7 @@ function options(args: string[]): Options | null {
       producers: { type: 'string' },
       'lag-seconds': { type: 'string' },
       'lag-percent': { type: 'string' },
+      'lag-rate': { type: 'string' },
       'lag-poll': { type: 'string' },
       'poll-ms': { type: 'string' },
       'no-read': { type: 'boolean' },
@@ -136,6 +141,8 @@ function options(args: string[]): Options | null {
   if (!(pollMs >= 0)) throw new Error(`--poll-ms must be ≥ 0, got ${values['poll-ms']}`);
   const lagPercent = positiveOption(values, 'lag-percent', 50);
   if (lagPercent > 100) throw new Error(`--lag-percent must be at most 100, got ${lagPercent}`);
+  if (values['lag-rate'] !== undefined && values['lag-percent'] !== undefined) throw new Error('--lag-rate and --lag-percent: one or the other');
+  const lagMiBps = values['lag-rate'] === undefined ? null : positiveOption(values, 'lag-rate', 1);
   if (!(backlogBytes > 0)) throw new Error('--backlog must be positive');
   return {
     pairs: int('pairs', 3),
@@ -146,6 +153,7 @@ function options(args: string[]): Options | null {
     producers: int('producers', 4),
     lagSeconds: positiveOption(values, 'lag-seconds', 30),
     lagPercent,
+    lagMiBps,
     lagPoll,
     pollMs,
     read: !values['no-read'],
@@ -388,9 +396,11 @@ async function runPair(c: PairContext): Promise<void> {
       await putLink(adminUrl, 'lag', source.bootstrap);
       await createMirror(adminUrl, topic, 'lag');
       await waitMirrorLive(adminUrl, topic, o.partitions);
-      const recordsPerSec = ((figures.local.bytes / o.recordSize) / figures.local.seconds) * (o.lagPercent / 100);
-      const targetMiBps = (recordsPerSec * o.recordSize) / MiB;
-      log(`lag: ${o.lagPercent}% of the local max = ${targetMiBps.toFixed(1)} MiB/s into ${topic} for ${o.lagSeconds} s, destination polled by ${o.lagPoll}`);
+      const localMiBps = figures.local.bytes / MiB / figures.local.seconds;
+      const targetMiBps = o.lagMiBps ?? (localMiBps * o.lagPercent) / 100;
+      const percent = (100 * targetMiBps) / localMiBps;
+      const recordsPerSec = (targetMiBps * MiB) / o.recordSize;
+      log(`lag: ${targetMiBps.toFixed(1)} MiB/s (${percent.toFixed(0)}% of the local max) into ${topic} for ${o.lagSeconds} s, destination polled by ${o.lagPoll}`);
       const poller = await KafkaClient.connect({ bootstrap: destination.bootstrap, clientId: 'ledgerline-bench-mirror-lag', requestTimeoutMs: 60_000 });
       try {
         await poller.waitForTopics([topic]);
@@ -420,7 +430,7 @@ async function runPair(c: PairContext): Promise<void> {
         alive(source);
         alive(destination);
         figures.lag = {
-          percent: o.lagPercent,
+          percent,
           targetMiBps,
           produce: rateOf(paced.bytes, paced.seconds),
           produceP99Ms: paced.produceLatency.p99,
@@ -535,6 +545,7 @@ export default async function mirror(args: string[]): Promise<void> {
       concurrentBytes: o.concurrent ? o.concurrentBytes : null,
       lagSeconds: o.lag ? o.lagSeconds : null,
       lagPercent: o.lagPercent,
+      ...(o.lagMiBps !== null ? { lagMiBps: o.lagMiBps } : {}),
     },
     limits,
     pairs,

@@ -56,8 +56,9 @@ export interface PairFigures {
     mirrorOverall: Rate;
     destinationCpuSeconds: number | null;
   };
-  /** Paced produce at a fraction of `local`'s rate into a topic mirrored from the start. */
+  /** Paced produce at a fraction of `local`'s rate (or at --lag-rate) into a topic mirrored from the start. */
   lag?: {
+    /** The paced rate in % of `local`'s. */
     percent: number;
     targetMiBps: number;
     produce: Rate;
@@ -91,6 +92,8 @@ export interface MirrorFile {
     concurrentBytes: number | null;
     lagSeconds: number | null;
     lagPercent: number;
+    /** `--lag-rate`: the paced rate of every pair in MiB/s, instead of lagPercent of its local max. */
+    lagMiBps?: number;
   };
   limits: (MachineLimits & { loopbackOneConnection: MachineLimits['loopback'] }) | null;
   pairs: PairFigures[];
@@ -245,7 +248,7 @@ function pollLines(pairs: readonly PairFigures[]): string[] {
       Object.keys(p.lag.errors).length > 0 ? `produce errors ${Object.entries(p.lag.errors).map(([k, v]) => `${k} ×${v}`).join(', ')}` : '',
       p.lag.produce.mibPerSec < 0.95 * p.lag.targetMiBps ? `**the paced rate was not sustained: ${fmt(p.lag.produce.mibPerSec)} of ${fmt(p.lag.targetMiBps)} MiB/s**` : '',
     ].filter((x) => x !== '');
-    out.push(`- pair ${p.pair}: ${p.lag.percent}% = ${fmt(p.lag.targetMiBps)} MiB/s for ${fmt(p.lag.produce.seconds)} s (produce p99 ${fmt(p.lag.produceP99Ms)} ms); ${how}; ${extra.join('; ')}`);
+    out.push(`- pair ${p.pair}: ${fmt(p.lag.targetMiBps)} MiB/s = ${fmt(p.lag.percent)}% of the local max, for ${fmt(p.lag.produce.seconds)} s (produce p99 ${fmt(p.lag.produceP99Ms)} ms); ${how}; ${extra.join('; ')}`);
   }
   return out;
 }
@@ -274,7 +277,7 @@ export function mirrorMarkdown(f: MirrorFile): string {
     `1 topic × ${s.partitions} partitions, ${s.recordSize} B records in ${formatBytes(s.batchBytes)} batches, ${s.producers} producers × ${s.maxInFlight} in flight, ` +
       `${s.partitionsPerRequest} partitions per request, acks=all · backlog ${formatBytes(s.backlogBytes)}` +
       (s.concurrentBytes !== null ? ` · produced while mirroring ${formatBytes(s.concurrentBytes)}` : '') +
-      (s.lagSeconds !== null ? ` · lag at ${s.lagPercent}% of the local max for ${s.lagSeconds} s` : ''),
+      (s.lagSeconds !== null ? ` · lag at ${s.lagMiBps !== undefined ? `${s.lagMiBps} MiB/s` : `${s.lagPercent}% of the local max`} for ${s.lagSeconds} s` : ''),
     '',
     `Pairs: ${f.pairs.length}, each on a fresh source and destination. Medians over the pairs:`,
     '',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { PairFigures } from '../../../../bench/lib/mirror-report.js';
-import { cpuPerGiB, figuresTable, formatSpread, mirrorRatio, pairsTable, rateOf, spreadOf } from '../../../../bench/lib/mirror-report.js';
+import type { MirrorFile, PairFigures } from '../../../../bench/lib/mirror-report.js';
+import { cpuPerGiB, figuresTable, formatSpread, mirrorMarkdown, mirrorRatio, pairsTable, rateOf, spreadOf } from '../../../../bench/lib/mirror-report.js';
+import { hostInfo } from '../../../../bench/lib/report.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -53,5 +54,29 @@ describe('mirror benchmark report', () => {
     const rows = pairsTable([pair(1, 100, 80, 50), { pair: 2, failed: 'the source broker exited (1)' }]);
     expect(rows[2]).toBe('| 1 | 100 | 80.0 | 0.800 | – | 25.0 / 50.0 / 75.0 / 100 | 6.00 | 300 / 250 |');
     expect(rows[3]).toBe('| 2 | failed: the source broker exited (1) | | | | | | |');
+  });
+
+  it('names the paced rate of the lag figures: a % of each local max, or one rate for every pair (--lag-rate)', () => {
+    const shape = { partitions: 16, recordSize: 1024, batchBytes: 65536, producers: 4, partitionsPerRequest: 4, maxInFlight: 5, backlogBytes: GiB, concurrentBytes: null, lagSeconds: 20, lagPercent: 50 };
+    const file = (s: MirrorFile['shape'], pairs: PairFigures[]): MirrorFile => ({
+      kind: 'ledgerline-bench-mirror',
+      version: 1,
+      id: 'x',
+      date: new Date(0).toISOString(),
+      command: 'npm run bench -- mirror',
+      host: hostInfo(),
+      tree: { commit: 'abc', changed: [] },
+      shape: s,
+      limits: null,
+      pairs,
+    });
+    const byPercent = mirrorMarkdown(file(shape, [pair(1, 200, 180, 50)]));
+    expect(byPercent).toContain(' · lag at 50% of the local max for 20 s');
+    expect(byPercent).toContain('- pair 1: 100 MiB/s = 50.0% of the local max, for 30.0 s');
+    const fixed = pair(1, 200, 180, 50);
+    fixed.lag = { ...fixed.lag!, percent: 60, targetMiBps: 120 };
+    const byRate = mirrorMarkdown(file({ ...shape, lagMiBps: 120 }, [fixed]));
+    expect(byRate).toContain(' · lag at 120 MiB/s for 20 s');
+    expect(byRate).toContain('- pair 1: 120 MiB/s = 60.0% of the local max, for');
   });
 });
