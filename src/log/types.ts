@@ -71,9 +71,10 @@ export interface AppendOptions {
   readonly mirrored?: boolean;
   /**
    * Append only if the log ends exactly here when the batch is written, and fail otherwise
-   * (InvalidAppendOffsetError). A copier that issues batches before the earlier ones are durable (a mirror's
-   * rounds, src/replication/) names where the batch before it ends: if that one failed, and the roll that
-   * follows took the log end back, this one fails too rather than leave the failed one's offsets a gap.
+   * (UnexpectedLogEndError, INVALID_RECORD). A copier that issues batches before the earlier ones are durable (a
+   * mirror's rounds, src/replication/) names where the batch before it ends: if that one failed, the roll that
+   * follows takes the log end back to the high watermark (roll.ts), and this one fails too rather than leave the
+   * failed one's offsets a gap.
    */
   readonly expectedLogEnd?: number;
 }

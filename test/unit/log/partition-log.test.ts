@@ -651,6 +651,32 @@ describe('storage failures', () => {
       await s.close();
     }
   });
+
+  it('fails a copy issued behind an append a failed fsync took, instead of storing it after a gap (expectedLogEnd)', async () => {
+    const faults = new FaultInjectingLedgerFs(new MemoryLedgerFs());
+    const ledgers = await LocalLedgerStore.open('/ledgers', { fs: faults });
+    const metadata = await openMemoryMetadataStore();
+    const s: Stores = { ledgers, metadata, close: async () => (await ledgers.close(), await metadata.close()) };
+    try {
+      const log = await open({}, s);
+      await log.append(buildBatch(3), { baseOffset: 0, mirrored: true, expectedLogEnd: 0 }); // 0-2
+      faults.failSyncs(1);
+      // A mirror's round: 5-6 (a gap from 3, as the source has it), then 10-11 behind it.
+      const a = log.append(buildBatch(2), { baseOffset: 5, mirrored: true, expectedLogEnd: 3 });
+      await expect(a).rejects.toMatchObject({ code: 'LL_ERR_LOG_STORAGE' });
+      const b = log.append(buildBatch(2), { baseOffset: 10, mirrored: true, expectedLogEnd: 7 });
+      await expect(b).rejects.toMatchObject({ code: 'LL_ERR_LOG_INVALID_OFFSET', kafkaErrorCode: 87 });
+      expect(log.logEndOffset).toBe(3);
+      // Copied again from where the log ends: the same offsets, nothing lost between.
+      await log.append(buildBatch(2), { baseOffset: 5, mirrored: true, expectedLogEnd: 3 });
+      await log.append(buildBatch(2), { baseOffset: 10, mirrored: true, expectedLogEnd: 7 });
+      expect((await readAll(log)).map(baseOffsetOf)).toEqual([0, 5, 10]);
+      await log.close();
+      opened.splice(opened.indexOf(log), 1);
+    } finally {
+      await s.close();
+    }
+  });
 });
 
 describe('scale', () => {
