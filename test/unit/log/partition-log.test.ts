@@ -627,11 +627,16 @@ describe('deletion', () => {
 });
 
 describe('storage failures', () => {
-  it('fails the appends a failed fsync took, rolls to a new ledger, and continues with dense offsets', async () => {
+  /** Stores whose ledger store writes through a file system that fails on demand. */
+  async function faultyStores(): Promise<{ faults: FaultInjectingLedgerFs; s: Stores }> {
     const faults = new FaultInjectingLedgerFs(new MemoryLedgerFs());
     const ledgers = await LocalLedgerStore.open('/ledgers', { fs: faults });
     const metadata = await openMemoryMetadataStore();
-    const s: Stores = { ledgers, metadata, close: async () => (await ledgers.close(), await metadata.close()) };
+    return { faults, s: { ledgers, metadata, close: async () => (await ledgers.close(), await metadata.close()) } };
+  }
+
+  it('fails the appends a failed fsync took, rolls to a new ledger, and continues with dense offsets', async () => {
+    const { faults, s } = await faultyStores();
     try {
       const log = await open({}, s);
       const first = await Promise.all(Array.from({ length: 3 }, () => log.append(buildBatch(1))));
@@ -653,10 +658,7 @@ describe('storage failures', () => {
   });
 
   it('fails a copy issued behind an append a failed fsync took, instead of storing it after a gap (expectedLogEnd)', async () => {
-    const faults = new FaultInjectingLedgerFs(new MemoryLedgerFs());
-    const ledgers = await LocalLedgerStore.open('/ledgers', { fs: faults });
-    const metadata = await openMemoryMetadataStore();
-    const s: Stores = { ledgers, metadata, close: async () => (await ledgers.close(), await metadata.close()) };
+    const { faults, s } = await faultyStores();
     try {
       const log = await open({}, s);
       await log.append(buildBatch(3), { baseOffset: 0, mirrored: true, expectedLogEnd: 0 }); // 0-2
