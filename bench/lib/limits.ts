@@ -167,43 +167,33 @@ export async function measureDisk(options: {
   const copies = Math.max(1, Math.round(options.chunkBytes / options.sample.length));
   const chunk = Buffer.concat(Array.from({ length: copies }, () => options.sample));
   const path = join(options.dir, `ledgerline-bench-disk-${process.pid}.dat`);
-  let coldRead: DiskResult['coldRead'];
   try {
     const syncEach = await writeFile(path, chunk, options.maxBytes, options.durationMs, true);
     const syncEnd = await writeFile(path, chunk, options.maxBytes, options.durationMs, false);
+    let coldRead: DiskResult['coldRead'];
     if (options.coldRead) {
       await dropPageCache();
       coldRead = await readFileCold(path, COLD_READ_BYTES);
     }
-    return diskResult(options.dir, chunk.length, syncEach, syncEnd, coldRead);
+    return {
+      dir: options.dir,
+      chunkBytes: chunk.length,
+      syncEachChunk: {
+        bytes: syncEach.bytes,
+        seconds: syncEach.seconds,
+        mibPerSec: syncEach.bytes / syncEach.seconds / 2 ** 20,
+        fsyncP50Ms: syncEach.fsync.p50,
+        fsyncP99Ms: syncEach.fsync.p99,
+      },
+      syncAtEnd: { bytes: syncEnd.bytes, seconds: syncEnd.seconds, mibPerSec: syncEnd.bytes / syncEnd.seconds / 2 ** 20 },
+      ...(coldRead ? { coldRead } : {}),
+    };
   } finally {
     await rm(path, { force: true });
   }
 }
 
 const COLD_READ_BYTES = 1024 * 1024;
-
-function diskResult(
-  dir: string,
-  chunkBytes: number,
-  syncEach: Awaited<ReturnType<typeof writeFile>>,
-  syncEnd: Awaited<ReturnType<typeof writeFile>>,
-  coldRead: DiskResult['coldRead'],
-): DiskResult {
-  return {
-    dir,
-    chunkBytes,
-    syncEachChunk: {
-      bytes: syncEach.bytes,
-      seconds: syncEach.seconds,
-      mibPerSec: syncEach.bytes / syncEach.seconds / 2 ** 20,
-      fsyncP50Ms: syncEach.fsync.p50,
-      fsyncP99Ms: syncEach.fsync.p99,
-    },
-    syncAtEnd: { bytes: syncEnd.bytes, seconds: syncEnd.seconds, mibPerSec: syncEnd.bytes / syncEnd.seconds / 2 ** 20 },
-    ...(coldRead ? { coldRead } : {}),
-  };
-}
 
 /** Reads the whole file sequentially, `readBytes` at a time, one read in flight (the kernel's readahead applies). */
 async function readFileCold(path: string, readBytes: number): Promise<NonNullable<DiskResult['coldRead']>> {

@@ -28,10 +28,8 @@ export async function pageCacheDropUnavailable(): Promise<string | null> {
   return null;
 }
 
-/** Writes dirty pages back, then drops the clean ones; resolves with the seconds it took. */
-export async function dropPageCache(): Promise<number> {
-  const t0 = performance.now();
+/** Writes dirty pages back, then drops the clean ones. */
+export async function dropPageCache(): Promise<void> {
   await promisify(execFile)('sync');
   await writeFile(DROP_CACHES, '1\n');
-  return (performance.now() - t0) / 1000;
 }

@@ -222,7 +222,8 @@ export class LinkReplicator extends ReplicatorLoop {
               const status = t.status;
               copied.durable.then(() => (status.position = Math.max(status.position, t.log.highWatermark)), () => undefined);
               const before = this.inflight.get(key);
-              this.inflight.set(key, before ? inflight(copied.next, Promise.all([before.durable, copied.durable]).then(() => undefined), before.durable) : inflight(copied.next, copied.durable, Promise.resolve()));
+              const durable = before ? Promise.all([before.durable, copied.durable]).then(() => undefined) : copied.durable;
+              this.inflight.set(key, inflight(copied.next, durable, before?.durable ?? Promise.resolve()));
             }
             next = copied.next;
             t.status.copiedRecords += copied.records;
