@@ -129,3 +129,54 @@ export const crc32c: CrcFunction = selected.crc32c;
 
 /** CRC-32 (IEEE) of `data`, continuing from `initial`. Unsigned 32-bit. Used by legacy messages v0/v1. */
 export const crc32: CrcFunction = selected.crc32;
+
+// ── combining ────────────────────────────────────────────────────────────────────────────────────────────
+//
+// The CRC of a concatenation from the CRCs of its parts, without the bytes (zlib's crc32_combine, by the
+// same algebra): a CRC is the message polynomial times x^32 modulo P, with the register's pre- and
+// post-inversion, so appending n bytes to A multiplies A's contribution by x^(8n) mod P:
+//
+//     crc(A ‖ B) = crc(A) · x^(8·|B|) mod P  ⊕  crc(B)
+//
+// (the inversions cancel: both sides carry the same all-ones terms). x^(8n) mod P is a product of the
+// squarings x^(2^k) mod P, so a combine costs about 32 · log2(8n) shifts, a microsecond for a 1 MiB B,
+// where reading B again would cost hundreds. Polynomials are reflected, as in the table code above: bit 31
+// holds x^0.
+
+const CASTAGNOLI_REFLECTED = 0x82f63b78;
+const X0 = 0x80000000;
+
+/** a · b mod P, reflected. */
+function multiplyModP(a: number, b: number): number {
+  let product = 0;
+  for (let bit = X0; bit !== 0; bit >>>= 1) {
+    if (a & bit) product ^= b;
+    b = b & 1 ? (b >>> 1) ^ CASTAGNOLI_REFLECTED : b >>> 1;
+  }
+  return product >>> 0;
+}
+
+/** X_TO_2_TO[k] = x^(2^k) mod P, for every k a safe-integer length can need (8 · 2^53 = 2^56). */
+const X_TO_2_TO: number[] = (() => {
+  const table = [X0 >>> 1]; // x^1
+  for (let k = 1; k < 57; k++) table.push(multiplyModP(table[k - 1]!, table[k - 1]!));
+  return table;
+})();
+
+/** x^(8·bytes) mod P. */
+function xToEightTimes(bytes: number): number {
+  let power = X0;
+  let k = 3; // 8 = 2^3
+  for (let n = bytes; n > 0; n = Math.floor(n / 2), k++) if (n % 2 === 1) power = multiplyModP(X_TO_2_TO[k]!, power);
+  return power;
+}
+
+/**
+ * CRC-32C of A ‖ B from `crcA` = crc32c(A), `crcB` = crc32c(B) and B's length in bytes, without reading either.
+ * `crc32cCombine(crc32c(a), crc32c(b), b.length) === crc32c(Buffer.concat([a, b]))`.
+ */
+export function crc32cCombine(crcA: number, crcB: number, lengthB: number): number {
+  if (!Number.isSafeInteger(lengthB) || lengthB < 0) throw new RangeError(`lengthB must be a non-negative integer, got ${lengthB}`);
+  if (lengthB === 0) return crcA >>> 0;
+  return (multiplyModP(xToEightTimes(lengthB), crcA) ^ crcB) >>> 0;
+}

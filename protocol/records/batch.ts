@@ -33,7 +33,7 @@ import {
   isCompressionType,
 } from '../compression/index.js';
 import type { DecompressOptions } from '../compression/index.js';
-import { crc32c } from '../crc32c.js';
+import { crc32c, crc32cCombine } from '../crc32c.js';
 import {
   CorruptRecordError,
   InvalidRecordError,
@@ -283,6 +283,16 @@ export class RecordBatch {
   /** CRC-32C of attributes..end, as it should be stored. */
   computeCrc(): number {
     return crc32c(this.buffer.subarray(BatchField.ATTRIBUTES));
+  }
+
+  /**
+   * CRC-32C of the whole batch, baseOffset to end, as it is now: the 21 bytes before attributes read afresh
+   * and joined to the stored CRC (crc32cCombine), the rest not read again. Right only while the stored CRC is
+   * (`validate()` checked it, or the broker set it), as a store that checksums the batch may then rely on.
+   */
+  crc32cOfWhole(): number {
+    const head = crc32c(this.buffer.subarray(0, BatchField.ATTRIBUTES));
+    return crc32cCombine(head, this.crc, this.buffer.length - BatchField.ATTRIBUTES);
   }
 
   /** Kafka's isValid: the stored CRC matches. */

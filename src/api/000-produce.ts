@@ -241,7 +241,8 @@ function appendValidated(ctx: ProduceContext, topicName: string, index: number, 
         : createProduceResponsePartitionProduceResponse({ index, baseOffset: o.baseOffset, logAppendTimeMs: NO_TIMESTAMP, logStartOffset: BigInt(part.log.logStartOffset) }),
     );
   }
-  return part.log.append(batch.buffer).then(
+  // validateProducePartitionRecords checked the batch's CRC; setMaxTimestamp above recomputes it if it changes.
+  return part.log.append(batch.buffer, { crcChecked: true }).then(
     (res) => {
       seq.commit(BigInt(res.baseOffset), BigInt(res.lastOffset), BigInt(batch.maxTimestamp));
       metrics.countAppend(topicName, batch.sizeInBytes, batch.recordCount);

@@ -42,7 +42,7 @@ export function frameGroup(group: Op[], position: number, total: number): { buff
     if (op.kind === 'entry' || op.kind === 'move') {
       const len = op.data.length;
       writeRecordHeader(staging, sp, RecordType.ENTRY, op.ledger.id, op.entryId, len);
-      sealRecordCrc(staging, sp, op.data);
+      sealRecordCrc(staging, sp, op.data, op.kind === 'entry' ? op.crc : undefined);
       sp += RECORD_HEADER_BYTES;
       if (len <= COPY_THRESHOLD) {
         op.data.copy(staging, sp);

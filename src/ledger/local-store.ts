@@ -44,6 +44,7 @@ import { countLive, metadataOf, newLedger, type GroupCommitObserver, type Ledger
 import { TailCache } from './tail-cache.js';
 import type {
   EntryId,
+  LedgerAppendOptions,
   LedgerEntry,
   LedgerFlushPolicy,
   LedgerId,
@@ -111,8 +112,8 @@ class LocalLedgerWriter implements LedgerWriter {
     return this.ledger.nextEntryId - 1;
   }
 
-  append(data: Uint8Array): Promise<EntryId> {
-    return this.store.appendTo(this.ledger, data);
+  append(data: Uint8Array, options?: LedgerAppendOptions): Promise<EntryId> {
+    return this.store.appendTo(this.ledger, data, options?.crc32c);
   }
 
   seal(): Promise<LedgerMetadata> {
@@ -366,7 +367,7 @@ export class LocalLedgerStore implements LedgerStore {
   // ── writer operations ────────────────────────────────────────────────────────────────────────────────
 
   /** @internal Used by LocalLedgerWriter. */
-  appendTo(ledger: Ledger, data: Uint8Array): Promise<EntryId> {
+  appendTo(ledger: Ledger, data: Uint8Array, crc: number | undefined): Promise<EntryId> {
     if (this.core.closing) return Promise.reject(new LedgerStoreClosedError());
     if (ledger.deleting) return Promise.reject(new NoSuchLedgerError(ledger.id));
     if (ledger.fenced) return Promise.reject(new LedgerFencedError(ledger.id));
@@ -375,7 +376,7 @@ export class LocalLedgerStore implements LedgerStore {
     const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const entryId = ledger.nextEntryId++;
     return new Promise<EntryId>((resolve, reject) => {
-      this.pipeline.enqueue({ kind: 'entry', ledger, entryId, data: buf, resolve, reject });
+      this.pipeline.enqueue({ kind: 'entry', ledger, entryId, data: buf, crc, resolve, reject });
     });
   }
 

@@ -106,7 +106,16 @@ export interface Ledger {
 }
 
 export type Op =
-  | { kind: 'entry'; ledger: Ledger; entryId: number; data: Buffer; resolve: (id: EntryId) => void; reject: (e: Error) => void }
+  | {
+      kind: 'entry';
+      ledger: Ledger;
+      entryId: number;
+      data: Buffer;
+      /** The CRC-32C of `data` when the writer knew it (LedgerAppendOptions.crc32c). */
+      crc: number | undefined;
+      resolve: (id: EntryId) => void;
+      reject: (e: Error) => void;
+    }
   | { kind: 'create'; ledger: Ledger; resolve: (w: LedgerWriter) => void; reject: (e: Error) => void }
   | { kind: 'seal'; ledger: Ledger; sealedAtMs: number; resolve: (m: LedgerMetadata) => void; reject: (e: Error) => void }
   | { kind: 'delete'; ledger: Ledger; resolve: () => void; reject: (e: Error) => void }

@@ -68,6 +68,16 @@ export interface LedgerReadOptions {
   readonly maxBytes?: number;
 }
 
+export interface LedgerAppendOptions {
+  /**
+   * The CRC-32C of `data` (protocol/crc32c.ts), when the caller already knows it: a partition log knows its
+   * record batch's from the batch's own CRC, which the produce path checked against the bytes. A store that
+   * checksums its entries derives the checksum from it (crc32cCombine) instead of reading the entry once more.
+   * It must be the CRC of exactly these bytes: with a wrong one the entry reads back as corrupt.
+   */
+  readonly crc32c?: number;
+}
+
 /**
  * The single writer of an open ledger, returned by `LedgerStore.create()`. Writers do not survive a restart
  * of the store: a ledger left open by a previous run is taken over with `LedgerStore.fence()`.
@@ -85,7 +95,7 @@ export interface LedgerWriter {
    * LL_ERR_NO_SUCH_LEDGER after `delete()`, LL_ERR_ENTRY_TOO_LARGE, or LL_ERR_LEDGER_STORAGE when the
    * bytes could not be made durable (in which case the entry is not visible and its id will be reused).
    */
-  append(data: Uint8Array): Promise<EntryId>;
+  append(data: Uint8Array, options?: LedgerAppendOptions): Promise<EntryId>;
   /**
    * BookKeeper's close: no more appends; waits for the appends already issued, then durably fixes the last
    * entry id. Resolves with the sealed metadata. Idempotent once sealed.

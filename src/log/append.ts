@@ -70,6 +70,7 @@ export class Appender {
         expectedLogEnd,
         leaderEpoch: options.partitionLeaderEpoch,
         mirrored: options.mirrored === true,
+        crcChecked: options.crcChecked === true,
         state: 'waiting',
         ledger: null,
         entryId: -1,
@@ -155,7 +156,9 @@ export class Appender {
     }
     this.core.nextOffset = p.lastOffset + 1;
     this.pending.push(p);
-    a.writer.append(p.batch).then(
+    // After the rewrites above: baseOffset and partitionLeaderEpoch lie outside the batch's CRC, and a
+    // LogAppendTime stamp recomputes it, so a checked CRC still covers the bytes as they are stored.
+    a.writer.append(p.batch, p.crcChecked ? { crc32c: view.crc32cOfWhole() } : undefined).then(
       (entryId) => this.onAppended(a, p, entryId),
       (err) => this.onAppendFailed(a, p, err),
     );

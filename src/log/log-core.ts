@@ -81,6 +81,8 @@ export interface PendingAppend {
   readonly leaderEpoch: number | undefined;
   /** AppendOptions.mirrored: the batch's timestamps are kept. */
   readonly mirrored: boolean;
+  /** AppendOptions.crcChecked. */
+  readonly crcChecked: boolean;
   state: PendingState;
   ledger: ActiveLedger | null;
   entryId: number;

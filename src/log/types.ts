@@ -77,6 +77,12 @@ export interface AppendOptions {
    * failed one's offsets a gap.
    */
   readonly expectedLogEnd?: number;
+  /**
+   * The batch's CRC was checked against its bytes (Kafka's produce validation) and nothing it covers changed
+   * since: the log hands the ledger store the entry's CRC-32C derived from it (RecordBatch.crc32cOfWhole), so
+   * the store does not read the batch again to checksum it. Unset, the store computes its own.
+   */
+  readonly crcChecked?: boolean;
 }
 
 export interface AppendResult {

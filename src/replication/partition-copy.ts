@@ -64,7 +64,8 @@ export function copyBatches(log: PartitionLog, records: Buffer, from = log.logEn
     // store's tail cache keeps it so or copies it out, by what it would pin of the answer (src/ledger/tail-cache.ts).
     // expectedLogEnd: if a batch before this one (of this copy or of a round still in flight) is not stored, the
     // log does not end where this one expects, and it fails rather than leave that batch's offsets a gap.
-    appends.push(log.append(b.buffer, { baseOffset: base, mirrored: true, expectedLogEnd: next }));
+    // crcChecked: validate() above checked the CRC, and the append changes nothing it covers.
+    appends.push(log.append(b.buffer, { baseOffset: base, mirrored: true, expectedLogEnd: next, crcChecked: true }));
     next = last + 1;
     count++;
     recordCount += b.isControl ? 0 : b.recordCount;

@@ -25,6 +25,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { crc32, crc32c } from '@node-rs/crc32';
+import { crc32cCombine } from '../../../protocol/crc32c.js';
 
 /** LedgerMetadataFormat.DigestType (DataFormats.proto): the numbers stored in ledger metadata. */
 export enum DigestType {
@@ -119,13 +120,22 @@ export class DigestManager {
     }
   }
 
-  /** The header and digest (32 + d bytes) to send in front of `payload` (the add's body is header ++ payload). */
-  packHeader(ledgerId: number, entryId: number, lastAddConfirmed: number, length: number, payload: Uint8Array): Buffer {
+  /**
+   * The header and digest (32 + d bytes) to send in front of `payload` (the add's body is header ++ payload).
+   * `payloadCrc32c`, the payload's CRC-32C when the writer knows it (LedgerAppendOptions.crc32c), spares a
+   * CRC32C digest a pass over the payload: the header's CRC is joined to it (crc32cCombine).
+   */
+  packHeader(ledgerId: number, entryId: number, lastAddConfirmed: number, length: number, payload: Uint8Array, payloadCrc32c?: number): Buffer {
     const header = Buffer.allocUnsafe(METADATA_LENGTH);
     header.writeBigInt64BE(BigInt(ledgerId), 0);
     header.writeBigInt64BE(BigInt(entryId), 8);
     header.writeBigInt64BE(BigInt(lastAddConfirmed), 16);
     header.writeBigInt64BE(BigInt(length), 24);
+    if (this.type === DigestType.CRC32C && payloadCrc32c !== undefined) {
+      const digest = Buffer.allocUnsafe(4);
+      digest.writeUInt32BE(crc32cCombine(crc32c(header), payloadCrc32c, payload.byteLength), 0);
+      return Buffer.concat([header, digest]);
+    }
     return Buffer.concat([header, this.digest([header, payload])]);
   }
 

@@ -17,7 +17,7 @@
  * Reusing an entry id whose earlier bytes may sit on some bookie would let recovery pick either version.
  */
 import { LedgerFencedError, LedgerSealedError, LedgerStorageError, NoSuchLedgerError, EntryTooLargeError, LedgerStoreClosedError, type LedgerError } from '../errors.js';
-import type { EntryId, LedgerId, LedgerMetadata, LedgerWriter } from '../types.js';
+import type { EntryId, LedgerAppendOptions, LedgerId, LedgerMetadata, LedgerWriter } from '../types.js';
 import { RC_CLOSED, StatusCode, type BookieClientPool } from './bookie-client.js';
 import type { DigestManager } from './digest.js';
 import { MetadataConflictError, type VersionedMetadata, type ZkLedgerManager } from './ledger-manager.js';
@@ -100,13 +100,13 @@ export class BookKeeperLedgerWriter implements LedgerWriter {
     return this.meta.metadata.ensembles[this.meta.metadata.ensembles.length - 1].bookies;
   }
 
-  append(data: Uint8Array): Promise<EntryId> {
+  append(data: Uint8Array, options?: LedgerAppendOptions): Promise<EntryId> {
     const refused = this.refusal();
     if (refused) return Promise.reject(refused);
     if (data.length > this.ctx.maxEntryBytes) return Promise.reject(new EntryTooLargeError(this.ledgerId, data.length, this.ctx.maxEntryBytes));
     const entryId = ++this.pushed;
     this.pushedLength += data.length;
-    const packet = Buffer.concat([this.digest.packHeader(this.ledgerId, entryId, this.lac, this.pushedLength, data), data]);
+    const packet = Buffer.concat([this.digest.packHeader(this.ledgerId, entryId, this.lac, this.pushedLength, data, options?.crc32c), data]);
     return new Promise<EntryId>((resolve, reject) => {
       const op: PendingAdd = { entryId, payload: data, packet, lengthAfter: this.pushedLength, acks: new Set(), resolve, reject };
       this.pending.push(op);

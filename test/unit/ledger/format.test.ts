@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { crc32c } from '../../../protocol/crc32c.js';
 import {
   RECORD_HEADER_BYTES,
   RecordType,
@@ -28,6 +29,18 @@ function entryRecord(ledgerId: number, entryId: number, payload: Buffer): Buffer
 }
 
 describe('ledger on-disk format', () => {
+  it("derives a record's CRC from its payload's CRC-32C exactly as from its bytes", () => {
+    for (const n of [0, 1, 31, 4096, 70_000]) {
+      const payload = Buffer.from(Array.from({ length: n }, (_, i) => (i * 7 + n) & 0xff));
+      const fromBytes = entryRecord(9, 4, payload);
+      const fromCrc = Buffer.from(fromBytes);
+      fromCrc.writeUInt32LE(0, 0);
+      sealRecordCrc(fromCrc, 0, payload, crc32c(payload));
+      expect(fromCrc.readUInt32LE(0)).toBe(fromBytes.readUInt32LE(0));
+      expect(recordCrcMatches(fromCrc, 0, n)).toBe(true);
+    }
+  });
+
   it('round-trips u64 values up to 2^53 and flags larger ones as garbage', () => {
     const buf = Buffer.alloc(8);
     for (const v of [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 12345, Number.MAX_SAFE_INTEGER]) {

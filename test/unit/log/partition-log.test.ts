@@ -117,6 +117,27 @@ describe('append', () => {
     expect(await log.listOffsets(T0 + 4000)).toEqual({ timestamp: T0 + 5000, offset: 0, leaderEpoch: 0 });
   });
 
+  it('hands the ledger store the CRC of a checked batch as stored (crcChecked): it reads back from the segments', async () => {
+    // No tail cache: every read comes from the segments, where each record's checksum is checked.
+    const ledgers = await LocalLedgerStore.open('/ledgers', { fs: new MemoryLedgerFs(), cacheBytes: 0 });
+    const metadata = await openMemoryMetadataStore();
+    const s: Stores = { ledgers, metadata, close: async () => (await ledgers.close(), await metadata.close()) };
+    try {
+      const plain = await open({ topic: 'checked' }, s);
+      const stamped = await open({ topic: 'stamped', clock: new ManualClock(T0 + 5000), config: { messageTimestampType: 'LogAppendTime' } }, s);
+      for (const log of [plain, stamped]) {
+        const sent = [buildBatch(1), buildBatch(3, { valueBytes: 6000 }), buildBatch(2, { compression: CompressionType.GZIP })];
+        for (const b of sent) await log.append(b, { crcChecked: true });
+        const stored = await readAll(log);
+        expect(stored.map(baseOffsetOf)).toEqual([0, 1, 4]);
+        for (const b of stored) expect(RecordBatch.wrap(b).isValid()).toBe(true);
+      }
+    } finally {
+      for (const log of opened.splice(0)) await log.close();
+      await s.close();
+    }
+  });
+
   it('refuses a batch over max.message.bytes with MESSAGE_TOO_LARGE and keeps going', async () => {
     const log = await open({ config: { maxMessageBytes: 200 } });
     await expect(log.append(buildBatch(1, { valueBytes: 500 }))).rejects.toMatchObject({ kafkaErrorCode: 10 });

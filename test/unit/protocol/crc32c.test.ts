@@ -6,6 +6,7 @@ import {
   crc32Native,
   crc32Software,
   crc32c,
+  crc32cCombine,
   crc32cNative,
   crc32cSoftware,
   crcImplementation,
@@ -80,6 +81,47 @@ describe('CRC-32C', () => {
   it('matches on large buffers (1 MiB)', () => {
     const data = randomBytes(1024 * 1024);
     expect(crc32cSoftware(data)).toBe(crc32cNative!(data));
+  });
+});
+
+describe('crc32cCombine', () => {
+  it('gives the CRC of a concatenation from the CRCs of its parts, for every split of random data', () => {
+    const data = randomBytes(70_000);
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: data.length }), fc.integer({ min: 0, max: data.length }), (a, b) => {
+        const [from, to] = a <= b ? [a, b] : [b, a];
+        const head = data.subarray(0, from);
+        const tail = data.subarray(from, to);
+        expect(crc32cCombine(crc32c(head), crc32c(tail), tail.length)).toBe(crc32c(data.subarray(0, to)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves the first CRC as it is for an empty second part, and joins onto an empty first part', () => {
+    expect(crc32cCombine(0xe3069283, 0, 0)).toBe(0xe3069283);
+    expect(crc32cCombine(0, 0xe3069283, CHECK.length)).toBe(0xe3069283);
+    expect(crc32cCombine(crc32c(CHECK.subarray(0, 4)), crc32c(CHECK.subarray(4)), 5)).toBe(0xe3069283);
+  });
+
+  it('combines across lengths whose bits reach far up (a long run of zeros, 2^31 + 5 bytes, by doubling)', () => {
+    // crc32c of 2^k zero bytes continued from c, built by combining a run with itself k times, checked
+    // against the CRC continued over the zeros in 1 MiB pieces for the lengths a test can afford.
+    const zeros = Buffer.alloc(1 << 20);
+    let direct = 0x12345678;
+    for (let i = 0; i < 8; i++) direct = crc32c(zeros, direct);
+    let zerosCrc = crc32c(zeros); // 2^20 bytes
+    for (let k = 20; k < 23; k++) zerosCrc = crc32cCombine(zerosCrc, zerosCrc, 2 ** k);
+    expect(crc32cCombine(0x12345678, zerosCrc, 2 ** 23)).toBe(direct);
+    // Far beyond: associativity of combining must hold whatever the length's bits.
+    const big = 2 ** 31 + 5;
+    const x = crc32c(CHECK);
+    expect(crc32cCombine(crc32cCombine(x, x, 9), zerosCrc, big)).toBe(crc32cCombine(x, crc32cCombine(x, zerosCrc, big), 9 + big));
+  });
+
+  it('refuses a negative or fractional length', () => {
+    expect(() => crc32cCombine(0, 0, -1)).toThrow(RangeError);
+    expect(() => crc32cCombine(0, 0, 1.5)).toThrow(RangeError);
   });
 });
 

@@ -25,6 +25,16 @@ describe('bookkeeper entry digest', () => {
     expect(d.unpack(7, p, 3)).toMatchObject({ ledgerId: 7, entryId: 3, lastAddConfirmed: 2, length: 1234 });
   });
 
+  it("derives a CRC32C digest from the payload's CRC-32C when the writer knows it, the same header and digest", () => {
+    const d = new DigestManager(DigestType.CRC32C, Buffer.alloc(0));
+    for (const p of [Buffer.alloc(0), payload, Buffer.alloc(70_000, 0x5a)]) {
+      expect(d.packHeader(7, 3, 2, 1234, p, crc32c(p)).equals(d.packHeader(7, 3, 2, 1234, p))).toBe(true);
+    }
+    // Other digests read the payload whatever they are given.
+    const crc32 = new DigestManager(DigestType.CRC32, Buffer.alloc(0));
+    expect(crc32.packHeader(7, 3, 2, 1234, payload, 0).equals(crc32.packHeader(7, 3, 2, 1234, payload))).toBe(true);
+  });
+
   it('keys HMAC-SHA1 with SHA-1("mac" ++ password) and writes CRC32 as an 8-byte long', () => {
     const pw = Buffer.from('secret');
     const mac = new DigestManager(DigestType.HMAC, pw).pack(1, 0, -1, payload.length, payload);

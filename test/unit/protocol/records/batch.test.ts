@@ -178,6 +178,20 @@ describe('RecordBatch integrity', () => {
     expect((await batch.readRecords()).map((r) => r.timestamp)).toEqual([T0 + 5, T0, T0 + 9, T0 + 1]);
   });
 
+  it("gives the whole batch's CRC-32C from its own CRC, through the broker's rewrites of it", async () => {
+    const buf = await kafkajsBatch(messages, { compression: KafkajsCompression.GZIP });
+    const batch = RecordBatch.wrap(buf);
+    expect(batch.crc32cOfWhole()).toBe(crc32c(buf));
+    batch.setBaseOffset(77n);
+    batch.setPartitionLeaderEpoch(5);
+    expect(batch.crc32cOfWhole()).toBe(crc32c(buf));
+    batch.setLogAppendTime(T0 + 3);
+    expect(batch.crc32cOfWhole()).toBe(crc32c(buf));
+    // It trusts the stored CRC: bytes changed behind it are not seen (which is why only checked batches use it).
+    buf[buf.length - 1]! ^= 1;
+    expect(batch.crc32cOfWhole()).not.toBe(crc32c(buf));
+  });
+
   it('refuses to wrap a truncated batch, a lying batchLength or a wrong magic', async () => {
     const good = await kafkajsBatch(messages);
     const cases: Buffer[] = [
