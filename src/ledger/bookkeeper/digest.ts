@@ -82,6 +82,13 @@ export class DigestMismatchError extends Error {
 }
 
 /** Computes and checks digests of one ledger's entries. */
+/** A CRC32C digest as Crc32cDigestManager stores it: the checksum as a big-endian int32. */
+function crc32cDigest(crc: number): Buffer {
+  const out = Buffer.allocUnsafe(4);
+  out.writeUInt32BE(crc >>> 0, 0);
+  return out;
+}
+
 export class DigestManager {
   readonly length: number;
   private readonly macKey: Buffer | null;
@@ -99,9 +106,7 @@ export class DigestManager {
       case DigestType.CRC32C: {
         let c = 0;
         for (const p of parts) c = crc32c(p, c);
-        const out = Buffer.allocUnsafe(4);
-        out.writeUInt32BE(c >>> 0, 0);
-        return out;
+        return crc32cDigest(c);
       }
       case DigestType.CRC32: {
         let c = 0;
@@ -131,12 +136,11 @@ export class DigestManager {
     header.writeBigInt64BE(BigInt(entryId), 8);
     header.writeBigInt64BE(BigInt(lastAddConfirmed), 16);
     header.writeBigInt64BE(BigInt(length), 24);
-    if (this.type === DigestType.CRC32C && payloadCrc32c !== undefined) {
-      const digest = Buffer.allocUnsafe(4);
-      digest.writeUInt32BE(crc32cCombine(crc32c(header), payloadCrc32c, payload.byteLength), 0);
-      return Buffer.concat([header, digest]);
-    }
-    return Buffer.concat([header, this.digest([header, payload])]);
+    const digest =
+      this.type === DigestType.CRC32C && payloadCrc32c !== undefined
+        ? crc32cDigest(crc32cCombine(crc32c(header), payloadCrc32c, payload.byteLength))
+        : this.digest([header, payload]);
+    return Buffer.concat([header, digest]);
   }
 
   /** The whole stored packet of one entry. */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CompressionType } from '../../../protocol/compression/index.js';
+import { crc32c } from '../../../protocol/crc32c.js';
 import { RecordBatch } from '../../../protocol/records/batch.js';
 import { FaultInjectingLedgerFs } from '../../../src/ledger/fault-fs.js';
 import { LocalLedgerStore } from '../../../src/ledger/local-store.js';
@@ -120,6 +121,18 @@ describe('append', () => {
   it('hands the ledger store the CRC of a checked batch as stored (crcChecked): it reads back from the segments', async () => {
     // No tail cache: every read comes from the segments, where each record's checksum is checked.
     const ledgers = await LocalLedgerStore.open('/ledgers', { fs: new MemoryLedgerFs(), cacheBytes: 0 });
+    // What each append hands the store: the bytes as they are then, and the CRC it says they have.
+    const handed: { data: Buffer; crc: number | undefined }[] = [];
+    const create = ledgers.create.bind(ledgers);
+    ledgers.create = async (...args) => {
+      const writer = await create(...args);
+      const append = writer.append.bind(writer);
+      writer.append = (data, options) => {
+        handed.push({ data: Buffer.from(data), crc: options?.crc32c });
+        return append(data, options);
+      };
+      return writer;
+    };
     const metadata = await openMemoryMetadataStore();
     const s: Stores = { ledgers, metadata, close: async () => (await ledgers.close(), await metadata.close()) };
     try {
@@ -132,6 +145,12 @@ describe('append', () => {
         expect(stored.map(baseOffsetOf)).toEqual([0, 1, 4]);
         for (const b of stored) expect(RecordBatch.wrap(b).isValid()).toBe(true);
       }
+      // Every batch came with the CRC-32C of exactly the bytes stored, taken after the log's rewrites.
+      expect(handed).toHaveLength(6);
+      for (const h of handed) expect(h.crc).toBe(crc32c(h.data));
+      // Without crcChecked the store computes its own.
+      await plain.append(buildBatch(1));
+      expect(handed.at(-1)!.crc).toBeUndefined();
     } finally {
       for (const log of opened.splice(0)) await log.close();
       await s.close();
