@@ -12,6 +12,11 @@
 // Returns stored batches as they are (no decompression, no re-encoding). Long-polls up to maxWaitMs for
 // minBytes, waking on appends rather than polling. At least one batch is returned for the first partition
 // with data even when it exceeds the byte limits (KIP-74).
+//
+// In a fetch session (KIP-227) only the partitions that may have something new are read: a caught-up partition
+// whose log has not changed since its last read answered nothing is skipped, as Kafka's incremental response
+// would drop it (src/cluster/fetch-sessions.ts), and the session wakes a long poll. A consumer of thousands of
+// mostly idle partitions so costs each fetch the partitions that moved, not all of them.
 import { ErrorCode } from '../../protocol/error-codes.js';
 import {
   FetchApi,
@@ -25,9 +30,9 @@ import {
   type FetchResponsePartitionData,
 } from '../../protocol/messages/001-fetch.gen.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
-import { partitionKey, type FetchPartition, type FetchRequestPartitionView } from '../cluster/fetch-sessions.js';
+import { partitionKey, type FetchPartition, type FetchRequestPartitionView, type FetchSessionReads } from '../cluster/fetch-sessions.js';
 import { LogError } from '../log/errors.js';
-import type { IsolationLevel, ReadResult } from '../log/partition-log.js';
+import type { IsolationLevel, PartitionLog, ReadResult } from '../log/partition-log.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
 import { defineHandler, type RequestContext } from './handler.js';
 import { openOwned, servedPartition } from './served-partition.js';
@@ -80,45 +85,67 @@ function resolveRequest(req: FetchRequest, ctx: FetchContext): { requested: Fetc
   return { requested, forgotten, unknownTopicIds };
 }
 
-async function readAll(services: FetchContext['services'], parts: FetchPartition[], keys: string[], maxBytes: number, isolation: IsolationLevel, readable: (topic: string) => boolean): Promise<PartitionRead[]> {
+/** Told of each partition readAll read (with the log's state version before the read), or answered an error for. */
+interface ReadObserver {
+  read(f: FetchPartition, log: PartitionLog, versionBefore: number, result: ReadResult): void;
+  failed(f: FetchPartition): void;
+}
+
+async function readAll(
+  services: FetchContext['services'],
+  parts: FetchPartition[],
+  keys: string[],
+  maxBytes: number,
+  isolation: IsolationLevel,
+  readable: (topic: string) => boolean,
+  observer?: ReadObserver,
+): Promise<PartitionRead[]> {
   let budget = maxBytes;
   let gotData = false;
   const out: PartitionRead[] = [];
   for (let i = 0; i < parts.length; i++) {
     const f = parts[i]!;
     const key = keys[i]!;
+    const failed = (errorCode: number): void => {
+      observer?.failed(f);
+      out.push({ fetch: f, key, errorCode, result: null });
+    };
     if (!readable(f.topic)) {
-      out.push({ fetch: f, key, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, result: null });
+      failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       continue;
     }
     let served = servedPartition(services, f.topic, f.partition);
     if (served instanceof Promise) served = await served;
     if (typeof served === 'number') {
-      out.push({ fetch: f, key, errorCode: served, result: null });
+      failed(served);
       continue;
     }
-    const part = served;
-    const epochError = leaderEpochError(f.currentLeaderEpoch, part.log.leaderEpoch);
+    const log = served.log;
+    const epochError = leaderEpochError(f.currentLeaderEpoch, log.leaderEpoch);
     if (epochError !== ErrorCode.NONE) {
-      out.push({ fetch: f, key, errorCode: epochError, result: null });
+      failed(epochError);
       continue;
     }
+    const versionBefore = log.stateVersion;
     const limit = Math.min(f.partitionMaxBytes, budget);
+    let result: ReadResult;
     if (limit <= 0 && gotData) {
-      out.push({ fetch: f, key, errorCode: ErrorCode.NONE, result: emptyRead(part.log) });
-      continue;
-    }
-    try {
-      const offset = Number(f.fetchOffset);
-      // Most partitions of a large fetch are caught up: their answer needs no read and no promise.
-      const result = part.log.readAtEnd(offset, isolation) ?? (await part.log.read(offset, { maxBytes: Math.max(limit, 0), isolation, minOneBatch: !gotData }));
+      result = emptyRead(log);
+    } else {
+      try {
+        const offset = Number(f.fetchOffset);
+        // Most partitions of a large fetch are caught up: their answer needs no read and no promise.
+        result = log.readAtEnd(offset, isolation) ?? (await log.read(offset, { maxBytes: Math.max(limit, 0), isolation, minOneBatch: !gotData }));
+      } catch (e) {
+        if (!(e instanceof LogError)) throw e;
+        failed(logErrorCode(e));
+        continue;
+      }
       budget -= result.sizeInBytes;
       if (result.sizeInBytes > 0) gotData = true;
-      out.push({ fetch: f, key, errorCode: ErrorCode.NONE, result });
-    } catch (e) {
-      if (!(e instanceof LogError)) throw e;
-      out.push({ fetch: f, key, errorCode: logErrorCode(e), result: null });
     }
+    observer?.read(f, log, versionBefore, result);
+    out.push({ fetch: f, key, errorCode: ErrorCode.NONE, result });
   }
   return out;
 }
@@ -143,12 +170,20 @@ function waitPositions(reads: PartitionRead[], isolation: IsolationLevel): { fet
   const out: { fetch: FetchPartition; offset: number }[] = [];
   for (const r of reads) {
     if (r.errorCode !== ErrorCode.NONE || !r.result) continue;
-    const offset = r.result.records.length > 0 ? r.result.nextOffset : Number(r.fetch.fetchOffset);
-    // read_committed reads stop at the last stable offset: caught up there, it waits for a marker to move it.
-    const bound = isolation === 'read_committed' ? r.result.lastStableOffset : r.result.highWatermark;
-    if (offset >= bound) out.push({ fetch: r.fetch, offset });
+    const offset = positionAfter(r.fetch, r.result);
+    if (caughtUp(offset, r.result, isolation)) out.push({ fetch: r.fetch, offset });
   }
   return out;
+}
+
+/** Where a partition's next read starts after `result`. */
+function positionAfter(f: FetchPartition, result: ReadResult): number {
+  return result.records.length > 0 ? result.nextOffset : Number(f.fetchOffset);
+}
+
+function caughtUp(position: number, result: ReadResult, isolation: IsolationLevel): boolean {
+  // read_committed reads stop at the last stable offset: caught up there, it waits for a marker to move it.
+  return position >= (isolation === 'read_committed' ? result.lastStableOffset : result.highWatermark);
 }
 
 /**
@@ -187,6 +222,68 @@ function waitForAny(
   });
 }
 
+/** Whether a partition's answer ends a long poll: any error but an authorization failure (KafkaApis). */
+function endsWait(r: PartitionRead): boolean {
+  return r.errorCode !== ErrorCode.NONE && r.errorCode !== ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+}
+
+function readableTopics(ctx: FetchContext, fromFollower: boolean, topics: string[]): (topic: string) => boolean {
+  if (fromFollower) {
+    const allowed = ctx.access.authorizeCluster(AclOperation.CLUSTER_ACTION);
+    return () => allowed;
+  }
+  const allowed = ctx.access.allowedNames(AclOperation.READ, ResourceType.TOPIC, topics);
+  return (topic) => allowed.has(topic);
+}
+
+/**
+ * A sessionless fetch (before v7, or epoch -1): reads every partition it lists, and reads them all again
+ * each time one of the caught-up ones gets data, until minBytes, the deadline or an error.
+ */
+async function readListed(ctx: FetchContext, parts: FetchPartition[], keys: string[], req: FetchRequest, isolation: IsolationLevel, deadline: number, fromFollower: boolean): Promise<PartitionRead[]> {
+  const readable = readableTopics(ctx, fromFollower, parts.map((f) => f.topic));
+  const opening = openOwned(ctx.services, parts.filter((f) => readable(f.topic)));
+  if (opening) await opening;
+  let reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation, readable);
+  while (totalBytes(reads) < req.minBytes && !reads.some(endsWait) && Date.now() < deadline && !ctx.signal.aborted) {
+    await waitForAny(ctx.services.partitions, waitPositions(reads, isolation), isolation, deadline, ctx.signal);
+    reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation, readable);
+  }
+  return reads;
+}
+
+/**
+ * A fetch in a session (KIP-227): reads the partitions that are not quiet (src/cluster/fetch-sessions.ts), and
+ * after each change the session is woken by, those again. A partition's latest read stands for it; a quiet one
+ * read in an earlier round keeps that round's answer (an incremental response drops it unless it changed).
+ */
+async function readSession(ctx: FetchContext, s: FetchSessionReads, req: FetchRequest, isolation: IsolationLevel, deadline: number, fromFollower: boolean): Promise<PartitionRead[]> {
+  const { cluster } = ctx.services;
+  const readable = readableTopics(ctx, fromFollower, s.topicNames());
+  // A quiet partition is skipped only while the broker still serves it: losing it is answered at once.
+  const serves = (f: FetchPartition): boolean => readable(f.topic) && cluster.owns(f.topic, f.partition);
+  let changedDuringRead = false;
+  const observer: ReadObserver = {
+    read(f, log, versionBefore, result) {
+      const upToDate = caughtUp(positionAfter(f, result), result, isolation);
+      if (s.settle(f, log, versionBefore, isolation, upToDate, upToDate && result.records.length === 0)) changedDuringRead = true;
+    },
+    failed: (f) => s.unsettle(f),
+  };
+  const latest = new Map<FetchPartition, PartitionRead>();
+  for (;;) {
+    const since = s.changes;
+    changedDuringRead = false;
+    const { partitions, keys } = s.toRead(isolation, serves);
+    const opening = openOwned(ctx.services, partitions.filter((f) => readable(f.topic)));
+    if (opening) await opening;
+    for (const r of await readAll(ctx.services, partitions, keys, req.maxBytes, isolation, readable, observer)) latest.set(r.fetch, r);
+    const reads = [...latest.values()];
+    if (totalBytes(reads) >= req.minBytes || reads.some(endsWait) || Date.now() >= deadline || ctx.signal.aborted || s.closed) return reads;
+    if (!changedDuringRead) await s.waitForChange(since, deadline, ctx.signal);
+  }
+}
+
 export const fetch = defineHandler({
   api: FetchApi,
   uses: ['node', 'topics', 'cluster', 'partitions', 'fetchSessions', 'metrics'],
@@ -200,29 +297,14 @@ export const fetch = defineHandler({
     const session =
       v >= 7
         ? fetchSessions.begin(req.sessionId, req.sessionEpoch, requested, forgotten)
-        : { errorCode: ErrorCode.NONE, sessionId: 0, partitions: requested.map((r) => r.fetch), keys: requested.map((r) => r.key), incremental: false };
+        : { errorCode: ErrorCode.NONE, sessionId: 0, session: null, partitions: requested.map((r) => r.fetch), keys: requested.map((r) => r.key), incremental: false };
     if (session.errorCode !== ErrorCode.NONE) return createFetchResponse({ errorCode: session.errorCode, sessionId: 0, responses: [] });
 
-    const parts = session.partitions;
-    const keys = session.keys;
     const deadline = Date.now() + Math.max(0, req.maxWaitMs);
     const fromFollower = (v >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0;
-    let readable: (topic: string) => boolean;
-    if (fromFollower) {
-      const allowed = ctx.access.authorizeCluster(AclOperation.CLUSTER_ACTION);
-      readable = () => allowed;
-    } else {
-      const allowed = ctx.access.allowedNames(AclOperation.READ, ResourceType.TOPIC, parts.map((f) => f.topic));
-      readable = (topic) => allowed.has(topic);
-    }
-    const opening = openOwned(ctx.services, parts.filter((f) => readable(f.topic)));
-    if (opening) await opening;
-    let reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation, readable);
-    const endsWait = (r: PartitionRead): boolean => r.errorCode !== ErrorCode.NONE && r.errorCode !== ErrorCode.TOPIC_AUTHORIZATION_FAILED;
-    while (totalBytes(reads) < req.minBytes && !reads.some(endsWait) && Date.now() < deadline && !ctx.signal.aborted) {
-      await waitForAny(partitions, waitPositions(reads, isolation), isolation, deadline, ctx.signal);
-      reads = await readAll(ctx.services, parts, keys, req.maxBytes, isolation, readable);
-    }
+    const reads = session.session
+      ? await readSession(ctx, session.session, req, isolation, deadline, fromFollower)
+      : await readListed(ctx, session.partitions, session.keys, req, isolation, deadline, fromFollower);
 
     const include = v >= 7
       ? fetchSessions.complete(

@@ -94,6 +94,16 @@ export interface PendingAppend {
   reject(err: unknown): void;
 }
 
+/**
+ * Told, synchronously, each time what a reader at the end of the log sees may have changed: the high watermark
+ * or last stable offset moved, the log start offset rose, or the log ended. Registered for as long as the
+ * watcher likes (a fetch session watches its partitions between requests), unlike a Waiter, which is woken
+ * once.
+ */
+export interface LogStateWatcher {
+  logStateChanged(): void;
+}
+
 export interface Waiter {
   readonly offset: number;
   /** Waits for the last stable offset (read_committed) to pass `offset`, not the high watermark. */
@@ -232,6 +242,12 @@ export class LogCore {
   chainTail: Promise<unknown> = Promise.resolve();
   backgroundTasks = new Set<Promise<unknown>>();
   readonly waiters = new Set<Waiter>();
+  readonly stateWatchers = new Set<LogStateWatcher>();
+  /**
+   * Counts the changes LogStateWatchers are told of. A reader that saw the log at one version and sees it at the
+   * same version later knows that its read would answer the same: the fetch path skips caught-up partitions so.
+   */
+  stateVersion = 0;
   retentionTimer: ClockTimer | null = null;
   watch: Watch | null = null;
 
@@ -342,6 +358,7 @@ export class LogCore {
   }
 
   notifyWaiters(): void {
+    this.stateChanged();
     if (this.waiters.size === 0) return;
     const hw = this.highWatermark;
     const lso = this.lastStableOffset;
@@ -352,6 +369,12 @@ export class LogCore {
         w.resolve(true);
       }
     }
+  }
+
+  /** Bumps the state version and tells the watchers (see LogStateWatcher for when). */
+  stateChanged(): void {
+    this.stateVersion++;
+    for (const w of this.stateWatchers) w.logStateChanged();
   }
 
   wakeAllWaiters(): void {
@@ -385,6 +408,9 @@ export class LogCore {
     this.watch = null;
     if (watch) this.track(watch.cancel());
     this.wakeAllWaiters();
+    this.stateChanged();
+    // An ended log tells nothing more: a watcher finds the partition's next log (or its error) on its next read.
+    this.stateWatchers.clear();
   }
 
   fence(err: LogFencedError): void {

@@ -15,7 +15,7 @@
 import { Appender } from './append.js';
 import { Compaction, type CleanableState, type CompactionOptions, type CompactionResult } from './compaction.js';
 import { OffsetLookups } from './list-offsets.js';
-import { LogCore } from './log-core.js';
+import { LogCore, type LogStateWatcher } from './log-core.js';
 import { Reader } from './read.js';
 import { Roller } from './roll.js';
 import { SnapshotWriter } from './snapshot-writer.js';
@@ -41,6 +41,7 @@ import type {
 } from './types.js';
 
 export * from './types.js';
+export type { LogStateWatcher } from './log-core.js';
 
 /**
  * The public face of one partition's log. Its parts share one LogCore (log-core.ts): the append pipeline
@@ -273,6 +274,27 @@ export class PartitionLog {
    */
   onData(offset: number, wake: () => void, isolation?: IsolationLevel): () => void {
     return this.#reader.onData(offset, wake, isolation);
+  }
+
+  /**
+   * Changes each time what a reader at the end of the log sees may have changed: the high watermark or last stable
+   * offset moved, the log start offset rose, or the log ended. Equal versions mean a caught-up read would answer
+   * the same.
+   */
+  get stateVersion(): number {
+    return this.#core.stateVersion;
+  }
+
+  /**
+   * Tells `w` of each change that moves stateVersion, until unwatchState or the log's end (the last change it is
+   * told of). Watching is idempotent and costs each append one call per watcher.
+   */
+  watchState(w: LogStateWatcher): void {
+    if (!this.#core.terminal) this.#core.stateWatchers.add(w);
+  }
+
+  unwatchState(w: LogStateWatcher): void {
+    this.#core.stateWatchers.delete(w);
   }
 
   /**

@@ -98,7 +98,10 @@ export class Retention {
       // The aborted transactions of the deleted ledgers go with them (Kafka deletes a segment's .txnindex).
       const first = this.core.index.ledgers[0];
       if (first) this.core.txnIndex.dropBefore(first.startOffset);
-      this.core.logStartOffset = Math.max(this.core.logStartOffset, start);
+      if (start > this.core.logStartOffset) {
+        this.core.logStartOffset = start;
+        this.core.stateChanged();
+      }
       const ids: number[] = [];
       for (const l of batch) {
         ids.push(...ledgerIdsOf(l));

@@ -111,3 +111,102 @@ describe('Fetch handler', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
+
+describe('Fetch in a session (KIP-227)', () => {
+  const TOPIC_ID = 'ZXZlbnRzLXRvcGljLWlkAAA';
+  let sessions: FetchSessionCache;
+  let owned: (topic: string, partition: number) => boolean;
+  /** Reads of each partition's log (readAtEnd or read), by partition. */
+  let readsOf: number[];
+
+  beforeEach(async () => {
+    sessions = new FetchSessionCache(10);
+    owned = () => true;
+    await world.addTopic(topicRecord('events', 3, { topicId: TOPIC_ID }));
+    readsOf = [0, 0, 0];
+    for (let p = 0; p < 3; p++) {
+      const log = world.partitionService.get('events', p)!.log;
+      const readAtEnd = log.readAtEnd.bind(log);
+      const read = log.read.bind(log);
+      log.readAtEnd = (...a) => (readsOf[p]!++, readAtEnd(...a));
+      log.read = (...a) => (readsOf[p]!++, read(...a));
+    }
+  });
+
+  function sessionCtx() {
+    const cluster = fakeCluster({ owned: (t, p) => owned(t, p) });
+    return requestContext({ node: fakeNode(), topics: world.topicService, cluster, partitions: world.partitionService, fetchSessions: sessions, metrics }, { apiVersion: 13 });
+  }
+
+  async function sessionFetch(o: { sessionId: number; epoch: number; offsets?: Record<number, bigint>; minBytes?: number; maxWaitMs?: number }): Promise<FetchResponse> {
+    const partitions = Object.entries(o.offsets ?? {}).map(([p, offset]) => createFetchRequestFetchPartition({ partition: Number(p), fetchOffset: offset, partitionMaxBytes: 1 << 20 }));
+    const req = createFetchRequest({
+      maxWaitMs: o.maxWaitMs ?? 0,
+      minBytes: o.minBytes ?? 0,
+      sessionId: o.sessionId,
+      sessionEpoch: o.epoch,
+      topics: partitions.length > 0 ? [createFetchRequestFetchTopic({ topicId: TOPIC_ID, partitions })] : [],
+    });
+    const res = await fetch.handle(req, sessionCtx());
+    if (res === NO_RESPONSE) throw new Error('no response');
+    return res;
+  }
+
+  const answered = (res: FetchResponse) => res.responses.flatMap((t) => t.partitions.map((p) => p.partitionIndex)).sort();
+
+  it('reads a caught-up partition only when its log changes, and is woken by the session for it', async () => {
+    const full = await sessionFetch({ sessionId: 0, epoch: 0, offsets: { 0: 0n, 1: 0n, 2: 0n } });
+    expect(answered(full)).toEqual([0, 1, 2]);
+    expect(readsOf).toEqual([1, 1, 1]);
+
+    // Nothing new: an empty answer, and no partition read at all.
+    expect(answered(await sessionFetch({ sessionId: full.sessionId, epoch: 1 }))).toEqual([]);
+    expect(readsOf).toEqual([1, 1, 1]);
+
+    // A long poll on the session ends with the append to partition 1, which alone is read and answered.
+    const started = Date.now();
+    const pending = sessionFetch({ sessionId: full.sessionId, epoch: 2, minBytes: 1, maxWaitMs: 20_000 });
+    setImmediate(() => void world.partitionService.get('events', 1)!.log.append(buildBatch(2)));
+    const woken = await pending;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(answered(woken)).toEqual([1]);
+    expect(woken.responses[0]!.partitions[0]).toMatchObject({ highWatermark: 2n, errorCode: ErrorCode.NONE });
+    expect(([] as Buffer[]).concat(woken.responses[0]!.partitions[0]!.records as Buffer | Buffer[]).length).toBeGreaterThan(0);
+    expect(readsOf[0]).toBe(1);
+    expect(readsOf[2]).toBe(1);
+
+    // The client moves on past the records: partition 1 is read at its new position, then quiet again.
+    expect(answered(await sessionFetch({ sessionId: full.sessionId, epoch: 3, offsets: { 1: 2n } }))).toEqual([]);
+    const before = [...readsOf];
+    expect(answered(await sessionFetch({ sessionId: full.sessionId, epoch: 4 }))).toEqual([]);
+    expect(readsOf).toEqual(before);
+  });
+
+  it('answers a quiet partition again when its log start offset rises, and when the broker stops owning it', async () => {
+    const log2 = world.partitionService.get('events', 2)!.log;
+    await log2.append(buildBatch(3));
+    const full = await sessionFetch({ sessionId: 0, epoch: 0, offsets: { 0: 0n, 1: 0n, 2: 3n } });
+    expect(answered(full)).toEqual([0, 1, 2]);
+    expect(answered(await sessionFetch({ sessionId: full.sessionId, epoch: 1 }))).toEqual([]);
+
+    await log2.deleteRecords(2);
+    const moved = await sessionFetch({ sessionId: full.sessionId, epoch: 2 });
+    expect(answered(moved)).toEqual([2]);
+    expect(moved.responses[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, logStartOffset: 2n, highWatermark: 3n });
+
+    // Ownership is checked on every fetch: the partition is answered NOT_LEADER_OR_FOLLOWER from the instant it is lost.
+    owned = (_t, p) => p !== 0;
+    const lost = await sessionFetch({ sessionId: full.sessionId, epoch: 3 });
+    expect(answered(lost)).toEqual([0]);
+    expect(lost.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  });
+
+  it('reads every quiet partition again for a fetch at another isolation level', async () => {
+    const full = await sessionFetch({ sessionId: 0, epoch: 0, offsets: { 0: 0n, 1: 0n, 2: 0n } });
+    expect(answered(await sessionFetch({ sessionId: full.sessionId, epoch: 1 }))).toEqual([]);
+    const req = createFetchRequest({ isolationLevel: 1, maxWaitMs: 0, minBytes: 0, sessionId: full.sessionId, sessionEpoch: 2, topics: [] });
+    const before = [...readsOf];
+    await fetch.handle(req, sessionCtx());
+    expect(readsOf.map((n, i) => n - before[i]!)).toEqual([1, 1, 1]);
+  });
+});

@@ -321,6 +321,30 @@ describe('read', () => {
     log.onData(0, () => woke.push('now'));
     expect(woke).toEqual(['a', 'now']);
   });
+
+  it('moves its state version and tells its state watchers on each append, raised log start offset and its end, and forgets them then', async () => {
+    const log = await open();
+    const told: number[] = [];
+    const watcher = { logStateChanged: () => told.push(log.stateVersion) };
+    log.watchState(watcher);
+    log.watchState(watcher); // idempotent
+    const v0 = log.stateVersion;
+    await log.append(buildBatch(2));
+    await log.append(buildBatch(1));
+    expect(told).toEqual([v0 + 1, v0 + 2]);
+    await log.deleteRecords(1);
+    expect(told).toEqual([v0 + 1, v0 + 2, v0 + 3]);
+    await log.deleteRecords(1); // not raised: no change
+    expect(log.stateVersion).toBe(v0 + 3);
+    const other = { logStateChanged: () => told.push(-1) };
+    log.watchState(other);
+    log.unwatchState(other);
+    await log.close();
+    expect(told).toEqual([v0 + 1, v0 + 2, v0 + 3, v0 + 4]);
+    // An ended log takes no watchers: the watcher finds the partition's next log on its next read.
+    log.watchState(watcher);
+    expect(log.stateVersion).toBe(v0 + 4);
+  });
 });
 
 describe('rollover', () => {
