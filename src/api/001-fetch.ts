@@ -103,27 +103,27 @@ async function readAll(
   let budget = maxBytes;
   let gotData = false;
   const out: PartitionRead[] = [];
+  const failed = (f: FetchPartition, key: string, errorCode: number): void => {
+    observer?.failed(f);
+    out.push({ fetch: f, key, errorCode, result: null });
+  };
   for (let i = 0; i < parts.length; i++) {
     const f = parts[i]!;
     const key = keys[i]!;
-    const failed = (errorCode: number): void => {
-      observer?.failed(f);
-      out.push({ fetch: f, key, errorCode, result: null });
-    };
     if (!readable(f.topic)) {
-      failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+      failed(f, key, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       continue;
     }
     let served = servedPartition(services, f.topic, f.partition);
     if (served instanceof Promise) served = await served;
     if (typeof served === 'number') {
-      failed(served);
+      failed(f, key, served);
       continue;
     }
     const log = served.log;
     const epochError = leaderEpochError(f.currentLeaderEpoch, log.leaderEpoch);
     if (epochError !== ErrorCode.NONE) {
-      failed(epochError);
+      failed(f, key, epochError);
       continue;
     }
     const versionBefore = log.stateVersion;
@@ -138,7 +138,7 @@ async function readAll(
         result = log.readAtEnd(offset, isolation) ?? (await log.read(offset, { maxBytes: Math.max(limit, 0), isolation, minOneBatch: !gotData }));
       } catch (e) {
         if (!(e instanceof LogError)) throw e;
-        failed(logErrorCode(e));
+        failed(f, key, logErrorCode(e));
         continue;
       }
       budget -= result.sizeInBytes;
