@@ -56,13 +56,14 @@ interface Reported {
 const NOT_QUIET = -1;
 
 class SessionPartition implements FetchPartition, LogStateWatcher {
-  topic: string;
-  topicId: string;
-  partition: number;
-  fetchOffset: bigint;
-  partitionMaxBytes: number;
-  currentLeaderEpoch: number;
-  logStartOffset: bigint;
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  // The client's position and limits, set by `update`.
+  fetchOffset!: bigint;
+  partitionMaxBytes!: number;
+  currentLeaderEpoch!: number;
+  logStartOffset!: bigint;
   reported: Reported | null = null;
   /** The log it was last read from, and watches. */
   log: WatchableLog | null = null;
@@ -81,10 +82,7 @@ class SessionPartition implements FetchPartition, LogStateWatcher {
     this.topic = f.topic;
     this.topicId = f.topicId;
     this.partition = f.partition;
-    this.fetchOffset = f.fetchOffset;
-    this.partitionMaxBytes = f.partitionMaxBytes;
-    this.currentLeaderEpoch = f.currentLeaderEpoch;
-    this.logStartOffset = f.logStartOffset;
+    this.update(f);
   }
 
   /** The client listed it again (a new position, limit or leader epoch): the next fetch reads it. */

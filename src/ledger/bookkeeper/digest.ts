@@ -81,7 +81,6 @@ export class DigestMismatchError extends Error {
   readonly code = 'LL_ERR_BK_DIGEST';
 }
 
-/** Computes and checks digests of one ledger's entries. */
 /** A CRC32C digest as Crc32cDigestManager stores it: the checksum as a big-endian int32. */
 function crc32cDigest(crc: number): Buffer {
   const out = Buffer.allocUnsafe(4);
@@ -89,6 +88,7 @@ function crc32cDigest(crc: number): Buffer {
   return out;
 }
 
+/** Computes and checks digests of one ledger's entries. */
 export class DigestManager {
   readonly length: number;
   private readonly macKey: Buffer | null;
