@@ -191,6 +191,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   { name: 'ledgerline.storage.compaction.minor.interval.ms', type: 'LONG', default: '10000', doc: 'Ledgerline: how often minor compaction runs (at most once per collector run).', min: 0, readOnly: true },
   { name: 'ledgerline.storage.compaction.major.threshold', type: 'DOUBLE', default: '0.5', doc: 'Ledgerline: major compaction copies the live entries out of segments whose live fraction is below this; 0 disables it.', min: 0, max: 1, readOnly: true },
   { name: 'ledgerline.storage.compaction.major.interval.ms', type: 'LONG', default: '3600000', doc: 'Ledgerline: how often major compaction runs.', min: 0, readOnly: true },
+  { name: 'ledgerline.storage.direct.io', type: 'BOOLEAN', default: 'true', doc: 'Ledgerline: appends to the local ledger store bypass the page cache (O_DIRECT) where the file system allows it; the store still fsyncs before every acknowledgement. false writes through the page cache.', readOnly: true },
   { name: 'ledgerline.storage.compaction.rate.bytes', type: 'LONG', default: '33554432', doc: 'Ledgerline: most bytes per second compaction copies.', min: 1, readOnly: true },
   // The engines under the storage contracts, picked by openLedgerStore() (src/ledger/open-store.ts) and
   // openMetadataStore() (src/metadata/open-store.ts); a value outside oneOf is refused as Kafka's ValidString is.

@@ -12,7 +12,7 @@
  * - `clear()`: every fault is lifted ("the disk was replaced / space was freed").
  * It counts operations (`counts`) so tests can assert, for example, that many appends shared one fsync.
  */
-import type { LedgerFile, LedgerFs, LedgerFsLock, LedgerFsOpenMode } from './fs.js';
+import type { LedgerFile, LedgerFs, LedgerFsLock, LedgerFsOpenMode, LedgerFsOpenOptions } from './fs.js';
 
 export type FaultableOp = 'open' | 'read' | 'writev' | 'datasync' | 'truncate' | 'unlink' | 'rename' | 'readdir' | 'syncDir';
 
@@ -111,10 +111,10 @@ export class FaultInjectingLedgerFs implements LedgerFs {
     return { allowed, error };
   }
 
-  async open(file: string, mode: LedgerFsOpenMode): Promise<LedgerFile> {
+  async open(file: string, mode: LedgerFsOpenMode, options?: LedgerFsOpenOptions): Promise<LedgerFile> {
     this.check('open');
     if ((mode === 'w+' || mode === 'wx+') && this.freeBytes <= 0) throw injected('ENOSPC', 'open');
-    const handle = new FaultFile(this, await this.inner.open(file, mode));
+    const handle = new FaultFile(this, await this.inner.open(file, mode, options));
     this.counts.openFiles++;
     this.counts.peakOpenFiles = Math.max(this.counts.peakOpenFiles, this.counts.openFiles);
     return handle;

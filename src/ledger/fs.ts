@@ -5,10 +5,13 @@
  *
  * `nodeLedgerFs` is the real implementation over node:fs file descriptors. It uses the callback API wrapped
  * in promises (cheaper per call than FileHandle), `writev` for gathered writes and `fdatasync` for flushes.
+ * A file opened with `directAppend` (a segment) appends with O_DIRECT where the file system allows it
+ * (direct-file.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { DirectAppender, openDirectFd } from './direct-file.js';
 import { ReadPool, type RunsRead } from './read-pool.js';
 
 /** The worker threads of every store of the process (read-pool.ts): two, one per core of a small machine. */
@@ -42,8 +45,16 @@ export interface LedgerFsLock {
   release(): Promise<void>;
 }
 
+export interface LedgerFsOpenOptions {
+  /**
+   * The file is appended to at its end (a segment): its writes may bypass the page cache (direct-file.ts).
+   * A file system that cannot, or an implementation without a page cache, ignores it.
+   */
+  readonly directAppend?: boolean;
+}
+
 export interface LedgerFs {
-  open(file: string, mode: LedgerFsOpenMode): Promise<LedgerFile>;
+  open(file: string, mode: LedgerFsOpenMode, options?: LedgerFsOpenOptions): Promise<LedgerFile>;
   /** Names (not paths) of the entries of a directory. */
   readdir(dir: string): Promise<string[]>;
   /** Size of a file; rejects with ENOENT if absent. */
@@ -78,7 +89,16 @@ function cb<T>(executor: (done: (err: NodeJS.ErrnoException | null, value?: T) =
 }
 
 class NodeLedgerFile implements LedgerFile {
-  constructor(private readonly fd: number) {}
+  constructor(
+    private readonly fd: number,
+    /** Set for a file opened with `directAppend` where direct I/O is possible. */
+    private readonly appender: DirectAppender | null = null,
+  ) {}
+
+  /** Whether appends bypass the page cache (for tests and the store's log line). */
+  get direct(): boolean {
+    return this.appender?.direct ?? false;
+  }
 
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number> {
     return cb<number>((done) => fs.read(this.fd, buffer, offset, length, position, done));
@@ -92,7 +112,12 @@ class NodeLedgerFile implements LedgerFile {
     );
   }
 
-  async writev(buffers: readonly Uint8Array[], position: number): Promise<void> {
+  writev(buffers: readonly Uint8Array[], position: number): Promise<void> {
+    if (this.appender) return this.appender.writev(buffers, position, (b, p) => this.writevBuffered(b, p));
+    return this.writevBuffered(buffers, position);
+  }
+
+  private async writevBuffered(buffers: readonly Uint8Array[], position: number): Promise<void> {
     let bufs = buffers as Uint8Array[];
     let pos = position;
     let remaining = 0;
@@ -112,16 +137,22 @@ class NodeLedgerFile implements LedgerFile {
   }
 
   truncate(length: number): Promise<void> {
-    return cb<void>((done) => fs.ftruncate(this.fd, length, done));
+    const truncate = (l: number): Promise<void> => cb<void>((done) => fs.ftruncate(this.fd, l, done));
+    return this.appender ? this.appender.truncate(length, truncate) : truncate(length);
   }
 
   async size(): Promise<number> {
+    if (this.appender) return this.appender.size;
     const st = await cb<fs.Stats>((done) => fs.fstat(this.fd, done));
     return st.size;
   }
 
-  close(): Promise<void> {
-    return cb<void>((done) => fs.close(this.fd, done));
+  async close(): Promise<void> {
+    try {
+      await this.appender?.close();
+    } finally {
+      await cb<void>((done) => fs.close(this.fd, done));
+    }
   }
 }
 
@@ -168,9 +199,19 @@ function takeKernelLock(file: string): { release(): void } {
 }
 
 export const nodeLedgerFs: LedgerFs = {
-  async open(file, mode) {
+  async open(file, mode, options) {
     const fd = await cb<number>((done) => fs.open(file, mode, 0o644, done));
-    return new NodeLedgerFile(fd);
+    if (!options?.directAppend || mode === 'r') return new NodeLedgerFile(fd);
+    let directFd: number | null = null;
+    try {
+      directFd = await openDirectFd(file);
+      if (directFd === null) return new NodeLedgerFile(fd);
+      const st = await cb<fs.Stats>((done) => fs.fstat(fd, done));
+      return new NodeLedgerFile(fd, new DirectAppender(fd, directFd, st.size));
+    } catch (err) {
+      for (const f of directFd === null ? [fd] : [directFd, fd]) await cb<void>((done) => fs.close(f, done)).catch(() => undefined);
+      throw err;
+    }
   },
   readdir: (dir) => fs.promises.readdir(dir),
   stat: (file) => fs.promises.stat(file),

@@ -73,6 +73,11 @@ export interface LocalLedgerStoreOptions {
   readonly cacheEntries?: number;
   /** Most rolled segments kept open for reads at once (least recently used are closed). Default 32. */
   readonly maxOpenSegments?: number;
+  /**
+   * Appends to the active segment bypass the page cache (O_DIRECT) where the file system allows it
+   * (direct-file.ts); the tail cache serves tailing readers. Default true.
+   */
+  readonly directIo?: boolean;
   /** Errors no caller is waiting for (a background fsync or checkpoint that failed). Default: ignored. */
   readonly onBackgroundError?: (err: LedgerError) => void;
   /**
@@ -89,6 +94,7 @@ const DEFAULTS = {
   cacheBytes: 64 * 1024 * 1024,
   cacheEntries: 65536,
   maxOpenSegments: 32,
+  directIo: true,
 };
 
 /** Largest valid segment (offsets in the index are u32). */
@@ -174,7 +180,7 @@ export class LocalLedgerStore implements LedgerStore {
       stats: this.stats,
       ledgers: new Map<LedgerId, Ledger>(),
       nextLedgerId: 1,
-      files: new SegmentFiles(fs, dir, maxOpenSegments, this.stats),
+      files: new SegmentFiles(fs, dir, maxOpenSegments, this.stats, options.directIo ?? DEFAULTS.directIo),
       onBackgroundError: options.onBackgroundError ?? (() => undefined),
       closing: false,
       closed: false,

@@ -138,7 +138,7 @@ export async function recoverStore(core: StoreCore, checkpointer: Checkpointer):
     await files.start(Math.max(1, replayFromSegment), 0, 0);
   } else {
     const last = files.all.get(seqs[seqs.length - 1]!)!;
-    const file = await fs.open(files.segmentPath(last.seq), 'r+');
+    const file = await files.openForAppend(last.seq, 'r+');
     last.file = file;
     // It takes new records from now on: an index file it may have is stale and is rewritten at its roll.
     last.indexDurable = false;

@@ -28,7 +28,14 @@ export class SegmentFiles {
     private readonly dir: string,
     private readonly maxOpenSegments: number,
     private readonly stats: LocalLedgerStoreStats,
+    /** Whether appends to the active segment may bypass the page cache (direct-file.ts). */
+    private readonly directAppend = false,
   ) {}
+
+  /** Opens segment `seq` to take new records: created (`w+`) or the one recovery found last (`r+`). */
+  openForAppend(seq: number, mode: 'w+' | 'r+'): Promise<LedgerFile> {
+    return this.fs.open(this.segmentPath(seq), mode, { directAppend: this.directAppend });
+  }
 
   segmentPath(seq: number): string {
     return path.join(this.dir, segmentFileName(seq));
@@ -44,7 +51,7 @@ export class SegmentFiles {
    * bytes are excluded from recovery from then on. A header that cannot be made durable leaves no file.
    */
   async start(seq: number, prevSeq: number, prevValidBytes: number): Promise<void> {
-    const file = await this.fs.open(this.segmentPath(seq), 'w+');
+    const file = await this.openForAppend(seq, 'w+');
     try {
       await file.writev([encodeSegmentHeader({ segmentSeq: seq, prevSegmentSeq: prevSeq, prevSegmentValidBytes: prevValidBytes, createdAtMs: Date.now() })], 0);
       await file.datasync();

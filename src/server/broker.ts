@@ -245,6 +245,7 @@ export class Broker implements ConnectionHost {
       maxEntryBytes: config.socketRequestMaxBytes,
       ...(this.ledgerFs ? { fs: this.ledgerFs } : {}),
       gc: ledgerGcOptions(config.values),
+      directIo: config.values.get('ledgerline.storage.direct.io')?.trim().toLowerCase() !== 'false',
       onBackgroundError: (err) => log.error({ err }, 'ledger store background error'),
       config: (name) => config.values.get(name),
       log: (msg, fields) => log.info({ component: 'bookkeeper', ...fields }, msg),
