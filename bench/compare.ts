@@ -230,7 +230,8 @@ async function measureLimits(w: Workload, seconds: number, log: (l: string) => v
   log(`loopback ${loopback.mibPerSec.toFixed(0)} MiB/s; disk: write + fsync of ${requestBytes} B chunks in ${dataRoot()}, ${seconds} s each`);
   const disk = await measureDisk({ dir: dataRoot(), sample: template.bytes, chunkBytes: requestBytes, maxBytes: 2 * 2 ** 30, durationMs: seconds * 1000, coldRead: diskRead });
   log(
-    `disk ${disk.syncEachChunk.mibPerSec.toFixed(0)} MiB/s with fsync per request, ${disk.syncAtEnd.mibPerSec.toFixed(0)} MiB/s with one fsync` +
+    `disk ${disk.syncEachChunk.mibPerSec.toFixed(0)} MiB/s with fsync per request` +
+      `${disk.directSyncEachChunk ? ` (${disk.directSyncEachChunk.mibPerSec.toFixed(0)} with O_DIRECT)` : ''}, ${disk.syncAtEnd.mibPerSec.toFixed(0)} MiB/s with one fsync` +
       `${disk.coldRead ? `, ${disk.coldRead.mibPerSec.toFixed(0)} MiB/s read back cold` : ''}; ${recordsPerBatch(w)} records per batch`,
   );
   return { loopback, ...(loopbackTls ? { loopbackTls } : {}), disk };

@@ -8,13 +8,16 @@
  *   disk           the workload's own batch bytes, written sequentially to a file in the directory the
  *                  brokers keep their data in (same disk), once with an fsync after every request-sized
  *                  chunk (durable-per-request, one writer) and once with a single fsync at the end
- *                  (page-cache speed, what an unsynced log sees); with `coldRead` (`compare --disk-read-limit`)
+ *                  (page-cache speed, what an unsynced log sees), and where the file system allows it once
+ *                  with O_DIRECT writes (the chunk rounded up to 4 KiB) and an fdatasync after each, as the
+ *                  local ledger store appends by default (src/ledger/direct-file.ts); with `coldRead` (`compare --disk-read-limit`)
  *                  the second file is read back sequentially in 1 MiB reads after the page cache is dropped:
  *                  the most a catch-up read of a backlog larger than the page cache can get from this disk.
  *
  * Each measurement is bounded by a duration and a byte count.
  */
 import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
@@ -22,6 +25,7 @@ import { connect as tlsConnect } from 'node:tls';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DIRECT_IO_ALIGN, alignedBuffer, directIoAvailable } from '../../src/ledger/direct-file.js';
 import { dropPageCache } from './page-cache.js';
 import { latencyHistogram, recordMs, summarize } from './stats.js';
 
@@ -40,6 +44,8 @@ export interface DiskResult {
   syncEachChunk: { bytes: number; seconds: number; mibPerSec: number; fsyncP50Ms: number; fsyncP99Ms: number };
   /** Writes, then one fsync. */
   syncAtEnd: { bytes: number; seconds: number; mibPerSec: number };
+  /** O_DIRECT writes with an fdatasync after each chunk; absent where the file system refuses O_DIRECT. */
+  directSyncEachChunk?: { bytes: number; seconds: number; mibPerSec: number; fsyncP50Ms: number; fsyncP99Ms: number };
   /** The file of `syncAtEnd` read back with the page cache dropped first (`coldRead`). */
   coldRead?: { bytes: number; seconds: number; mibPerSec: number; readBytes: number };
 }
@@ -169,6 +175,7 @@ export async function measureDisk(options: {
   const path = join(options.dir, `ledgerline-bench-disk-${process.pid}.dat`);
   try {
     const syncEach = await writeFile(path, chunk, options.maxBytes, options.durationMs, true);
+    const direct = await writeFileDirect(path, chunk, options.maxBytes, options.durationMs);
     const syncEnd = await writeFile(path, chunk, options.maxBytes, options.durationMs, false);
     let coldRead: DiskResult['coldRead'];
     if (options.coldRead) {
@@ -186,6 +193,17 @@ export async function measureDisk(options: {
         fsyncP99Ms: syncEach.fsync.p99,
       },
       syncAtEnd: { bytes: syncEnd.bytes, seconds: syncEnd.seconds, mibPerSec: syncEnd.bytes / syncEnd.seconds / 2 ** 20 },
+      ...(direct
+        ? {
+            directSyncEachChunk: {
+              bytes: direct.bytes,
+              seconds: direct.seconds,
+              mibPerSec: direct.bytes / direct.seconds / 2 ** 20,
+              fsyncP50Ms: direct.fsync.p50,
+              fsyncP99Ms: direct.fsync.p99,
+            },
+          }
+        : {}),
       ...(coldRead ? { coldRead } : {}),
     };
   } finally {
@@ -230,6 +248,42 @@ async function writeFile(path: string, chunk: Buffer, maxBytes: number, duration
       }
     }
     if (!syncEach) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return { bytes, seconds, fsync: summarize(fsyncs) };
+}
+
+/**
+ * As writeFile with an fsync per chunk, through an O_DIRECT descriptor: the chunk is copied into page-aligned
+ * memory each time (as the store copies a group into its staging buffer) and padded to 4 KiB. Null where the
+ * file system or the platform refuses O_DIRECT.
+ */
+async function writeFileDirect(path: string, chunk: Buffer, maxBytes: number, durationMs: number) {
+  if (!directIoAvailable) return null;
+  await rm(path, { force: true });
+  let fh;
+  try {
+    fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_DIRECT, 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return null;
+    throw err;
+  }
+  const length = Math.ceil(chunk.length / DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN;
+  const aligned = alignedBuffer(length);
+  const fsyncs = latencyHistogram();
+  let bytes = 0;
+  const t0 = performance.now();
+  try {
+    while (bytes < maxBytes && performance.now() - t0 < durationMs) {
+      chunk.copy(aligned);
+      await fh.write(aligned, 0, length, bytes);
+      bytes += length;
+      const s0 = performance.now();
+      await fh.datasync();
+      recordMs(fsyncs, performance.now() - s0);
+    }
   } finally {
     await fh.close();
   }

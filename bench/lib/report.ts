@@ -382,6 +382,9 @@ function limitsMarkdown(l: MachineLimits | null): string[] {
       ? [`| loopback TLS to a trivial sink | ${fmt(l.loopbackTls.mibPerSec)} | the same over TLS with the brokers' certificate (${l.loopbackTls.tls.protocol ?? '?'} ${l.loopbackTls.tls.cipher}), both ends Node |`]
       : []),
     `| disk: write + fsync per request | ${fmt(l.disk.syncEachChunk.mibPerSec)} | ${l.disk.chunkBytes} B chunks, fsync p50 ${fmt(l.disk.syncEachChunk.fsyncP50Ms)} ms, p99 ${fmt(l.disk.syncEachChunk.fsyncP99Ms)} ms |`,
+    ...(l.disk.directSyncEachChunk
+      ? [`| disk: O_DIRECT write + fsync per request | ${fmt(l.disk.directSyncEachChunk.mibPerSec)} | as above, bypassing the page cache (the local store's default), fsync p50 ${fmt(l.disk.directSyncEachChunk.fsyncP50Ms)} ms, p99 ${fmt(l.disk.directSyncEachChunk.fsyncP99Ms)} ms |`]
+      : []),
     `| disk: write, one fsync at the end | ${fmt(l.disk.syncAtEnd.mibPerSec)} | ${(l.disk.syncAtEnd.bytes / 2 ** 20).toFixed(0)} MiB in ${l.disk.dir} |`,
     ...(l.disk.coldRead
       ? [`| disk: sequential read, page cache dropped | ${fmt(l.disk.coldRead.mibPerSec)} | the same ${(l.disk.coldRead.bytes / 2 ** 20).toFixed(0)} MiB, ${l.disk.coldRead.readBytes / 2 ** 20} MiB reads, one in flight |`]
@@ -560,6 +563,7 @@ export function chartFor(f: CompareFile | RunFile): string {
     bars.push({ label: 'loopback TCP', value: limits.loopback.mibPerSec, color: COLORS.limit, limit: true });
     if (limits.loopbackTls) bars.push({ label: 'loopback TLS', value: limits.loopbackTls.mibPerSec, color: COLORS.limit, limit: true });
     bars.push({ label: 'disk, fsync each', value: limits.disk.syncEachChunk.mibPerSec, color: COLORS.limit, limit: true });
+    if (limits.disk.directSyncEachChunk) bars.push({ label: 'disk, O_DIRECT, fsync each', value: limits.disk.directSyncEachChunk.mibPerSec, color: COLORS.limit, limit: true });
     bars.push({ label: 'disk, fsync at end', value: limits.disk.syncAtEnd.mibPerSec, color: COLORS.limit, limit: true });
   }
   return renderChart({

@@ -58,11 +58,15 @@ export const directIoAvailable = typeof fs.constants.O_DIRECT === 'number' && Wa
 
 const idleStages: Buffer[] = [];
 
+/** `bytes` of zeroed memory starting at a page boundary, as O_DIRECT wants it (throws if !directIoAvailable). */
+export function alignedBuffer(bytes: number): Buffer {
+  if (!WasmMemory) throw new Error('WebAssembly is not available: no page-aligned memory');
+  const pages = Math.max(1, Math.ceil(bytes / WASM_PAGE));
+  return Buffer.from(new WasmMemory({ initial: pages, maximum: pages }).buffer, 0, bytes);
+}
+
 function takeStage(): Buffer {
-  const pooled = idleStages.pop();
-  if (pooled) return pooled;
-  const memory = new WasmMemory!({ initial: Math.ceil(STAGE_BYTES / WASM_PAGE), maximum: Math.ceil(STAGE_BYTES / WASM_PAGE) });
-  return Buffer.from(memory.buffer, 0, STAGE_BYTES);
+  return idleStages.pop() ?? alignedBuffer(STAGE_BYTES);
 }
 
 function giveStage(stage: Buffer): void {

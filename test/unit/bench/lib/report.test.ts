@@ -129,6 +129,12 @@ describe('benchmark statistics and reports', () => {
     expect(measured).toContain('| disk: write, one fsync at the end | 1024 | 2048 MiB in /d |');
     expect(measured).toContain('| disk: sequential read, page cache dropped | 512 | the same 2048 MiB, 1 MiB reads, one in flight |');
     expect(compareMarkdown(compareFile({ ...base, limits: { loopback, disk } }))).not.toContain('page cache dropped');
+    // The O_DIRECT write limit, where the file system took it.
+    const direct = { bytes: 2 ** 31, seconds: 4, mibPerSec: 512, fsyncP50Ms: 0.25, fsyncP99Ms: 2 };
+    expect(compareMarkdown(compareFile({ ...base, limits: { loopback, disk: { ...disk, directSyncEachChunk: direct } } }))).toContain(
+      '| disk: O_DIRECT write + fsync per request | 512 | as above, bypassing the page cache (the local store\'s default), fsync p50 0.250 ms, p99 2.00 ms |',
+    );
+    expect(compareMarkdown(compareFile({ ...base, limits: { loopback, disk } }))).not.toContain('O_DIRECT');
   });
 
   it("reports the broker's and the load generator's GC pauses in % of the produce window, left out where not measured", () => {
