@@ -35,6 +35,8 @@ export interface LedgerFile {
   writev(buffers: readonly Uint8Array[], position: number): Promise<void>;
   /** fdatasync: the file's data (and the size needed to read it) are durable when this resolves. */
   datasync(): Promise<void>;
+  /** Whether its appends bypass the page cache (opened with `directAppend` and taken); absent means no. */
+  readonly direct?: boolean;
   truncate(length: number): Promise<void>;
   size(): Promise<number>;
   close(): Promise<void>;
@@ -95,7 +97,6 @@ class NodeLedgerFile implements LedgerFile {
     private readonly appender: DirectAppender | null = null,
   ) {}
 
-  /** Whether appends bypass the page cache (for tests and the store's log line). */
   get direct(): boolean {
     return this.appender?.direct ?? false;
   }

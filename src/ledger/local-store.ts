@@ -157,6 +157,7 @@ export class LocalLedgerStore implements LedgerStore {
     segmentsCompacted: 0,
     recoveryMs: 0,
     gcRuns: 0,
+    directIo: false,
   };
 
   private constructor(

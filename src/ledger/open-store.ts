@@ -102,6 +102,14 @@ export function ledgerStoreSpace(store: LedgerStore): LedgerStoreSpace | null {
 }
 
 /**
+ * Whether a store `openLedgerStore()` opened appends with O_DIRECT (`ledgerline.storage.direct.io` asked for it
+ * and the file system took it), or null for a store that writes no local files (BookKeeper).
+ */
+export function ledgerStoreDirectIo(store: LedgerStore): boolean | null {
+  return store instanceof LocalLedgerStore ? store.stats.directIo : null;
+}
+
+/**
  * How to be told of the group commits of a store `openLedgerStore()` opened (its fdatasyncs and what each made
  * durable), or null for a store whose group commits happen elsewhere (BookKeeper: in the bookies' journals).
  */

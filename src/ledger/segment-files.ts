@@ -32,9 +32,14 @@ export class SegmentFiles {
     private readonly directAppend = false,
   ) {}
 
-  /** Opens segment `seq` to take new records: created (`w+`) or the one recovery found last (`r+`). */
-  openForAppend(seq: number, mode: 'w+' | 'r+'): Promise<LedgerFile> {
-    return this.fs.open(this.segmentPath(seq), mode, { directAppend: this.directAppend });
+  /**
+   * Opens segment `seq` to take new records: created (`w+`) or the one recovery found last (`r+`); the stats
+   * say whether its appends bypass the page cache.
+   */
+  async openForAppend(seq: number, mode: 'w+' | 'r+'): Promise<LedgerFile> {
+    const file = await this.fs.open(this.segmentPath(seq), mode, { directAppend: this.directAppend });
+    this.stats.directIo = file.direct === true;
+    return file;
   }
 
   segmentPath(seq: number): string {

@@ -37,6 +37,8 @@ export interface LocalLedgerStoreStats {
   recoveryMs: number;
   /** Garbage collector runs since open. */
   gcRuns: number;
+  /** Whether appends to the active segment bypass the page cache (O_DIRECT taken by the file system). */
+  directIo: boolean;
 }
 
 /**

@@ -37,7 +37,7 @@ import { RoutingTxnMarkerWriter, RoutingTxnVerifier } from '../cluster/txn-routi
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
 import { TransactionCoordinator, transactionCoordinatorConfig } from '../coordinator/txn/index.js';
 import type { LedgerFs } from '../ledger/fs.js';
-import { LEDGER_STORE_CONFIG, ledgerStoreGroupCommits, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
+import { LEDGER_STORE_CONFIG, ledgerStoreDirectIo, ledgerStoreGroupCommits, ledgerStoreKind, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
 import type { LedgerStore } from '../ledger/types.js';
 import { ClusterConfigs, MIN_INSYNC_REPLICAS } from '../cluster/cluster-configs.js';
 import { loadClusterId, loadDirectoryId } from '../cluster/identity.js';
@@ -238,6 +238,7 @@ export class Broker implements ConnectionHost {
     const view = (p.view = member ?? new SingleNodeView(viewOptions));
     // A member serving requests is live itself, registered or not yet.
     topics.liveBrokerCount = member ? () => Math.max(1, view.liveBrokers().length) : () => view.liveBrokers().length;
+    const directIo = config.values.get('ledgerline.storage.direct.io')?.trim().toLowerCase() !== 'false';
     const ledgers = (p.ledgers = await openLedgerStore({
       store: config.values.get(LEDGER_STORE_CONFIG),
       dir: join(dataDir, 'ledgers'),
@@ -245,11 +246,18 @@ export class Broker implements ConnectionHost {
       maxEntryBytes: config.socketRequestMaxBytes,
       ...(this.ledgerFs ? { fs: this.ledgerFs } : {}),
       gc: ledgerGcOptions(config.values),
-      directIo: config.values.get('ledgerline.storage.direct.io')?.trim().toLowerCase() !== 'false',
+      directIo,
       onBackgroundError: (err) => log.error({ err }, 'ledger store background error'),
       config: (name) => config.values.get(name),
       log: (msg, fields) => log.info({ component: 'bookkeeper', ...fields }, msg),
     }));
+    // Only the local store on the real disk can write directly (not `memory`, not a test's file system).
+    const writesDirect = ledgerStoreKind(config.values.get(LEDGER_STORE_CONFIG)) === 'local' && !this.ledgerFs ? ledgerStoreDirectIo(ledgers) : null;
+    if (writesDirect === false && directIo) {
+      log.warn({ dir: join(dataDir, 'ledgers') }, 'the file system of the ledger store refuses O_DIRECT: appends go through the page cache (ledgerline.storage.direct.io)');
+    } else if (writesDirect !== null) {
+      log.info({ directIo: writesDirect }, writesDirect ? 'ledger store appends bypass the page cache (O_DIRECT)' : 'ledger store appends go through the page cache');
+    }
     // Partitions open on first use, coordinator shards on the first request for one of their groups.
     const partitions = (p.partitions = new PartitionManager({ topics, view, ledgers, metadata, config, log }));
     // The log cleaner compacts the open partitions whose cleanup.policy includes compact (__consumer_offsets too).

@@ -13,6 +13,7 @@ import {
   DEFAULT_LEDGER_STORE,
   LEDGER_STORE_CONFIG,
   LEDGER_STORE_KINDS,
+  ledgerStoreDirectIo,
   ledgerStoreKind,
   ledgerStoreSpace,
   openLedgerStore,
@@ -149,6 +150,29 @@ describe('openLedgerStore', () => {
     expect(space.bytesReclaimed).toBeGreaterThanOrEqual(400 * 1032);
     expect(space.reclaimableBytes).toBeLessThan(before);
     await store.close();
+  });
+
+  it('says whether the local store appends with O_DIRECT, as configured and as the file system allows', async () => {
+    const dir = path.join(tempBase(), 'ledgers');
+    const direct = await openLedgerStore({ dir });
+    // The temp directory's file system decides; the segment file knows what it took.
+    const probe = await nodeLedgerFs.open(path.join(base!, 'probe'), 'w+', { directAppend: true });
+    const taken = probe.direct === true;
+    await probe.close();
+    expect(ledgerStoreDirectIo(direct)).toBe(taken);
+    await direct.close();
+    const buffered = await openLedgerStore({ dir, directIo: false });
+    expect(ledgerStoreDirectIo(buffered)).toBe(false);
+    await buffered.close();
+    const memory = await openLedgerStore({ store: 'memory', dir: '/ledgers' });
+    expect(ledgerStoreDirectIo(memory)).toBe(false);
+    await memory.close();
+    expect(ledgerStoreDirectIo({} as LedgerStore)).toBeNull();
+  });
+
+  it('declares ledgerline.storage.direct.io, a read-only boolean on by default', () => {
+    expect(BROKER_CONFIG_BY_NAME.get('ledgerline.storage.direct.io')).toMatchObject({ type: 'BOOLEAN', default: 'true', readOnly: true });
+    expect(validateConfigValue(BROKER_CONFIG_BY_NAME.get('ledgerline.storage.direct.io')!, 'maybe')).not.toBeNull();
   });
 
   it('gives no space accounting for a store that keeps none', () => {
