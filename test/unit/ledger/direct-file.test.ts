@@ -4,7 +4,7 @@
  * another descriptor; the zero padding past the logical end is cut at close and tolerated after a crash; writes
  * that are not appends, truncation, concurrent writers and a file system that refuses O_DIRECT stay correct.
  */
-import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DIRECT_IO_ALIGN } from '../../../src/ledger/direct-file.js';
 import { nodeLedgerFs, type LedgerFile } from '../../../src/ledger/fs.js';
 import { LocalLedgerStore } from '../../../src/ledger/local-store.js';
+import { takesDirectIo } from '../../support/direct-io.js';
 
 let dir: string;
 
@@ -22,21 +23,6 @@ beforeEach(() => {
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Whether a directory's file system takes O_DIRECT (ext4 and xfs do; tmpfs before Linux 6.6 does not). */
-function directSupported(where: string): boolean {
-  const probe = path.join(where, `probe-${process.pid}`);
-  closeSync(openSync(probe, 'w'));
-  try {
-    closeSync(openSync(probe, constants.O_WRONLY | constants.O_DIRECT));
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return false;
-    throw err;
-  } finally {
-    rmSync(probe, { force: true });
-  }
-}
 
 /** Bytes that differ from position to position and from call to call. */
 function pattern(length: number, seed: number): Buffer {
@@ -70,7 +56,7 @@ async function readBack(file: LedgerFile, position: number, length: number): Pro
 
 describe('direct appends', () => {
   it('read back exactly, however the appends are sized and aligned; the padding is zeros and is cut at close', async () => {
-    const supported = directSupported(dir);
+    const supported = takesDirectIo(dir);
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 3 * DIRECT_IO_ALIGN }) }, { weight: 2, arbitrary: fc.integer({ min: 0, max: 300_000 }) }), { minLength: 1, maxLength: 25 }),
@@ -213,7 +199,7 @@ describe('direct appends', () => {
   it.runIf(existsSync('/dev/shm'))('on a file system that may refuse O_DIRECT (tmpfs), appends take direct I/O only where it is taken', async () => {
     const shm = mkdtempSync('/dev/shm/ledgerline-direct-');
     try {
-      const supported = directSupported(shm);
+      const supported = takesDirectIo(shm);
       const f = await nodeLedgerFs.open(path.join(shm, 'seg'), 'w+', { directAppend: true });
       expect(isDirect(f)).toBe(supported);
       const a = pattern(6_000, 1);
@@ -257,7 +243,7 @@ describe('the store with directIo', () => {
     const read = await store.read(writer.ledgerId, 0, entries.length - 1);
     expect(read.map((r) => Buffer.from(r.data).equals(entries[r.entryId]!))).toEqual(entries.map(() => true));
     const padded = segmentSizes(storeDir).some((size) => size % DIRECT_IO_ALIGN !== 0) === false;
-    expect(padded).toBe(directIo && directSupported(dir));
+    expect(padded).toBe(directIo && takesDirectIo(dir));
     await store.close();
     // Closed: the padding is cut, and a reopened store finds every entry.
     store = await LocalLedgerStore.open(storeDir, { directIo, cacheBytes: 0 });

@@ -2,11 +2,12 @@
  * The disk limits measured beside the brokers (bench/lib/limits.ts), on the real temp directory: every mode
  * writes, the O_DIRECT one exactly where the file system takes O_DIRECT, and the file is gone afterwards.
  */
-import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { measureDisk } from '../../../../bench/lib/limits.js';
+import { takesDirectIo } from '../../../support/direct-io.js';
 
 let dir: string;
 
@@ -18,23 +19,9 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function takesODirect(where: string): boolean {
-  const probe = path.join(where, 'probe');
-  closeSync(openSync(probe, 'w'));
-  try {
-    closeSync(openSync(probe, constants.O_WRONLY | constants.O_DIRECT));
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return false;
-    throw err;
-  } finally {
-    rmSync(probe, { force: true });
-  }
-}
-
 describe('measureDisk', () => {
   it('measures each write mode, O_DIRECT where the file system takes it, and leaves nothing behind', async () => {
-    const direct = takesODirect(dir);
+    const direct = takesDirectIo(dir);
     const d = await measureDisk({ dir, sample: Buffer.alloc(1000, 7), chunkBytes: 10_000, maxBytes: 2 * 1024 * 1024, durationMs: 5_000 });
     expect(d.chunkBytes).toBe(10_000);
     expect(d.syncEachChunk.bytes).toBe(210 * 10_000);
@@ -54,7 +41,7 @@ describe('measureDisk', () => {
     const shm = mkdtempSync('/dev/shm/ledgerline-limits-');
     try {
       const d = await measureDisk({ dir: shm, sample: Buffer.alloc(1000, 7), chunkBytes: 4096, maxBytes: 64 * 1024, durationMs: 5_000 });
-      expect(d.directSyncEachChunk !== undefined).toBe(takesODirect(shm));
+      expect(d.directSyncEachChunk !== undefined).toBe(takesDirectIo(shm));
       expect(d.syncAtEnd.bytes).toBe(Math.ceil((64 * 1024) / d.chunkBytes) * d.chunkBytes);
     } finally {
       rmSync(shm, { recursive: true, force: true });
