@@ -158,20 +158,33 @@ export class DirectAppender {
   private async write(buffers: readonly Uint8Array[], position: number, buffered: (buffers: readonly Uint8Array[], position: number) => Promise<void>): Promise<void> {
     let total = 0;
     for (const b of buffers) total += b.byteLength;
-    if (this.directFd === null || position !== this.logicalSize) {
-      this.tailValid = false;
-      await buffered(buffers, position);
-      this.logicalSize = Math.max(this.logicalSize, position + total);
-      this.physicalEnd = Math.max(this.physicalEnd, this.logicalSize);
-      return;
-    }
+    if (this.directFd === null || position !== this.logicalSize) return this.writeBuffered(buffers, position, total, buffered);
     if (total === 0) return;
-    const stage = takeStage();
+    let stage: Buffer;
+    try {
+      stage = takeStage();
+    } catch {
+      // No aligned memory to be had (a process limit on address space refused the WebAssembly.Memory): this
+      // write goes through the page cache; the next one tries again.
+      return this.writeBuffered(buffers, position, total, buffered);
+    }
     try {
       await this.append(stage, buffers, position, total, buffered);
     } finally {
       giveStage(stage);
     }
+  }
+
+  private async writeBuffered(
+    buffers: readonly Uint8Array[],
+    position: number,
+    total: number,
+    buffered: (buffers: readonly Uint8Array[], position: number) => Promise<void>,
+  ): Promise<void> {
+    this.tailValid = false;
+    await buffered(buffers, position);
+    this.logicalSize = Math.max(this.logicalSize, position + total);
+    this.physicalEnd = Math.max(this.physicalEnd, this.logicalSize);
   }
 
   private async append(
