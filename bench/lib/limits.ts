@@ -18,7 +18,7 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -174,9 +174,9 @@ export async function measureDisk(options: {
   const chunk = Buffer.concat(Array.from({ length: copies }, () => options.sample));
   const path = join(options.dir, `ledgerline-bench-disk-${process.pid}.dat`);
   try {
-    const syncEach = await writeFile(path, chunk, options.maxBytes, options.durationMs, true);
+    const syncEach = await writeChunks(await open(path, 'w'), chunk, options.maxBytes, options.durationMs, true);
     const direct = await writeFileDirect(path, chunk, options.maxBytes, options.durationMs);
-    const syncEnd = await writeFile(path, chunk, options.maxBytes, options.durationMs, false);
+    const syncEnd = await writeChunks(await open(path, 'w'), chunk, options.maxBytes, options.durationMs, false);
     let coldRead: DiskResult['coldRead'];
     if (options.coldRead) {
       await dropPageCache();
@@ -232,15 +232,21 @@ async function readFileCold(path: string, readBytes: number): Promise<NonNullabl
   return { bytes, seconds, mibPerSec: bytes / seconds / 2 ** 20, readBytes };
 }
 
-async function writeFile(path: string, chunk: Buffer, maxBytes: number, durationMs: number, syncEach: boolean) {
-  const fh = await open(path, 'w');
+/**
+ * Writes `chunk` again and again at the end of `fh` (closed afterwards), with an fsync after each write or one at
+ * the end. With `aligned` (page-aligned memory, a multiple of 4 KiB, for an O_DIRECT handle) each chunk is first
+ * copied into it, as the store copies a group into its staging buffer, and written padded to its length.
+ */
+async function writeChunks(fh: FileHandle, chunk: Buffer, maxBytes: number, durationMs: number, syncEach: boolean, aligned?: Buffer) {
   const fsyncs = latencyHistogram();
+  const data = aligned ?? chunk;
   let bytes = 0;
   const t0 = performance.now();
   try {
     while (bytes < maxBytes && performance.now() - t0 < durationMs) {
-      await fh.write(chunk, 0, chunk.length, bytes);
-      bytes += chunk.length;
+      if (aligned) chunk.copy(aligned);
+      await fh.write(data, 0, data.length, bytes);
+      bytes += data.length;
       if (syncEach) {
         const s0 = performance.now();
         await fh.sync();
@@ -255,38 +261,16 @@ async function writeFile(path: string, chunk: Buffer, maxBytes: number, duration
   return { bytes, seconds, fsync: summarize(fsyncs) };
 }
 
-/**
- * As writeFile with an fsync per chunk, through an O_DIRECT descriptor: the chunk is copied into page-aligned
- * memory each time (as the store copies a group into its staging buffer) and padded to 4 KiB. Null where the
- * file system or the platform refuses O_DIRECT.
- */
+/** writeChunks with an fsync per chunk through an O_DIRECT handle; null where the file system or platform refuses it. */
 async function writeFileDirect(path: string, chunk: Buffer, maxBytes: number, durationMs: number) {
   if (!directIoAvailable) return null;
   await rm(path, { force: true });
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_DIRECT, 0o644);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EINVAL') return null;
     throw err;
   }
-  const length = Math.ceil(chunk.length / DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN;
-  const aligned = alignedBuffer(length);
-  const fsyncs = latencyHistogram();
-  let bytes = 0;
-  const t0 = performance.now();
-  try {
-    while (bytes < maxBytes && performance.now() - t0 < durationMs) {
-      chunk.copy(aligned);
-      await fh.write(aligned, 0, length, bytes);
-      bytes += length;
-      const s0 = performance.now();
-      await fh.datasync();
-      recordMs(fsyncs, performance.now() - s0);
-    }
-  } finally {
-    await fh.close();
-  }
-  const seconds = (performance.now() - t0) / 1000;
-  return { bytes, seconds, fsync: summarize(fsyncs) };
+  return writeChunks(fh, chunk, maxBytes, durationMs, true, alignedBuffer(Math.ceil(chunk.length / DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN));
 }

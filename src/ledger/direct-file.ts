@@ -108,8 +108,6 @@ export async function openDirectFd(file: string): Promise<number | null> {
 export class DirectAppender {
   /** Bytes of the file that count: what `size()` reports (the file may be longer by its padding). */
   private logicalSize: number;
-  /** Where the last direct write ended (a block boundary): the file's length on disk, padding included. */
-  private physicalEnd: number;
   /** The file's bytes from alignDown(logicalSize) to logicalSize, when `tailValid`. */
   private readonly tail = Buffer.alloc(DIRECT_IO_ALIGN);
   private tailValid = false;
@@ -122,7 +120,6 @@ export class DirectAppender {
     size: number,
   ) {
     this.logicalSize = size;
-    this.physicalEnd = size;
   }
 
   /** Whether appends still bypass the page cache (false once the file system refused a direct write). */
@@ -145,7 +142,6 @@ export class DirectAppender {
       this.tailValid = false;
       await truncate(length);
       this.logicalSize = length;
-      this.physicalEnd = length;
     });
   }
 
@@ -184,7 +180,6 @@ export class DirectAppender {
     this.tailValid = false;
     await buffered(buffers, position);
     this.logicalSize = Math.max(this.logicalSize, position + total);
-    this.physicalEnd = Math.max(this.physicalEnd, this.logicalSize);
   }
 
   private async append(
@@ -220,15 +215,7 @@ export class DirectAppender {
       // A middle piece fills the stage, a multiple of ALIGN; the last one is padded to the next boundary.
       const length = last ? alignUp(filled) : filled;
       if (last) stage.fill(0, filled, length);
-      let written: number;
-      try {
-        written = await this.writeDirect(stage, length, pieceStart, filled, buffered);
-      } catch (err) {
-        // How far a failed write got is unknown: close() cuts whatever it may have left past the logical end.
-        this.physicalEnd = Math.max(this.physicalEnd, pieceStart + length);
-        throw err;
-      }
-      this.physicalEnd = Math.max(this.physicalEnd, pieceStart + written);
+      await this.writeDirect(stage, length, pieceStart, filled, buffered);
       if (last) {
         this.logicalSize = end;
         const newHead = alignDown(end);
@@ -242,9 +229,8 @@ export class DirectAppender {
   }
 
   /**
-   * Writes stage[0, length) at `position` directly; a refusal of direct I/O, or a short write, writes the
-   * piece's remaining bytes (those below `meaningful`) through the page cache instead. Returns how far the
-   * file now extends past `position`.
+   * Writes stage[0, length) at `position` directly; after a refusal of direct I/O, or a short write, the piece's
+   * remaining bytes (those below `meaningful`) go through the page cache instead.
    */
   private async writeDirect(
     stage: Buffer,
@@ -252,7 +238,7 @@ export class DirectAppender {
     position: number,
     meaningful: number,
     buffered: (buffers: readonly Uint8Array[], position: number) => Promise<void>,
-  ): Promise<number> {
+  ): Promise<void> {
     let done = 0;
     while (done < length && this.directFd !== null) {
       let n: number;
@@ -269,10 +255,7 @@ export class DirectAppender {
       // the rest goes buffered, where any length is allowed, and the disk's error, if any, comes from there.
       if (n === 0 || done % DIRECT_IO_ALIGN !== 0) break;
     }
-    if (done >= meaningful) return done;
-    this.tailValid = false;
-    await buffered([stage.subarray(done, meaningful)], position + done);
-    return meaningful;
+    if (done < meaningful) await buffered([stage.subarray(done, meaningful)], position + done);
   }
 
   private async readTail(head: number, bytes: number): Promise<void> {
@@ -291,14 +274,15 @@ export class DirectAppender {
     if (dfd !== null) await cb<void>((d) => fs.close(dfd, d)).catch(() => undefined);
   }
 
-  /** Closes the direct descriptor and cuts the padding past the logical end (the ordinary one stays open). */
+  /**
+   * Closes the direct descriptor and cuts whatever lies past the logical end: the padding, or the unknown part a
+   * failed write left (the ordinary descriptor stays open).
+   */
   close(): Promise<void> {
     return this.serially(async () => {
       await this.stopDirect();
-      if (this.physicalEnd > this.logicalSize) {
-        await cb<void>((d) => fs.ftruncate(this.fd, this.logicalSize, d));
-        this.physicalEnd = this.logicalSize;
-      }
+      const st = await cb<fs.Stats>((d) => fs.fstat(this.fd, d));
+      if (st.size > this.logicalSize) await cb<void>((d) => fs.ftruncate(this.fd, this.logicalSize, d));
     });
   }
 }
