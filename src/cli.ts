@@ -76,8 +76,8 @@ async function start(args: string[]): Promise<number> {
   }
   const log = createLogger();
   routeProcessWarnings(log);
-  const v8Flags = tuneHeapForBroker();
-  if (v8Flags.length > 0) log.debug({ v8Flags }, 'V8 flags set for a broker (src/server/heap-tuning.ts)');
+  const heap = tuneHeapForBroker(process.execArgv, (liveBytes, percent) => log.trace({ liveBytes, percent }, 'full collection: heap growing percent for the next'));
+  if (heap.flags.length > 0) log.debug({ v8Flags: heap.flags }, 'V8 flags set for a broker (src/server/heap-tuning.ts)');
   const broker = new Broker(config, log);
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): void => {

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { EXTERNAL_MEMORY_FLAG, HEAP_GROWING_FLAG, tuneHeapForBroker } from '../../../src/server/heap-tuning.js';
+import { EXTERNAL_MEMORY_FLAG, HEAP_GROWING_FLAG, HEAP_HEADROOM, growingPercentFor, tuneHeapForBroker } from '../../../src/server/heap-tuning.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -17,7 +17,7 @@ function majorCollections(tune: boolean, nodeFlags: string[] = []): { major: num
   const script = `
     import { PerformanceObserver, constants } from 'node:perf_hooks';
     import { tuneHeapForBroker } from ${JSON.stringify(join(REPO, 'src/server/heap-tuning.ts'))};
-    const applied = ${tune} ? tuneHeapForBroker() : [];
+    const applied = ${tune} ? tuneHeapForBroker().flags : [];
     let major = 0;
     const obs = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) if (e.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) major++;
@@ -66,11 +66,36 @@ function peakHeapWithPromotedGarbage(tune: boolean): number {
   return (JSON.parse(out.trim().split('\n').at(-1)!) as { peak: number }).peak;
 }
 
+/**
+ * Runs a child holding about `liveMiB` MiB of objects (plus what any process holds) that allocates short-lived
+ * buffers and objects until it has seen 4 full collections; returns the growing percents set after each.
+ */
+function percentsAfterFullCollections(liveMiB: number): number[] {
+  const script = `
+    import { tuneHeapForBroker } from ${JSON.stringify(join(REPO, 'src/server/heap-tuning.ts'))};
+    import { setFlagsFromString } from 'node:v8';
+    import { runInNewContext } from 'node:vm';
+    const percents = [];
+    tuneHeapForBroker([], (live, percent) => percents.push(percent));
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc');
+    const live = [];
+    for (let i = 0; i < ${liveMiB} * 1024; i++) live.push(new Array(128).fill(i)); // 1 KiB each (8-byte slots)
+    for (let round = 0; percents.length < 4 && round < 200; round++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    console.log(JSON.stringify({ percents, live: live.length }));
+  `;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8' });
+  return (JSON.parse(out.trim().split('\n').at(-1)!) as { percents: number[] }).percents;
+}
+
 describe('heap tuning for a broker', () => {
   it('cuts the full collections that external buffers cause', () => {
     const plain = majorCollections(false);
     const tuned = majorCollections(true);
-    expect(tuned.applied).toEqual([EXTERNAL_MEMORY_FLAG, `${HEAP_GROWING_FLAG}=50`]);
+    expect(tuned.applied).toEqual([EXTERNAL_MEMORY_FLAG, `${HEAP_GROWING_FLAG}=${HEAP_HEADROOM.maxPercent}`]);
     // By default V8 starts one per 64 MiB allocated, or per more as the external limit grows: 21 here.
     expect(plain.major).toBeGreaterThanOrEqual(10);
     expect(tuned.major * 3).toBeLessThanOrEqual(plain.major);
@@ -87,11 +112,35 @@ describe('heap tuning for a broker', () => {
   }, 60_000);
 
   it("leaves the operator's own choice alone", () => {
-    expect(tuneHeapForBroker([`--no-${EXTERNAL_MEMORY_FLAG.slice(2)}`, '--heap-growing-percent=20'])).toEqual([]);
-    expect(tuneHeapForBroker(['--external_memory_accounted_in_global_limit'])).toEqual([`${HEAP_GROWING_FLAG}=50`]);
-    expect(tuneHeapForBroker(['--heap_growing_percent=80'])).toEqual([EXTERNAL_MEMORY_FLAG]);
+    const flagsFor = (execArgv: string[]): string[] => {
+      const tuning = tuneHeapForBroker(execArgv);
+      tuning.stop();
+      return tuning.flags;
+    };
+    expect(flagsFor([`--no-${EXTERNAL_MEMORY_FLAG.slice(2)}`, '--heap-growing-percent=20'])).toEqual([]);
+    expect(flagsFor(['--external_memory_accounted_in_global_limit'])).toEqual([`${HEAP_GROWING_FLAG}=${HEAP_HEADROOM.maxPercent}`]);
+    expect(flagsFor(['--heap_growing_percent=80'])).toEqual([EXTERNAL_MEMORY_FLAG]);
     const kept = majorCollections(true, [`--no-${EXTERNAL_MEMORY_FLAG.slice(2)}`]);
-    expect(kept.applied).toEqual([`${HEAP_GROWING_FLAG}=50`]);
+    expect(kept.applied).toEqual([`${HEAP_GROWING_FLAG}=${HEAP_HEADROOM.maxPercent}`]);
     expect(kept.major).toBeGreaterThanOrEqual(10);
+  }, 60_000);
+
+  it('grows the heap by a fixed headroom over what lives, within 1.5 and 4 times it', () => {
+    const MiB = 1024 * 1024;
+    expect(growingPercentFor(16 * MiB)).toBe(300); // a small heap: at most 4 times its live size
+    expect(growingPercentFor(32 * MiB)).toBe(200); // 64 MiB of headroom over 32 alive
+    expect(growingPercentFor(64 * MiB)).toBe(100);
+    expect(growingPercentFor(100 * MiB)).toBe(64);
+    expect(growingPercentFor(512 * MiB)).toBe(50); // a large heap: at most half its live size in garbage
+    expect(growingPercentFor(0)).toBe(300);
+  });
+
+  it('follows the live size after every full collection: a broker-sized heap gets headroom, a large one half its size', () => {
+    const small = percentsAfterFullCollections(0);
+    const large = percentsAfterFullCollections(300);
+    // About 25 MiB alive, as a broker under load: the limit stays near 4 times it.
+    expect(Math.min(...small)).toBeGreaterThanOrEqual(200);
+    // 300 MiB alive: 1.5 times it, where V8's own factor would allow up to 4.
+    expect(large.at(-1)).toBe(HEAP_HEADROOM.minPercent);
   }, 60_000);
 });
