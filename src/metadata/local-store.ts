@@ -100,6 +100,11 @@ interface LiveLease {
   timer: ClockTimer | null;
 }
 
+/** The leases whose deadline is at or before `now`, in the order they fell due (ties by id): the order they expire in. */
+export function overdueLeases<L extends { readonly id: number; readonly deadline: number }>(leases: Iterable<L>, now: number): L[] {
+  return [...leases].filter((l) => l.deadline <= now).sort((a, b) => a.deadline - b.deadline || a.id - b.id);
+}
+
 function wrap(err: unknown, operation: string): MetadataError {
   return err instanceof MetadataError ? err : new MetadataStorageError(operation, err);
 }
@@ -548,9 +553,7 @@ export class LocalMetadataStore implements MetadataStore {
   #expireOverdue(): void {
     if (this.#leases.size === 0) return;
     const now = this.#clock.now();
-    for (const lease of [...this.#leases.values()]) {
-      if (lease.deadline <= now) this.#endLease(lease, 'expireLease');
-    }
+    for (const lease of overdueLeases(this.#leases.values(), now)) this.#endLease(lease, 'expireLease');
   }
 
   /** Delete the lease and its keys in one revision; returns the store revision after it. */

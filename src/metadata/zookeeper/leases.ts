@@ -17,7 +17,7 @@
  */
 import type { Clock, ClockTimer } from '../clock.js';
 import { MetadataInvalidArgumentError, MetadataLeaseNotFoundError } from '../errors.js';
-import { MAX_LEASE_TTL_SECONDS } from '../local-store.js';
+import { MAX_LEASE_TTL_SECONDS, overdueLeases } from '../local-store.js';
 import { isNonNegativeInteger, parseLeaseId } from '../request-checks.js';
 import type { LeaseGrant, LeaseId, LeaseTimeToLive } from '../types.js';
 import type { ZooKeeperClient } from '../../zookeeper/client.js';
@@ -116,11 +116,15 @@ export class ZooKeeperLeases {
     });
   }
 
-  /** Ends (or, if kept alive elsewhere, extends) every lease whose deadline here has passed. */
+  /**
+   * Ends (or, if kept alive elsewhere, extends) every lease whose deadline here has passed, in the order they
+   * fell due (ties by id), as the local store's timers do: this runs after its timer, by when later leases may
+   * have fallen due too.
+   */
   async expireDue(): Promise<void> {
     const now = this.#host.clock.now();
-    for (const lease of [...this.#known.values()]) {
-      if (lease.deadline > now || this.#known.get(lease.id) !== lease) continue;
+    for (const lease of overdueLeases(this.#known.values(), now)) {
+      if (this.#known.get(lease.id) !== lease) continue;
       await this.#end(lease, 'expireLease', true);
     }
   }

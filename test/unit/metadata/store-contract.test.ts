@@ -615,6 +615,18 @@ describe.each(engines)('MetadataStore contract: $name', (engine) => {
       );
     });
 
+    it('expires leases that fall due together in the order of their deadlines, whatever the order they were granted in', async () => {
+      const later = await store.grantLease(2);
+      const sooner = await store.grantLease(1);
+      await store.put('/due/later', bytes('1'), { lease: later.id });
+      await store.put('/due/sooner', bytes('1'), { lease: sooner.id });
+      const rec = new Recorder();
+      await store.watch({ prefix: '/due/' }, rec);
+      clock.advance(2_000); // both deadlines pass in one step
+      await rec.waitForEvents(2);
+      expect(rec.summary).toEqual(['delete /due/sooner@4', 'delete /due/later@5']);
+    });
+
     it('postpones expiry on keep-alive', async () => {
       const lease = await store.grantLease(10);
       await store.put('/ka', bytes('1'), { lease: lease.id });
