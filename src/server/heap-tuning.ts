@@ -51,13 +51,14 @@ export const EXTERNAL_MEMORY_FLAG = '--external-memory-accounted-in-global-limit
 export const HEAP_GROWING_FLAG = '--heap-growing-percent';
 
 /**
- * How much may be allocated past what is alive before the next full collection: the growing factor is chosen
- * after every full collection so that the limit lies HEADROOM_BYTES above the live size, but no lower than 1.5
- * and no higher than 4 times it (V8's own range is 1.1 to 4).
+ * How far the JavaScript heap may grow past what is alive before the next full collection: the growing factor is
+ * chosen after every full collection so that the limit lies `headroomBytes` above the live heap, but no lower than
+ * 1.5 and no higher than 4 times it (V8's own range is 1.1 to 4). The global limit, external memory included,
+ * grows by the same factor.
  */
 export const HEAP_HEADROOM = { headroomBytes: 64 * 1024 * 1024, minPercent: 50, maxPercent: 300 } as const;
 
-/** The heap growing percent for `liveBytes` alive (JavaScript heap and external memory) after a full collection. */
+/** The heap growing percent for `liveBytes` of JavaScript heap alive after a full collection. */
 export function growingPercentFor(liveBytes: number, policy: { headroomBytes: number; minPercent: number; maxPercent: number } = HEAP_HEADROOM): number {
   const percent = Math.round((policy.headroomBytes / Math.max(1, liveBytes)) * 100);
   return Math.min(policy.maxPercent, Math.max(policy.minPercent, percent));
@@ -87,7 +88,8 @@ export function tuneHeapForBroker(
   let percent: number = HEAP_HEADROOM.maxPercent;
   const observer = new PerformanceObserver((list) => {
     if (!list.getEntries().some((e) => (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) return;
-    // Read at once after the collection: what is in use is what survived it, give or take a few ms of work.
+    // Read when the collection is reported (a turn of the event loop later): what is in use is what survived it,
+    // give or take that turn's allocations.
     const stats = getHeapStatistics();
     const live = stats.used_heap_size;
     const next = growingPercentFor(live);
