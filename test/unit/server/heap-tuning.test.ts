@@ -44,7 +44,7 @@ function majorCollections(tune: boolean, nodeFlags: string[] = []): { major: num
  * Runs a child with about 150 MiB of live objects that allocates 400 batches of short-lived ones, each kept
  * over a few turns (so scavenges promote it) and then dropped; returns its peak heapUsed in MiB.
  */
-function peakHeapWithPromotedGarbage(tune: boolean): number {
+function peakHeapWithPromotedGarbage(tune: boolean, nodeFlags: string[] = []): number {
   const script = `
     import { tuneHeapForBroker } from ${JSON.stringify(join(REPO, 'src/server/heap-tuning.ts'))};
     if (${tune}) tuneHeapForBroker();
@@ -62,7 +62,7 @@ function peakHeapWithPromotedGarbage(tune: boolean): number {
     }
     console.log(JSON.stringify({ peak: peak / 1048576, live: live.length }));
   `;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [...nodeFlags, '--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8' });
   return (JSON.parse(out.trim().split('\n').at(-1)!) as { peak: number }).peak;
 }
 
@@ -102,14 +102,17 @@ describe('heap tuning for a broker', () => {
   }, 60_000);
 
   it('keeps the dead objects of a large heap to about half its live size', () => {
-    // V8's own growing factor reached 3-4 here (peaks of 930 and 1151 MiB), 1.5 gives 474 and 556 MiB.
+    // V8's own growing factor reached 3-4 here (peaks of 785-1151 MiB); a fixed 1.5 gives 474-556 MiB, and so
+    // does the factor that follows the live heap (505-579 MiB), which is at its floor of 1.5 for this heap.
     const plain = peakHeapWithPromotedGarbage(false);
+    const fixed = peakHeapWithPromotedGarbage(false, [`${HEAP_GROWING_FLAG}=${HEAP_HEADROOM.minPercent}`]);
     const tuned = peakHeapWithPromotedGarbage(true);
     expect(tuned).toBeLessThan(700);
-    // V8's own factor falls when the machine is busy (it marks slower): with the whole unit suite running
-    // beside it, 795 MiB against 573. The tuned peak stays a clear step below it.
-    expect(tuned * 1.25).toBeLessThan(plain);
-  }, 60_000);
+    // V8's own factor falls when the machine is busy (it marks slower): inside the whole unit suite, 744-795 MiB
+    // against 573-608. The comparison that does not move with the load is the fixed 1.5, run beside it.
+    expect(tuned).toBeLessThan(plain);
+    expect(tuned).toBeLessThan(fixed * 1.2);
+  }, 90_000);
 
   it("leaves the operator's own choice alone", () => {
     const flagsFor = (execArgv: string[]): string[] => {
