@@ -59,9 +59,9 @@ export const HEAP_GROWING_FLAG = '--heap-growing-percent';
 export const HEAP_HEADROOM = { headroomBytes: 64 * 1024 * 1024, minPercent: 50, maxPercent: 300 } as const;
 
 /** The heap growing percent for `liveBytes` of JavaScript heap alive after a full collection. */
-export function growingPercentFor(liveBytes: number, policy: { headroomBytes: number; minPercent: number; maxPercent: number } = HEAP_HEADROOM): number {
-  const percent = Math.round((policy.headroomBytes / Math.max(1, liveBytes)) * 100);
-  return Math.min(policy.maxPercent, Math.max(policy.minPercent, percent));
+export function growingPercentFor(liveBytes: number): number {
+  const percent = Math.round((HEAP_HEADROOM.headroomBytes / Math.max(1, liveBytes)) * 100);
+  return Math.min(HEAP_HEADROOM.maxPercent, Math.max(HEAP_HEADROOM.minPercent, percent));
 }
 
 export interface HeapTuning {

@@ -66,7 +66,7 @@ describe.skipIf(!available)('bookkeeper store failures on 3 bookies', () => {
     cluster = await startDevCluster({ bookies: 3 });
     // A bookie registered a moment ago may still refuse an add (the first test then failed in CI: its first
     // appends lost a bookie, and E3 over three bookies has none to replace it with).
-    await untilWritableOnAll(await open({ quorum: { ensembleSize: 3, writeQuorum: 3, ackQuorum: 3 }, addTimeoutMs: 3_000 }));
+    await allThreeUp();
   }, 180_000);
   afterAll(async () => {
     for (const b of cluster?.bookies ?? []) {
