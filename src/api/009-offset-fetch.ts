@@ -26,6 +26,7 @@ import {
   type OffsetFetchResponseTopics,
 } from '../../protocol/messages/009-offset-fetch.gen.js';
 import { AclOperation, ResourceType } from './access.js';
+import { mapBounded } from './bounded-map.js';
 import type { GroupCoordinator } from '../coordinator/coordinator.js';
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
 import { defineHandler, type RequestContext } from './handler.js';
@@ -100,7 +101,8 @@ export const offsetFetch = defineHandler({
     const v = ctx.apiVersion;
     // require_stable is false below v7 (the field's default).
     const stable = req.requireStable;
-    if (v >= 8) return createOffsetFetchResponse({ groups: await Promise.all(req.groups.map((g) => fetchAuthorized(ctx, groups, g, stable))) });
+    // A few groups at a time (bounded-map.ts), each answered as Kafka's fetchOffsetsForGroup would.
+    if (v >= 8) return createOffsetFetchResponse({ groups: await mapBounded(req.groups, (g) => fetchAuthorized(ctx, groups, g, stable)) });
 
     const result = await fetchAuthorized(
       ctx,

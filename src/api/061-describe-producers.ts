@@ -14,10 +14,12 @@ import {
   createDescribeProducersResponsePartitionResponse,
   createDescribeProducersResponseProducerState,
   createDescribeProducersResponseTopicResponse,
+  type DescribeProducersResponsePartitionResponse,
 } from '../../protocol/messages/061-describe-producers.gen.js';
 import { INTER_BROKER_CLIENT_ID_PREFIX } from '../cluster/broker-channels.js';
 import { topicNameError } from '../cluster/topic-names.js';
 import { AclOperation, ResourceType } from './access.js';
+import { mapBounded } from './bounded-map.js';
 import { servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
@@ -36,29 +38,30 @@ export const describeProducers = defineHandler({
       }
       return null;
     });
-    const topics = await Promise.all(req.topics.map(async (t, i) =>
-      createDescribeProducersResponseTopicResponse({
-        name: t.name,
-        partitions: await Promise.all(t.partitionIndexes.map(async (p) => {
-          const out = createDescribeProducersResponsePartitionResponse({ partitionIndex: p });
-          const refused = topicErrors[i];
-          if (refused) return { ...out, ...refused };
-          const part = await servedPartition(ctx.services, t.name, p);
-          if (part === ErrorCode.NOT_LEADER_OR_FOLLOWER && !fromBroker) return ctx.services.replicaReads.describeProducers(t.name, p);
-          if (typeof part === 'number') {
-            out.errorCode = part;
-            out.errorMessage = part === ErrorCode.NOT_LEADER_OR_FOLLOWER ? 'This server is not the leader for that topic-partition.' : 'This server does not host this topic-partition.';
-            return out;
-          }
-          for (const s of part.producers.activeProducers()) {
-            out.activeProducers.push(
-              createDescribeProducersResponseProducerState({ ...s, currentTxnStartOffset: BigInt(s.currentTxnStartOffset) }),
-            );
-          }
-          return out;
-        })),
-      }),
-    ));
+    const describe = async (i: number, p: number): Promise<DescribeProducersResponsePartitionResponse> => {
+      const t = req.topics[i]!;
+      const out = createDescribeProducersResponsePartitionResponse({ partitionIndex: p });
+      const refused = topicErrors[i];
+      if (refused) return { ...out, ...refused };
+      const part = await servedPartition(ctx.services, t.name, p);
+      if (part === ErrorCode.NOT_LEADER_OR_FOLLOWER && !fromBroker) return ctx.services.replicaReads.describeProducers(t.name, p);
+      if (typeof part === 'number') {
+        out.errorCode = part;
+        out.errorMessage = part === ErrorCode.NOT_LEADER_OR_FOLLOWER ? 'This server is not the leader for that topic-partition.' : 'This server does not host this topic-partition.';
+        return out;
+      }
+      for (const s of part.producers.activeProducers()) {
+        out.activeProducers.push(createDescribeProducersResponseProducerState({ ...s, currentTxnStartOffset: BigInt(s.currentTxnStartOffset) }));
+      }
+      return out;
+    };
+    // Every partition of every topic, a few at a time (bounded-map.ts), answered in the request's order.
+    const asked = req.topics.flatMap((t, i) => t.partitionIndexes.map((p) => [i, p] as const));
+    const answers = await mapBounded(asked, ([i, p]) => describe(i, p));
+    let next = 0;
+    const topics = req.topics.map((t) =>
+      createDescribeProducersResponseTopicResponse({ name: t.name, partitions: t.partitionIndexes.map(() => answers[next++]!) }),
+    );
     return createDescribeProducersResponse({ topics });
   },
 });

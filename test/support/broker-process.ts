@@ -22,6 +22,8 @@ export interface BrokerProcessOptions {
   dataDirFromEnv?: boolean;
   /** The program to run instead of src/cli.ts, relative to the repository (test/support/fault-broker.ts); its stdin is a pipe for `command()`. */
   entry?: string;
+  /** Options for node itself, before the program (`--max-old-space-size=128`); kept across restarts. */
+  nodeOptions?: readonly string[];
 }
 
 /** Log lines a BrokerProcess keeps: enough for a test that fails after minutes of faults to show how it came to. */
@@ -41,11 +43,12 @@ export class BrokerProcess {
     private readonly ownsDataDir: boolean,
     private readonly dataDirFromEnv: boolean,
     private readonly entry?: string,
+    private readonly nodeOptions: readonly string[] = [],
   ) {}
 
   static async start(options: BrokerProcessOptions = {}): Promise<BrokerProcess> {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ledgerline-test-'));
-    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined, options.dataDirFromEnv ?? false, options.entry);
+    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined, options.dataDirFromEnv ?? false, options.entry, options.nodeOptions);
     await b.spawn(options.startTimeoutMs ?? 30_000);
     return b;
   }
@@ -73,7 +76,7 @@ export class BrokerProcess {
   }
 
   private spawn(timeoutMs: number): Promise<void> {
-    const args = ['--import', 'tsx', join(REPO, this.entry ?? 'src/cli.ts'), 'start', '--set', `listeners=PLAINTEXT://127.0.0.1:${this.port}`];
+    const args = [...this.nodeOptions, '--import', 'tsx', join(REPO, this.entry ?? 'src/cli.ts'), 'start', '--set', `listeners=PLAINTEXT://127.0.0.1:${this.port}`];
     if (!this.dataDirFromEnv) args.push('--set', `log.dirs=${this.dataDir}`);
     for (const [k, v] of Object.entries(this.configs)) args.push('--set', `${k}=${v}`);
     const env: NodeJS.ProcessEnv = { ...process.env, LEDGERLINE_LOG_FORMAT: 'json', LEDGERLINE_LOG_LEVEL: process.env.LEDGERLINE_LOG_LEVEL ?? 'info' };

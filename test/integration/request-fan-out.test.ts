@@ -1,0 +1,72 @@
+/**
+ * Requests that name tens of thousands of groups or partitions are answered in full by a broker whose JavaScript
+ * heap is capped far below what starting every element's work at once would take (src/api/bounded-map.ts). The
+ * protocol fuzzer (test/integration/fuzz.test.ts) builds such requests: arrays of 30,000 copies of one element.
+ * Before the work was bounded, the OffsetFetch below took the broker past a 120 MiB old generation (it died of
+ * it), and a 100,000-group one to 830 MiB RSS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../protocol/error-codes.js';
+import { CreateTopicsApi, createCreateTopicsRequest, createCreateTopicsRequestCreatableTopic } from '../../protocol/messages/019-create-topics.gen.js';
+import { DescribeProducersApi, createDescribeProducersRequest, createDescribeProducersRequestTopicRequest } from '../../protocol/messages/061-describe-producers.gen.js';
+import { OffsetCommitApi, createOffsetCommitRequest, createOffsetCommitRequestPartition, createOffsetCommitRequestTopic } from '../../protocol/messages/008-offset-commit.gen.js';
+import { OffsetFetchApi, createOffsetFetchRequest, createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '../../protocol/messages/009-offset-fetch.gen.js';
+import { BrokerProcess } from '../support/broker-process.js';
+import { RawConnection } from '../support/raw-connection.js';
+
+/** The broker's old generation, in MiB: an idle broker uses about 25 of it. */
+const OLD_SPACE_MIB = 96;
+const COPIES = 30_000;
+const TOPIC = 'fan-out';
+const GROUP = 'fan-out-group';
+
+describe.sequential(`requests of ${COPIES.toLocaleString('en')} elements, with the old generation capped at ${OLD_SPACE_MIB} MiB`, () => {
+  let broker: BrokerProcess;
+  let conn: RawConnection;
+
+  beforeAll(async () => {
+    broker = await BrokerProcess.start({ nodeOptions: [`--max-old-space-size=${OLD_SPACE_MIB}`] });
+    conn = await RawConnection.connect(broker.port);
+    const created = await conn.request(
+      CreateTopicsApi,
+      7,
+      createCreateTopicsRequest({ topics: [createCreateTopicsRequestCreatableTopic({ name: TOPIC, numPartitions: 3, replicationFactor: -1 })], timeoutMs: 30_000 }),
+    );
+    expect(created.topics[0]!.errorCode).toBe(ErrorCode.NONE);
+    const committed = await conn.request(
+      OffsetCommitApi,
+      8,
+      createOffsetCommitRequest({
+        groupId: GROUP,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        topics: [createOffsetCommitRequestTopic({ name: TOPIC, partitions: [0, 1, 2].map((p) => createOffsetCommitRequestPartition({ partitionIndex: p, committedOffset: BigInt(p * 10), committedMetadata: 'm' })) })],
+      }),
+      30_000,
+    );
+    expect(committed.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, 0, 0]);
+  });
+
+  afterAll(async () => {
+    conn?.destroy();
+    await broker?.stop();
+  });
+
+  it('answers an OffsetFetch v9 of 30,000 groups (1.2 MiB) with every group\'s offsets', async () => {
+    const group = createOffsetFetchRequestGroup({ groupId: GROUP, memberId: null, memberEpoch: -1, topics: [createOffsetFetchRequestTopics({ name: TOPIC, partitionIndexes: [0, 1, 2] })] });
+    const res = await conn.request(OffsetFetchApi, 9, createOffsetFetchRequest({ groups: Array.from({ length: COPIES }, () => group) }), 60_000);
+    expect(res.groups).toHaveLength(COPIES);
+    const offsets = new Set(res.groups.map((g) => `${g.errorCode}:${g.topics.flatMap((t) => t.partitions.map((p) => p.committedOffset)).join(',')}`));
+    expect([...offsets]).toEqual(['0:0,10,20']);
+    expect(broker.running).toBe(true);
+  }, 90_000);
+
+  it('answers a DescribeProducers of 30,000 topic entries, 90,000 partitions, with each of them', async () => {
+    const topic = createDescribeProducersRequestTopicRequest({ name: TOPIC, partitionIndexes: [0, 1, 2] });
+    const res = await conn.request(DescribeProducersApi, 0, createDescribeProducersRequest({ topics: Array.from({ length: COPIES }, () => topic) }), 60_000);
+    expect(res.topics).toHaveLength(COPIES);
+    const answers = new Set(res.topics.map((t) => `${t.name}:${t.partitions.map((p) => `${p.partitionIndex}/${p.errorCode}`).join(',')}`));
+    expect([...answers]).toEqual([`${TOPIC}:0/0,1/0,2/0`]);
+    expect(broker.running).toBe(true);
+  }, 90_000);
+});

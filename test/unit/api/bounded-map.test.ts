@@ -1,0 +1,39 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { mapBounded } from '../../../src/api/bounded-map.js';
+
+describe('mapBounded', () => {
+  it('gives every result in the order of the items, with at most `width` in progress, whatever order they finish in', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.nat(5), { maxLength: 60 }), fc.integer({ min: 1, max: 8 }), async (delays, width) => {
+        let running = 0;
+        let most = 0;
+        const seen: number[] = [];
+        const out = await mapBounded(
+          delays,
+          async (d, i) => {
+            running++;
+            most = Math.max(most, running);
+            seen.push(i);
+            for (let k = 0; k < d; k++) await Promise.resolve();
+            running--;
+            return i * 2;
+          },
+          width,
+        );
+        expect(out).toEqual(delays.map((_, i) => i * 2));
+        expect(most).toBeLessThanOrEqual(width);
+        expect(seen.sort((a, b) => a - b)).toEqual(delays.map((_, i) => i));
+      }),
+    );
+  });
+
+  it('answers an empty list with an empty list, and treats a width below 1 as 1', async () => {
+    expect(await mapBounded([], async () => 1)).toEqual([]);
+    expect(await mapBounded([1, 2, 3], async (x) => x + 1, 0)).toEqual([2, 3, 4]);
+  });
+
+  it('rejects with the first failure', async () => {
+    await expect(mapBounded([1, 2, 3], async (x) => (x === 2 ? Promise.reject(new Error('two')) : x))).rejects.toThrow('two');
+  });
+});
