@@ -9,9 +9,13 @@ import {
   createDeleteRecordsResponse,
   createDeleteRecordsResponseDeleteRecordsPartitionResult,
   createDeleteRecordsResponseDeleteRecordsTopicResult,
+  type DeleteRecordsRequestDeleteRecordsPartition,
+  type DeleteRecordsRequestDeleteRecordsTopic,
+  type DeleteRecordsResponseDeleteRecordsPartitionResult,
 } from '../../protocol/messages/021-delete-records.gen.js';
 import { LogError } from '../log/errors.js';
 import { logErrorCode } from './partition-errors.js';
+import { mapBounded } from './bounded-map.js';
 import { servedPartition } from './served-partition.js';
 import { AclOperation, ResourceType } from './access.js';
 import { defineHandler } from './handler.js';
@@ -24,38 +28,36 @@ export const deleteRecords = defineHandler({
   versions: { min: 0, max: 2 },
   async handle(req, ctx) {
     const allowed = ctx.access.allowedNames(AclOperation.DELETE, ResourceType.TOPIC, req.topics.map((t) => t.name));
-    const topics = await Promise.all(
-      req.topics.map(async (t) =>
-        createDeleteRecordsResponseDeleteRecordsTopicResult({
-          name: t.name,
-          partitions: await Promise.all(
-            t.partitions.map(async (p) => {
-              const out = createDeleteRecordsResponseDeleteRecordsPartitionResult({ partitionIndex: p.partitionIndex, lowWatermark: -1n });
-              if (!allowed.has(t.name)) {
-                out.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
-                return out;
-              }
-              const part = await servedPartition(ctx.services, t.name, p.partitionIndex);
-              if (typeof part === 'number') {
-                out.errorCode = part;
-                return out;
-              }
-              if (p.offset < 0n && p.offset !== HIGH_WATERMARK) {
-                out.errorCode = ErrorCode.OFFSET_OUT_OF_RANGE;
-                return out;
-              }
-              const offset = p.offset === HIGH_WATERMARK ? part.log.highWatermark : Number(p.offset);
-              try {
-                out.lowWatermark = BigInt((await part.log.deleteRecords(offset)).lowWatermark);
-              } catch (e) {
-                if (!(e instanceof LogError)) throw e;
-                out.errorCode = logErrorCode(e);
-              }
-              return out;
-            }),
-          ),
-        }),
-      ),
+    const deleteOne = async (t: DeleteRecordsRequestDeleteRecordsTopic, p: DeleteRecordsRequestDeleteRecordsPartition): Promise<DeleteRecordsResponseDeleteRecordsPartitionResult> => {
+      const out = createDeleteRecordsResponseDeleteRecordsPartitionResult({ partitionIndex: p.partitionIndex, lowWatermark: -1n });
+      if (!allowed.has(t.name)) {
+        out.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+        return out;
+      }
+      const part = await servedPartition(ctx.services, t.name, p.partitionIndex);
+      if (typeof part === 'number') {
+        out.errorCode = part;
+        return out;
+      }
+      if (p.offset < 0n && p.offset !== HIGH_WATERMARK) {
+        out.errorCode = ErrorCode.OFFSET_OUT_OF_RANGE;
+        return out;
+      }
+      const offset = p.offset === HIGH_WATERMARK ? part.log.highWatermark : Number(p.offset);
+      try {
+        out.lowWatermark = BigInt((await part.log.deleteRecords(offset)).lowWatermark);
+      } catch (e) {
+        if (!(e instanceof LogError)) throw e;
+        out.errorCode = logErrorCode(e);
+      }
+      return out;
+    };
+    // Every partition of every topic, a few at a time (bounded-map.ts), answered in the request's order.
+    const asked = req.topics.flatMap((t) => t.partitions.map((p) => [t, p] as const));
+    const answers = await mapBounded(asked, ([t, p]) => deleteOne(t, p));
+    let next = 0;
+    const topics = req.topics.map((t) =>
+      createDeleteRecordsResponseDeleteRecordsTopicResult({ name: t.name, partitions: t.partitions.map(() => answers[next++]!) }),
     );
     return createDeleteRecordsResponse({ topics });
   },

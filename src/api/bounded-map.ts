@@ -1,13 +1,13 @@
 /**
  * Runs a request's per-element work a bounded number at a time.
  *
- * A request may name tens of thousands of groups, topics or partitions (a 1 MiB OffsetFetch v8 holds 30,000
+ * A request may name tens of thousands of groups, topics or partitions (a 1.2 MiB OffsetFetch v9 holds 30,000
  * groups). Starting every element's async work at once (`Promise.all(items.map(fn))`) keeps each one's
- * suspended frames, promises and intermediate objects alive together: about 4 KiB of heap per group for
+ * suspended frames, promises and intermediate objects alive together: over 3 KiB of heap per group for
  * OffsetFetch, a 100,000-group request (4 MiB) taking the broker to 830 MiB RSS. With `width` workers the
- * request holds only its results and `width` elements in progress (457 MiB for the same request, and twice as
- * fast). Elements that complete at once (the usual case, all in memory) lose nothing: a worker moves to the next
- * element within the same turn of the microtask queue.
+ * request holds only its results and `width` elements in progress: 457 MiB for the same request, answered in
+ * 1.0 s instead of 1.75. Elements that complete at once (the usual case, all in memory) lose nothing: a worker
+ * moves to the next element within the same turn of the microtask queue.
  */
 export const ELEMENTS_IN_FLIGHT = 16;
 

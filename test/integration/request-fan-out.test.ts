@@ -2,12 +2,13 @@
  * Requests that name tens of thousands of groups or partitions are answered in full by a broker whose JavaScript
  * heap is capped far below what starting every element's work at once would take (src/api/bounded-map.ts). The
  * protocol fuzzer (test/integration/fuzz.test.ts) builds such requests: arrays of 30,000 copies of one element.
- * Before the work was bounded, the OffsetFetch below took the broker past a 120 MiB old generation (it died of
- * it), and a 100,000-group one to 830 MiB RSS.
+ * Before the work was bounded, each of them took the broker past its old generation's cap (it died of it): the
+ * OffsetFetch below needed more than 120 MiB, and one of 100,000 groups took the broker to 830 MiB RSS.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { CreateTopicsApi, createCreateTopicsRequest, createCreateTopicsRequestCreatableTopic } from '../../protocol/messages/019-create-topics.gen.js';
+import { DeleteRecordsApi, createDeleteRecordsRequest, createDeleteRecordsRequestDeleteRecordsPartition, createDeleteRecordsRequestDeleteRecordsTopic } from '../../protocol/messages/021-delete-records.gen.js';
 import { DescribeProducersApi, createDescribeProducersRequest, createDescribeProducersRequestTopicRequest } from '../../protocol/messages/061-describe-producers.gen.js';
 import { OffsetCommitApi, createOffsetCommitRequest, createOffsetCommitRequestPartition, createOffsetCommitRequestTopic } from '../../protocol/messages/008-offset-commit.gen.js';
 import { OffsetFetchApi, createOffsetFetchRequest, createOffsetFetchRequestGroup, createOffsetFetchRequestTopics } from '../../protocol/messages/009-offset-fetch.gen.js';
@@ -67,6 +68,15 @@ describe.sequential(`requests of ${COPIES.toLocaleString('en')} elements, with t
     expect(res.topics).toHaveLength(COPIES);
     const answers = new Set(res.topics.map((t) => `${t.name}:${t.partitions.map((p) => `${p.partitionIndex}/${p.errorCode}`).join(',')}`));
     expect([...answers]).toEqual([`${TOPIC}:0/0,1/0,2/0`]);
+    expect(broker.running).toBe(true);
+  }, 90_000);
+
+  it('answers a DeleteRecords of 30,000 topic entries, 90,000 partitions, with each of them', async () => {
+    const topic = createDeleteRecordsRequestDeleteRecordsTopic({ name: TOPIC, partitions: [0, 1, 2].map((p) => createDeleteRecordsRequestDeleteRecordsPartition({ partitionIndex: p, offset: -1n })) });
+    const res = await conn.request(DeleteRecordsApi, 2, createDeleteRecordsRequest({ topics: Array.from({ length: COPIES }, () => topic), timeoutMs: 30_000 }), 60_000);
+    expect(res.topics).toHaveLength(COPIES);
+    const answers = new Set(res.topics.map((t) => `${t.name}:${t.partitions.map((p) => `${p.partitionIndex}/${p.errorCode}/${p.lowWatermark}`).join(',')}`));
+    expect([...answers]).toEqual([`${TOPIC}:0/0/0,1/0/0,2/0/0`]);
     expect(broker.running).toBe(true);
   }, 90_000);
 });
