@@ -10,9 +10,12 @@
  *   LEDGERLINE_FUZZ_SEED      replay a run (the seed is printed with every failure)
  *   LEDGERLINE_FUZZ_SECONDS   length of the fuzz phase (default 90: about two minutes for the whole file)
  *   LEDGERLINE_FUZZ_CASES     stop after this many cases instead
- *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 640: runs with two busy loops beside them end at 450-570 MiB, V8's
- *                             old generation filling to at least 256 MiB before a full collection and the request
- *                             memory pool holding up to 256 MiB; src/server/heap-tuning.ts)
+ *   LEDGERLINE_FUZZ_OLD_SPACE_MIB
+ *                             the broker's old generation cap (default 192; --max-old-space-size): the broker keeps
+ *                             45-110 MiB alive, and a case needing more than the cap kills it, a finding
+ *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 640: runs with two busy loops beside them end at 390-455 MiB:
+ *                             the old generation, up to 2 x 64 MiB of young generation, about 150 MiB of code and
+ *                             native memory at start, request buffers; the request memory pool could hold 256 MiB)
  *   LEDGERLINE_FUZZ_REPORT    where the JSON report with every reproducer goes (default: the temp directory)
  *
  * `npm run bench -- fuzz <seconds>` runs this file for longer.
@@ -47,6 +50,13 @@ const SEED_TOPIC = 'ledgerline-fuzz-seed-data';
 const FUZZ_TOPICS = ['fuzz-0', 'fuzz-1', 'fuzz-2'];
 // No initial rebalance delay: a JoinGroup to a new group answers at once instead of after Kafka's 3 s.
 const BROKER_CONFIGS = { 'socket.request.max.bytes': String(MAX_REQUEST), 'num.partitions': '2', 'group.initial.rebalance.delay.ms': '0' };
+/**
+ * The broker's old generation is capped (Kafka's brokers run with a fixed -Xmx too): a request whose handling
+ * keeps more alive than this kills the broker, a finding, where without a cap it would only raise the RSS. The
+ * fuzzer's broker keeps 45-110 MiB alive over 90 s (its state grows with the topics it creates; bench/fuzz.ts).
+ */
+const OLD_SPACE_MIB = Number(process.env.LEDGERLINE_FUZZ_OLD_SPACE_MIB ?? 192);
+const NODE_OPTIONS = [`--max-old-space-size=${OLD_SPACE_MIB}`];
 const REPLAY = `seed ${SEED} (replay with LEDGERLINE_FUZZ_SEED=${SEED})`;
 
 /** SIGTERM, then SIGKILL if the broker has not exited within `graceMs`; the SIGTERM's exit code or null. */
@@ -69,7 +79,7 @@ describe.sequential(`fuzzing every served API (${REPLAY})`, () => {
   let report: FuzzReport;
 
   beforeAll(async () => {
-    broker = await BrokerProcess.start({ configs: BROKER_CONFIGS });
+    broker = await BrokerProcess.start({ configs: BROKER_CONFIGS, nodeOptions: NODE_OPTIONS });
     admin = await KafkaClient.connect({ bootstrap: broker.bootstrap, clientId: 'fuzz-admin' });
     const created = await admin.createTopics([{ name: SEED_TOPIC, numPartitions: 2 }, ...FUZZ_TOPICS.map((name) => ({ name, numPartitions: 3 }))]);
     expect(created.map((c) => c.errorCode)).toEqual(created.map(() => 0));
@@ -186,7 +196,7 @@ describe.sequential(`fuzzing every served API (${REPLAY})`, () => {
     await admin.close();
     const code = await terminate(broker, 30_000);
     expect(code, `${REPLAY}: SIGTERM exit code`).toBe(0);
-    restarted = await BrokerProcess.start({ dataDir: broker.dataDir, configs: BROKER_CONFIGS }).catch((e: unknown) => {
+    restarted = await BrokerProcess.start({ dataDir: broker.dataDir, configs: BROKER_CONFIGS, nodeOptions: NODE_OPTIONS }).catch((e: unknown) => {
       throw new Error(`${REPLAY}: the broker does not restart on the fuzzed data directory: ${String(e)}`);
     });
     admin = await KafkaClient.connect({ bootstrap: restarted.bootstrap, clientId: 'fuzz-restarted' });
