@@ -15,7 +15,7 @@ import {
 } from '../../protocol/messages/021-delete-records.gen.js';
 import { LogError } from '../log/errors.js';
 import { logErrorCode } from './partition-errors.js';
-import { mapBounded } from './bounded-map.js';
+import { mapNestedBounded } from './bounded-map.js';
 import { servedPartition } from './served-partition.js';
 import { AclOperation, ResourceType } from './access.js';
 import { defineHandler } from './handler.js';
@@ -53,12 +53,8 @@ export const deleteRecords = defineHandler({
       return out;
     };
     // Every partition of every topic, a few at a time (bounded-map.ts), answered in the request's order.
-    const asked = req.topics.flatMap((t) => t.partitions.map((p) => [t, p] as const));
-    const answers = await mapBounded(asked, ([t, p]) => deleteOne(t, p));
-    let next = 0;
-    const topics = req.topics.map((t) =>
-      createDeleteRecordsResponseDeleteRecordsTopicResult({ name: t.name, partitions: t.partitions.map(() => answers[next++]!) }),
-    );
+    const results = await mapNestedBounded(req.topics, (t) => t.partitions, (p, t) => deleteOne(t, p));
+    const topics = req.topics.map((t, i) => createDeleteRecordsResponseDeleteRecordsTopicResult({ name: t.name, partitions: results[i]! }));
     return createDeleteRecordsResponse({ topics });
   },
 });

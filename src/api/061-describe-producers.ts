@@ -19,7 +19,7 @@ import {
 import { INTER_BROKER_CLIENT_ID_PREFIX } from '../cluster/broker-channels.js';
 import { topicNameError } from '../cluster/topic-names.js';
 import { AclOperation, ResourceType } from './access.js';
-import { mapBounded } from './bounded-map.js';
+import { mapNestedBounded } from './bounded-map.js';
 import { servedPartition } from './served-partition.js';
 import { defineHandler } from './handler.js';
 
@@ -56,12 +56,8 @@ export const describeProducers = defineHandler({
       return out;
     };
     // Every partition of every topic, a few at a time (bounded-map.ts), answered in the request's order.
-    const asked = req.topics.flatMap((t, i) => t.partitionIndexes.map((p) => [i, p] as const));
-    const answers = await mapBounded(asked, ([i, p]) => describe(i, p));
-    let next = 0;
-    const topics = req.topics.map((t) =>
-      createDescribeProducersResponseTopicResponse({ name: t.name, partitions: t.partitionIndexes.map(() => answers[next++]!) }),
-    );
+    const results = await mapNestedBounded(req.topics, (t) => t.partitionIndexes, (p, _t, i) => describe(i, p));
+    const topics = req.topics.map((t, i) => createDescribeProducersResponseTopicResponse({ name: t.name, partitions: results[i]! }));
     return createDescribeProducersResponse({ topics });
   },
 });

@@ -28,3 +28,19 @@ export async function mapBounded<T, R>(items: readonly T[], fn: (item: T, index:
   await Promise.all(Array.from({ length: Math.min(Math.max(1, width), items.length) }, worker));
   return results;
 }
+
+/**
+ * `fn` over every element of every group (a request's topics and their partitions), at most `width` in progress
+ * across all of them; the results grouped and ordered as the input.
+ */
+export async function mapNestedBounded<G, T, R>(
+  groups: readonly G[],
+  elementsOf: (group: G) => readonly T[],
+  fn: (element: T, group: G, groupIndex: number) => Promise<R>,
+  width: number = ELEMENTS_IN_FLIGHT,
+): Promise<R[][]> {
+  const flat = groups.flatMap((g, i) => elementsOf(g).map((e) => ({ e, g, i })));
+  const results = await mapBounded(flat, ({ e, g, i }) => fn(e, g, i), width);
+  let next = 0;
+  return groups.map((g) => elementsOf(g).map(() => results[next++]!));
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mapBounded } from '../../../src/api/bounded-map.js';
+import { mapBounded, mapNestedBounded } from '../../../src/api/bounded-map.js';
 
 describe('mapBounded', () => {
   it('gives every result in the order of the items, with at most `width` in progress, whatever order they finish in', async () => {
@@ -35,5 +35,28 @@ describe('mapBounded', () => {
 
   it('rejects with the first failure', async () => {
     await expect(mapBounded([1, 2, 3], async (x) => (x === 2 ? Promise.reject(new Error('two')) : x))).rejects.toThrow('two');
+  });
+
+  it('maps nested lists across their groups, at most `width` at a time in all, and gives the results grouped as the input', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(fc.nat(3), { maxLength: 6 }), { maxLength: 8 }), fc.integer({ min: 1, max: 5 }), async (groups, width) => {
+        let running = 0;
+        let most = 0;
+        const out = await mapNestedBounded(
+          groups,
+          (g) => g,
+          async (d, g, gi) => {
+            running++;
+            most = Math.max(most, running);
+            for (let k = 0; k < d; k++) await Promise.resolve();
+            running--;
+            return `${gi}:${d}:${g.length}`;
+          },
+          width,
+        );
+        expect(out).toEqual(groups.map((g, gi) => g.map((d) => `${gi}:${d}:${g.length}`)));
+        expect(most).toBeLessThanOrEqual(width);
+      }),
+    );
   });
 });
