@@ -9,6 +9,7 @@ import { DescribeGroupsApi, createDescribeGroupsResponse, createDescribeGroupsRe
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
 import { AclOperation, ResourceType } from './access.js';
 import { AUTHORIZED_OPERATIONS_OMITTED } from './authorized-operations.js';
+import { mapChunks } from './bounded-map.js';
 import { defineHandler } from './handler.js';
 
 export const describeGroups = defineHandler({
@@ -16,7 +17,8 @@ export const describeGroups = defineHandler({
   uses: ['groups'],
   versions: { min: 0, max: 6 },
   async handle(req, ctx) {
-    // Each group once, as the coordinator describes them (a group named twice is answered once).
+    // Each group once, as the coordinator describes them (a group named twice is answered once), a chunk of
+    // groups at a time (bounded-map.ts).
     const ids = [...new Set(req.groups)];
     const allowed = ctx.access.allowedNames(AclOperation.DESCRIBE, ResourceType.GROUP, ids);
     // Kafka's DescribeGroupsResponse.groupError: state, protocol type and protocol "", no members.
@@ -26,7 +28,7 @@ export const describeGroups = defineHandler({
     const authorized = ids.filter((groupId) => allowed.has(groupId));
     const groups = groupCoordinatorOf(ctx);
     const described = groups
-      ? authorized.length > 0 ? await groups.describeGroups(authorized, ctx.apiVersion) : []
+      ? await mapChunks(authorized, (chunk) => groups.describeGroups(chunk, ctx.apiVersion))
       : authorized.map((groupId) => createDescribeGroupsResponseDescribedGroup({ groupId, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }));
     const withOps = ctx.apiVersion >= 3 && req.includeAuthorizedOperations;
     for (const g of described) {

@@ -15,6 +15,7 @@ import {
 import { groupCoordinatorOf } from '../coordinator/request-context.js';
 import { AclOperation, ResourceType } from './access.js';
 import { AUTHORIZED_OPERATIONS_OMITTED } from './authorized-operations.js';
+import { mapChunks } from './bounded-map.js';
 import { defineHandler } from './handler.js';
 
 /** The topics a described group's members are assigned, now or as their target. */
@@ -27,14 +28,14 @@ export const consumerGroupDescribe = defineHandler({
   uses: ['groups'],
   versions: { min: 0, max: 1 },
   async handle(req, ctx) {
-    // Each group once, as the coordinator describes them.
+    // Each group once, as the coordinator describes them, a chunk of groups at a time (bounded-map.ts).
     const ids = [...new Set(req.groupIds)];
     const allowed = ctx.access.allowedNames(AclOperation.DESCRIBE, ResourceType.GROUP, ids);
     const refused = ids.filter((groupId) => !allowed.has(groupId)).map((groupId) => createConsumerGroupDescribeResponseDescribedGroup({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED }));
     const authorized = ids.filter((groupId) => allowed.has(groupId));
     const groups = groupCoordinatorOf(ctx);
     const described = groups
-      ? authorized.length > 0 ? await groups.consumerGroupDescribe(authorized) : []
+      ? await mapChunks(authorized, (chunk) => groups.consumerGroupDescribe(chunk))
       : authorized.map((groupId) => createConsumerGroupDescribeResponseDescribedGroup({ groupId, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }));
     for (const g of described) {
       g.authorizedOperations = req.includeAuthorizedOperations && g.errorCode === ErrorCode.NONE ? ctx.access.authorizedOperations(ResourceType.GROUP, g.groupId) : AUTHORIZED_OPERATIONS_OMITTED;

@@ -44,3 +44,14 @@ export async function mapNestedBounded<G, T, R>(
   let next = 0;
   return groups.map((g) => elementsOf(g).map(() => results[next++]!));
 }
+
+/**
+ * `fn` over `items` in consecutive chunks of at most `width`, one chunk at a time; the results concatenated. For
+ * a service that takes a list and starts work for all of it at once (the group coordinator's describeGroups).
+ */
+export async function mapChunks<T, R>(items: readonly T[], fn: (chunk: readonly T[]) => Promise<readonly R[]>, width: number = ELEMENTS_IN_FLIGHT): Promise<R[]> {
+  const out: R[] = [];
+  const step = Math.max(1, width);
+  for (let i = 0; i < items.length; i += step) out.push(...(await fn(items.slice(i, i + step))));
+  return out;
+}

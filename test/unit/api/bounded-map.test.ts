@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mapBounded, mapNestedBounded } from '../../../src/api/bounded-map.js';
+import { mapBounded, mapChunks, mapNestedBounded } from '../../../src/api/bounded-map.js';
 
 describe('mapBounded', () => {
   it('gives every result in the order of the items, with at most `width` in progress, whatever order they finish in', async () => {
@@ -58,5 +58,29 @@ describe('mapBounded', () => {
         expect(most).toBeLessThanOrEqual(width);
       }),
     );
+  });
+
+  it('hands consecutive chunks of at most `width` to the function, one at a time, and concatenates what it answers', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer(), { maxLength: 50 }), fc.integer({ min: 1, max: 9 }), async (items, width) => {
+        const chunks: number[][] = [];
+        let running = 0;
+        const out = await mapChunks(
+          items,
+          async (chunk) => {
+            expect(++running).toBe(1);
+            chunks.push([...chunk]);
+            await Promise.resolve();
+            running--;
+            return chunk.map((x) => x * 3);
+          },
+          width,
+        );
+        expect(out).toEqual(items.map((x) => x * 3));
+        expect(chunks.flat()).toEqual(items);
+        expect(chunks.every((c) => c.length >= 1 && c.length <= width)).toBe(true);
+      }),
+    );
+    expect(await mapChunks([], async () => [1])).toEqual([]);
   });
 });
