@@ -22,6 +22,7 @@ import type { TopicRecord } from '../cluster/topics.js';
 import { topicNameError } from '../cluster/topic-names.js';
 import { AUTHORIZED_OPERATIONS_OMITTED } from './authorized-operations.js';
 import { AclOperation, CLUSTER_NAME, ResourceType } from './access.js';
+import { mapBounded } from './bounded-map.js';
 import { defineHandler, type RequestContext } from './handler.js';
 import type { BrokerEndpoint, LiveBroker } from '../cluster/cluster-view.js';
 import type { ClusterService, PartitionService } from './services.js';
@@ -44,15 +45,8 @@ async function openNamed(services: { readonly cluster: ClusterService; readonly 
       if (!services.partitions.get(t.name, p) && services.cluster.owns(t.name, p)) work.push([t.name, p]);
     }
   }
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < work.length) {
-      const [name, p] = work[next++]!;
-      // A partition that fails to open (logged by the partition manager) is described without its epoch.
-      await services.partitions.open(name, p).catch(() => undefined);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(METADATA_OPEN_CONCURRENCY, work.length) }, worker));
+  // A partition that fails to open (logged by the partition manager) is described without its epoch.
+  await mapBounded(work, ([name, p]) => services.partitions.open(name, p).catch(() => undefined), METADATA_OPEN_CONCURRENCY);
 }
 
 /**

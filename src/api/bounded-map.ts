@@ -16,7 +16,7 @@
 export const ELEMENTS_IN_FLIGHT = 128;
 
 /** `fn` over `items`, at most `width` in progress at once; the results in the order of `items`. */
-export async function mapBounded<T, R>(items: readonly T[], fn: (item: T, index: number) => Promise<R>, width: number = ELEMENTS_IN_FLIGHT): Promise<R[]> {
+export async function mapBounded<T, R>(items: readonly T[], fn: (item: T, index: number) => R | PromiseLike<R>, width: number = ELEMENTS_IN_FLIGHT): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -9,6 +9,7 @@
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { kafkaErrorOf } from '../../protocol/errors.js';
 import type { Partition } from '../cluster/partitions.js';
+import { mapBounded } from './bounded-map.js';
 import type { Services } from './services.js';
 
 /** The partition, or the error code to answer for it. */
@@ -54,12 +55,5 @@ export function openOwned(services: Pick<Services, 'topics' | 'cluster' | 'parti
 async function openClosed(services: Pick<Services, 'topics' | 'cluster' | 'partitions'>, wanted: readonly { readonly topic: string; readonly partition: number }[]): Promise<void> {
   const work: { readonly topic: string; readonly partition: number }[] = [];
   for (const w of wanted) if (!services.partitions.get(w.topic, w.partition) && services.cluster.owns(w.topic, w.partition)) work.push(w);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < work.length) {
-      const w = work[next++]!;
-      await servedPartition(services, w.topic, w.partition);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, work.length) }, worker));
+  await mapBounded(work, (w) => servedPartition(services, w.topic, w.partition), OPEN_CONCURRENCY);
 }
