@@ -25,6 +25,7 @@ import type { PartitionError } from '../coordinator/txn/coordinator.js';
 import { TV_2 } from '../coordinator/txn/state.js';
 import { AclOperation, ResourceType } from './access.js';
 import { errorResponse } from './error-response.js';
+import { mapBounded } from './bounded-map.js';
 import { defineHandler } from './handler.js';
 import type { TransactionService } from './services.js';
 
@@ -83,17 +84,16 @@ export const addPartitionsToTxn = defineHandler({
     if (!ctx.access.authorizeCluster(AclOperation.CLUSTER_ACTION)) {
       return errorResponse(AddPartitionsToTxnApi.apiKey, v, req, { code: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message: null }) as AddPartitionsToTxnResponse;
     }
-    const resultsByTransaction = await Promise.all(
-      req.transactions.map(async (t) => {
-        const partitions = partitionsOf(t.topics);
-        const results = t.verifyOnly
-          ? await txns.verifyPartitions(t.transactionalId, t.producerId, t.producerEpoch, partitions)
-          : // Kafka's transactionVersionForAddPartitionsToTxn: v4+ comes from transaction version 2 clients or
-            // from a partition leader adding a partition for one (KIP-890 part 2).
-            await txns.addPartitionsToTxn(t.transactionalId, t.producerId, t.producerEpoch, partitions, TV_2);
-        return createAddPartitionsToTxnResponseAddPartitionsToTxnResult({ transactionalId: t.transactionalId, topicResults: byTopic(results, v) });
-      }),
-    );
+    // A few transactions at a time (bounded-map.ts): a 1 MiB request can name 30,000.
+    const resultsByTransaction = await mapBounded(req.transactions, async (t) => {
+      const partitions = partitionsOf(t.topics);
+      const results = t.verifyOnly
+        ? await txns.verifyPartitions(t.transactionalId, t.producerId, t.producerEpoch, partitions)
+        : // Kafka's transactionVersionForAddPartitionsToTxn: v4+ comes from transaction version 2 clients or
+          // from a partition leader adding a partition for one (KIP-890 part 2).
+          await txns.addPartitionsToTxn(t.transactionalId, t.producerId, t.producerEpoch, partitions, TV_2);
+      return createAddPartitionsToTxnResponseAddPartitionsToTxnResult({ transactionalId: t.transactionalId, topicResults: byTopic(results, v) });
+    });
     return createAddPartitionsToTxnResponse({ resultsByTransaction });
   },
 });

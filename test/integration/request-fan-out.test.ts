@@ -9,6 +9,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { CreateTopicsApi, createCreateTopicsRequest, createCreateTopicsRequestCreatableTopic } from '../../protocol/messages/019-create-topics.gen.js';
+import {
+  AddPartitionsToTxnApi,
+  createAddPartitionsToTxnRequest,
+  createAddPartitionsToTxnRequestAddPartitionsToTxnTopic,
+  createAddPartitionsToTxnRequestAddPartitionsToTxnTransaction,
+} from '../../protocol/messages/024-add-partitions-to-txn.gen.js';
 import { ConsumerGroupDescribeApi, createConsumerGroupDescribeRequest } from '../../protocol/messages/069-consumer-group-describe.gen.js';
 import { DescribeGroupsApi, createDescribeGroupsRequest } from '../../protocol/messages/015-describe-groups.gen.js';
 import { DeleteRecordsApi, createDeleteRecordsRequest, createDeleteRecordsRequestDeleteRecordsPartition, createDeleteRecordsRequestDeleteRecordsTopic } from '../../protocol/messages/021-delete-records.gen.js';
@@ -91,6 +97,23 @@ describe.sequential(`requests of ${COPIES.toLocaleString('en')} elements, with t
     const consumer = await conn.request(ConsumerGroupDescribeApi, 0, createConsumerGroupDescribeRequest({ groupIds: ids }), 60_000);
     expect(consumer.groups.map((g) => g.groupId)).toEqual(ids);
     expect(new Set(consumer.groups.map((g) => g.errorCode))).toEqual(new Set([ErrorCode.GROUP_ID_NOT_FOUND]));
+    expect(broker.running).toBe(true);
+  }, 90_000);
+
+  it('answers an AddPartitionsToTxn v4 (a broker\'s, KIP-890) of 30,000 transactions with each of them', async () => {
+    const txn = createAddPartitionsToTxnRequestAddPartitionsToTxnTransaction({
+      transactionalId: 'fan-out-txn',
+      producerId: 7n,
+      producerEpoch: 0,
+      topics: [createAddPartitionsToTxnRequestAddPartitionsToTxnTopic({ name: TOPIC, partitions: [0, 1, 2] })],
+    });
+    const res = await conn.request(AddPartitionsToTxnApi, 4, createAddPartitionsToTxnRequest({ transactions: Array.from({ length: COPIES }, () => txn) }), 60_000);
+    expect(res.errorCode).toBe(ErrorCode.NONE);
+    expect(res.resultsByTransaction).toHaveLength(COPIES);
+    // No such transactional id: each partition of each transaction says so.
+    const answers = new Set(res.resultsByTransaction.map((t) => `${t.transactionalId}:${t.topicResults.flatMap((r) => r.resultsByPartition.map((p) => `${p.partitionIndex}/${p.partitionErrorCode}`)).join(',')}`));
+    expect(answers.size).toBe(1);
+    expect([...answers][0]).toMatch(/^fan-out-txn:0\/[1-9]\d*,1\/[1-9]\d*,2\/[1-9]\d*$/);
     expect(broker.running).toBe(true);
   }, 90_000);
 });
