@@ -13,9 +13,10 @@
  *   LEDGERLINE_FUZZ_OLD_SPACE_MIB
  *                             the broker's old generation cap (default 192; --max-old-space-size): the broker keeps
  *                             45-110 MiB alive, and a case needing more than the cap kills it, a finding
- *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 640: runs with two busy loops beside them end at 390-455 MiB:
+ *   LEDGERLINE_FUZZ_RSS_MIB   the RSS bound (default 640: 90 s runs with two busy loops beside them end at 390-455 MiB:
  *                             the old generation, up to 2 x 64 MiB of young generation, about 150 MiB of code and
  *                             native memory at start, request buffers; the request memory pool could hold 256 MiB)
+ *                             Both defaults grow by 0.5 MiB per second of fuzzing beyond 90 (GROWTH_MIB_PER_SECOND).
  *   LEDGERLINE_FUZZ_REPORT    where the JSON report with every reproducer goes (default: the temp directory)
  *
  * `npm run bench -- fuzz <seconds>` runs this file for longer.
@@ -43,7 +44,6 @@ import { produceSeedData, seedDifferences, storedBytes, type SeedData } from '..
 const SEED = seedFromEnv(process.env.LEDGERLINE_FUZZ_SEED);
 const SECONDS = Number(process.env.LEDGERLINE_FUZZ_SECONDS ?? 90);
 const CASES = process.env.LEDGERLINE_FUZZ_CASES ? Number(process.env.LEDGERLINE_FUZZ_CASES) : undefined;
-const RSS_BOUND_MIB = Number(process.env.LEDGERLINE_FUZZ_RSS_MIB ?? 640);
 const DEADLINE_MS = 10_000;
 const MAX_REQUEST = 4 * 1024 * 1024;
 const SEED_TOPIC = 'ledgerline-fuzz-seed-data';
@@ -51,12 +51,19 @@ const FUZZ_TOPICS = ['fuzz-0', 'fuzz-1', 'fuzz-2'];
 // No initial rebalance delay: a JoinGroup to a new group answers at once instead of after Kafka's 3 s.
 const BROKER_CONFIGS = { 'socket.request.max.bytes': String(MAX_REQUEST), 'num.partitions': '2', 'group.initial.rebalance.delay.ms': '0' };
 /**
+ * The broker's state grows with the topics and groups the fuzzer creates: about 0.25 MiB of live heap per second
+ * of fuzzing on 2 cores. Runs longer than CI's 90 s (`npm run bench -- fuzz`) get twice that added to both bounds.
+ */
+const GROWTH_MIB_PER_SECOND = 0.5;
+const LONGER_RUN_MIB = Math.ceil(Math.max(0, SECONDS - 90) * GROWTH_MIB_PER_SECOND);
+/**
  * The broker's old generation is capped (Kafka's brokers run with a fixed -Xmx too): a request whose handling
  * keeps more alive than this kills the broker, a finding, where without a cap it would only raise the RSS. The
- * fuzzer's broker keeps 45-110 MiB alive over 90 s (its state grows with the topics it creates; bench/fuzz.ts).
+ * fuzzer's broker keeps 45-110 MiB alive over 90 s.
  */
-const OLD_SPACE_MIB = Number(process.env.LEDGERLINE_FUZZ_OLD_SPACE_MIB ?? 192);
+const OLD_SPACE_MIB = Number(process.env.LEDGERLINE_FUZZ_OLD_SPACE_MIB ?? 192 + LONGER_RUN_MIB);
 const NODE_OPTIONS = [`--max-old-space-size=${OLD_SPACE_MIB}`];
+const RSS_BOUND_MIB = Number(process.env.LEDGERLINE_FUZZ_RSS_MIB ?? 640 + LONGER_RUN_MIB);
 const REPLAY = `seed ${SEED} (replay with LEDGERLINE_FUZZ_SEED=${SEED})`;
 
 /** SIGTERM, then SIGKILL if the broker has not exited within `graceMs`; the SIGTERM's exit code or null. */
