@@ -88,13 +88,14 @@ function refusesDirectIo(err: unknown): boolean {
 }
 
 /**
- * Opens a second, O_DIRECT descriptor for `file` (already open through an ordinary one); null where the file
- * system refuses it (EINVAL, as tmpfs before Linux 6.6 answers) or the platform has no O_DIRECT.
+ * Opens a second, O_DIRECT descriptor for `file` (already open through an ordinary one), to write or to read;
+ * null where the file system refuses it (EINVAL, as tmpfs before Linux 6.6 answers) or the platform has no O_DIRECT.
  */
-export async function openDirectFd(file: string): Promise<number | null> {
+export async function openDirectFd(file: string, access: 'read' | 'write'): Promise<number | null> {
   if (!directIoAvailable) return null;
+  const flags = (access === 'read' ? fs.constants.O_RDONLY : fs.constants.O_WRONLY) | fs.constants.O_DIRECT;
   try {
-    return await cb<number>((done) => fs.open(file, fs.constants.O_WRONLY | fs.constants.O_DIRECT, done));
+    return await cb<number>((done) => fs.open(file, flags, done));
   } catch (err) {
     if (refusesDirectIo(err)) return null;
     throw err;

@@ -6,7 +6,7 @@
  * `nodeLedgerFs` is the real implementation over node:fs file descriptors. It uses the callback API wrapped
  * in promises (cheaper per call than FileHandle), `writev` for gathered writes and `fdatasync` for flushes.
  * A file opened with `directAppend` (a segment) appends with O_DIRECT where the file system allows it
- * (direct-file.ts).
+ * (direct-file.ts); one opened with `directRead` reads its runs with O_DIRECT, in windows the read pool caches.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,7 +30,7 @@ export interface LedgerFile {
    * records (format.ts) where it reads. nodeLedgerFs's files do it in worker threads (read-pool.ts); without it
    * the store reads through `read`. The file must stay open until the promise settles.
    */
-  readRuns?(runs: readonly { readonly position: number; readonly length: number }[], options?: { checkRecords?: boolean }): Promise<RunsRead>;
+  readRuns?(runs: readonly { readonly position: number; readonly length: number }[], options?: ReadRunsOptions): Promise<RunsRead>;
   /** Writes all `buffers` back to back starting at `position`, or rejects (possibly after writing a prefix). */
   writev(buffers: readonly Uint8Array[], position: number): Promise<void>;
   /** fdatasync: the file's data (and the size needed to read it) are durable when this resolves. */
@@ -40,6 +40,16 @@ export interface LedgerFile {
   truncate(length: number): Promise<void>;
   size(): Promise<number>;
   close(): Promise<void>;
+}
+
+export interface ReadRunsOptions {
+  /** Also check the CRCs of the runs' records (format.ts). */
+  readonly checkRecords?: boolean;
+  /**
+   * The file's first `stableBytes` do not change while it is open (a segment's committed bytes): a reader may
+   * keep them cached. Nothing past them is.
+   */
+  readonly stableBytes?: number;
 }
 
 /** A held exclusive lock on a store directory. */
@@ -53,6 +63,12 @@ export interface LedgerFsOpenOptions {
    * A file system that cannot, or an implementation without a page cache, ignores it.
    */
   readonly directAppend?: boolean;
+  /**
+   * Reads of runs (`readRuns`) may bypass the page cache: the file is read in aligned windows with O_DIRECT,
+   * which the read pool keeps below `stableBytes` (read-pool.ts). For files whose bytes were written past the
+   * page cache too, so that no read of them would find it warm.
+   */
+  readonly directRead?: boolean;
 }
 
 export interface LedgerFs {
@@ -90,11 +106,18 @@ function cb<T>(executor: (done: (err: NodeJS.ErrnoException | null, value?: T) =
   });
 }
 
+/** Keys of the read pool's window cache: one per open file of the process, never reused. */
+let nextFileKey = 0;
+
 class NodeLedgerFile implements LedgerFile {
+  private readonly key = nextFileKey++;
+
   constructor(
     private readonly fd: number,
     /** Set for a file opened with `directAppend` where direct I/O is possible. */
     private readonly appender: DirectAppender | null = null,
+    /** An O_DIRECT descriptor for `readRuns`, for a file opened with `directRead` where direct I/O is possible. */
+    private readonly directReadFd: number | null = null,
   ) {}
 
   get direct(): boolean {
@@ -105,11 +128,12 @@ class NodeLedgerFile implements LedgerFile {
     return cb<number>((done) => fs.read(this.fd, buffer, offset, length, position, done));
   }
 
-  readRuns(runs: readonly { readonly position: number; readonly length: number }[], options?: { checkRecords?: boolean }): Promise<RunsRead> {
+  readRuns(runs: readonly { readonly position: number; readonly length: number }[], options: ReadRunsOptions = {}): Promise<RunsRead> {
     readPool ??= new ReadPool(READ_THREADS);
+    const direct = this.directReadFd === null ? undefined : { fd: this.directReadFd, key: this.key, cacheBelow: options.stableBytes ?? 0 };
     return readPool.read(
       runs.map((r) => ({ fd: this.fd, position: r.position, length: r.length })),
-      options,
+      { checkRecords: options.checkRecords, direct },
     );
   }
 
@@ -152,6 +176,8 @@ class NodeLedgerFile implements LedgerFile {
     try {
       await this.appender?.close();
     } finally {
+      const direct = this.directReadFd;
+      if (direct !== null) await cb<void>((done) => fs.close(direct, done)).catch(() => undefined);
       await cb<void>((done) => fs.close(this.fd, done));
     }
   }
@@ -202,15 +228,18 @@ function takeKernelLock(file: string): { release(): void } {
 export const nodeLedgerFs: LedgerFs = {
   async open(file, mode, options) {
     const fd = await cb<number>((done) => fs.open(file, mode, 0o644, done));
-    if (!options?.directAppend || mode === 'r') return new NodeLedgerFile(fd);
-    let directFd: number | null = null;
+    const opened = [fd];
     try {
-      directFd = await openDirectFd(file);
-      if (directFd === null) return new NodeLedgerFile(fd);
+      const directReadFd = options?.directRead ? await openDirectFd(file, 'read') : null;
+      if (directReadFd !== null) opened.push(directReadFd);
+      if (!options?.directAppend || mode === 'r') return new NodeLedgerFile(fd, null, directReadFd);
+      const directFd = await openDirectFd(file, 'write');
+      if (directFd === null) return new NodeLedgerFile(fd, null, directReadFd);
+      opened.push(directFd);
       const st = await cb<fs.Stats>((done) => fs.fstat(fd, done));
-      return new NodeLedgerFile(fd, new DirectAppender(fd, directFd, st.size));
+      return new NodeLedgerFile(fd, new DirectAppender(fd, directFd, st.size), directReadFd);
     } catch (err) {
-      for (const f of directFd === null ? [fd] : [directFd, fd]) await cb<void>((done) => fs.close(f, done)).catch(() => undefined);
+      for (const f of opened.reverse()) await cb<void>((done) => fs.close(f, done)).catch(() => undefined);
       throw err;
     }
   },

@@ -37,7 +37,7 @@ export class SegmentFiles {
    * say whether its appends bypass the page cache.
    */
   async openForAppend(seq: number, mode: 'w+' | 'r+'): Promise<LedgerFile> {
-    const file = await this.fs.open(this.segmentPath(seq), mode, { directAppend: this.directAppend });
+    const file = await this.fs.open(this.segmentPath(seq), mode, { directAppend: this.directAppend, directRead: this.directAppend });
     this.stats.directIo = file.direct === true;
     return file;
   }
@@ -97,7 +97,7 @@ export class SegmentFiles {
         return segment.file;
       }
       if (!segment.opening) {
-        segment.opening = this.fs.open(this.segmentPath(segment.seq), 'r').finally(() => {
+        segment.opening = this.fs.open(this.segmentPath(segment.seq), 'r', { directRead: this.directAppend }).finally(() => {
           segment.opening = null;
         });
       }

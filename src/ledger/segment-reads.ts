@@ -93,7 +93,7 @@ export async function readFromSegments(
       }
       let read: RunsRead;
       try {
-        read = await readRuns(file, batch);
+        read = await readRuns(file, batch, segment.size);
       } catch (err) {
         if (ledger.deleted) throw new NoSuchLedgerError(ledger.id);
         if (err instanceof LedgerError) throw err;
@@ -125,10 +125,11 @@ interface Chunk {
 
 /**
  * The chunks' bytes, one buffer each: in worker threads, their records' CRCs checked there, when the file can
- * (`readRuns`); else through `read`, all the chunks at once.
+ * (`readRuns`; its first `stableBytes`, the segment's committed bytes, may be served from a cache); else
+ * through `read`, all the chunks at once.
  */
-async function readRuns(file: LedgerFile, batch: readonly Chunk[]): Promise<RunsRead> {
-  if (file.readRuns) return file.readRuns(batch.map((c) => ({ position: c.position, length: c.bytes })), { checkRecords: true });
+async function readRuns(file: LedgerFile, batch: readonly Chunk[], stableBytes: number): Promise<RunsRead> {
+  if (file.readRuns) return file.readRuns(batch.map((c) => ({ position: c.position, length: c.bytes })), { checkRecords: true, stableBytes });
   const buffers = await Promise.all(
     batch.map(async (c) => {
       const buf = Buffer.allocUnsafe(c.bytes);

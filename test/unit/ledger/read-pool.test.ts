@@ -2,17 +2,20 @@
  * The read pool reads runs of real files in worker threads: exact bytes into buffers of their own, the CRCs of
  * runs of store records checked when asked, EOF and errno failures reported per run, many reads in flight
  * matched to their answers, and a process neither kept alive by idle workers nor cut short while a read is
- * pending.
+ * pending. Direct reads go through aligned windows the workers cache: exact bytes whatever the cache holds,
+ * windows kept only below what the caller says is stable, appends seen, EOF reported.
  */
 import { execFileSync } from 'node:child_process';
+import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_HEADER_BYTES, RecordType, sealRecordCrc, writeRecordHeader } from '../../../src/ledger/format.js';
 import { PooledReadError, ReadPool } from '../../../src/ledger/read-pool.js';
+import { takesDirectIo } from '../../support/direct-io.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -138,5 +141,106 @@ describe('ReadPool', () => {
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8', timeout: 20_000 });
     const hex = data.subarray(0, 4).toString('hex');
     expect(out.trim().split('\n')).toEqual([hex, hex]);
+  });
+});
+
+describe('ReadPool direct reads', () => {
+  const WINDOW = 8192;
+  let dir: string;
+  let file: string;
+  let data: Buffer;
+  let fd: number;
+  let directFd: number;
+  let direct: boolean;
+  let nextKey = 1000;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'read-pool-direct-'));
+    direct = takesDirectIo(dir);
+    file = join(dir, 'segment');
+    data = randomBytes(20 * WINDOW + 1234);
+    writeFileSync(file, data);
+    fd = openSync(file, 'r');
+    directFd = direct ? openSync(file, constants.O_RDONLY | constants.O_DIRECT) : -1;
+  });
+
+  afterAll(() => {
+    closeSync(fd);
+    if (direct) closeSync(directFd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads runs of every size and alignment exactly, through a cache smaller than the file, many at once', async (t) => {
+    if (!direct) t.skip();
+    const pool = new ReadPool(2, { windowBytes: WINDOW, cacheWindows: 9 });
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.array(
+              fc.integer({ min: 0, max: data.length }).chain((position) => fc.record({ position: fc.constant(position), length: fc.integer({ min: 0, max: Math.min(data.length - position, 5 * WINDOW) }) })),
+              { minLength: 1, maxLength: 6 },
+            ),
+            { minLength: 1, maxLength: 8 },
+          ),
+          fc.boolean(),
+          async (requests, cached) => {
+            const source = { fd: directFd, key: nextKey++, cacheBelow: cached ? data.length : 0 };
+            // Several requests in flight on one file's worker: their windows are shared, pinned and evicted meanwhile.
+            const answers = await Promise.all(requests.map((runs) => pool.read(runs.map((r) => ({ fd, ...r })), { direct: source, checkRecords: true })));
+            answers.forEach(({ buffers }, i) => {
+              requests[i]!.forEach((r, j) => expect(buffers[j]!.equals(data.subarray(r.position, r.position + r.length))).toBe(true));
+            });
+          },
+        ),
+        { numRuns: 60 },
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps windows wholly below cacheBelow and reads the rest again each time', async (t) => {
+    if (!direct) t.skip();
+    const pool = new ReadPool(1, { windowBytes: WINDOW, cacheWindows: 8 });
+    try {
+      const runs = [{ fd, position: 100, length: 3 * WINDOW }]; // windows 0-3
+      const source = { fd: directFd, key: nextKey++, cacheBelow: 2 * WINDOW }; // windows 0 and 1 may be kept
+      await pool.read(runs, { direct: source });
+      expect(pool.stats).toEqual({ windowReads: 4, windowHits: 0 });
+      const again = await pool.read(runs, { direct: source });
+      expect(again.buffers[0]!.equals(data.subarray(100, 100 + 3 * WINDOW))).toBe(true);
+      expect(pool.stats).toEqual({ windowReads: 6, windowHits: 2 });
+      // Another open of the same file has a key of its own, and a cache of its own.
+      await pool.read(runs, { direct: { ...source, key: nextKey++ } });
+      expect(pool.stats).toEqual({ windowReads: 10, windowHits: 2 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('sees what is written past cacheBelow, and reports a run past the end as EOF', async (t) => {
+    if (!direct) t.skip();
+    const pool = new ReadPool(1, { windowBytes: WINDOW, cacheWindows: 4 });
+    const growing = join(dir, 'growing');
+    // As the store's active segment: committed bytes, then zeros up to the block boundary that the next append overwrites.
+    const first = randomBytes(WINDOW + 10);
+    writeFileSync(growing, Buffer.concat([first, Buffer.alloc(WINDOW - 10)]));
+    const gfd = openSync(growing, 'r+');
+    const gdirect = openSync(growing, constants.O_RDONLY | constants.O_DIRECT);
+    try {
+      const source = { fd: gdirect, key: nextKey++, cacheBelow: first.length };
+      expect((await pool.read([{ fd: gfd, position: 0, length: 2 * WINDOW }], { direct: source })).buffers[0]!.equals(Buffer.concat([first, Buffer.alloc(WINDOW - 10)]))).toBe(true);
+      const err = await pool.read([{ fd: gfd, position: WINDOW, length: 2 * WINDOW }], { direct: source }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'EOF', run: 0, position: 2 * WINDOW });
+      const more = randomBytes(WINDOW);
+      writeSync(gfd, more, 0, more.length, first.length);
+      const { buffers } = await pool.read([{ fd: gfd, position: WINDOW, length: 10 + WINDOW }], { direct: { ...source, cacheBelow: first.length + more.length } });
+      expect(buffers[0]!.equals(Buffer.concat([first.subarray(WINDOW), more]))).toBe(true);
+    } finally {
+      closeSync(gfd);
+      closeSync(gdirect);
+      await pool.close();
+    }
   });
 });
