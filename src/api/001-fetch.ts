@@ -34,6 +34,7 @@ import { partitionKey, type FetchPartition, type FetchRequestPartitionView, type
 import { LogError } from '../log/errors.js';
 import type { IsolationLevel, PartitionLog, ReadResult } from '../log/partition-log.js';
 import { leaderEpochError, logErrorCode } from './partition-errors.js';
+import { ELEMENTS_IN_FLIGHT } from './bounded-map.js';
 import { defineHandler, type RequestContext } from './handler.js';
 import { openOwned, servedPartition } from './served-partition.js';
 import type { PartitionService } from './services.js';
@@ -91,6 +92,32 @@ interface ReadObserver {
   failed(f: FetchPartition): void;
 }
 
+/** A partition of a read group: answered already (an error, or nothing to read), or its read in flight. */
+type GroupEntry =
+  | { readonly fetch: FetchPartition; readonly key: string; readonly errorCode: number }
+  | {
+      readonly fetch: FetchPartition;
+      readonly key: string;
+      readonly log: PartitionLog;
+      readonly versionBefore: number;
+      /** The byte limit and KIP-74 flag the read was made with. */
+      readonly limit: number;
+      readonly minOneBatch: boolean;
+      readonly read: Promise<{ result: ReadResult } | { error: unknown }>;
+    };
+
+/**
+ * Reads the partitions in order, as Kafka's ReplicaManager.readFromLocalLog does: each gets the smaller of its
+ * partitionMaxBytes and what the fetch's maxBytes has left, and only the first partition with data may exceed
+ * its limit with one whole batch (KIP-74).
+ *
+ * The reads of a group of partitions run at once: a partition read from the disk then costs its fetch one wait,
+ * not a wait per partition (sequential reads of 4 partitions took a catch-up consumer's fetch 17-21 ms). A group
+ * takes partitions while the sum of their partitionMaxBytes fits in what the fetch has left, so each is read
+ * with the limit it would have had in turn. The results are then taken in order against the real budget; a
+ * partition whose limit or KIP-74 flag turns out other than it was read with (a batch larger than its limit
+ * came before it) is read again, alone, with the right ones.
+ */
 async function readAll(
   services: FetchContext['services'],
   parts: FetchPartition[],
@@ -103,49 +130,85 @@ async function readAll(
   let budget = maxBytes;
   let gotData = false;
   const out: PartitionRead[] = [];
-  const failed = (f: FetchPartition, key: string, errorCode: number): void => {
-    observer?.failed(f);
-    out.push({ fetch: f, key, errorCode, result: null });
+  const read = (log: PartitionLog, f: FetchPartition, limit: number, minOneBatch: boolean): Promise<ReadResult> | ReadResult => {
+    if (limit <= 0 && !minOneBatch) return emptyRead(log);
+    const offset = Number(f.fetchOffset);
+    // Most partitions of a large fetch are caught up: their answer needs no read and no promise.
+    return log.readAtEnd(offset, isolation) ?? log.read(offset, { maxBytes: Math.max(limit, 0), isolation, minOneBatch });
   };
-  for (let i = 0; i < parts.length; i++) {
-    const f = parts[i]!;
-    const key = keys[i]!;
-    if (!readable(f.topic)) {
-      failed(f, key, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-      continue;
-    }
-    let served = servedPartition(services, f.topic, f.partition);
-    if (served instanceof Promise) served = await served;
-    if (typeof served === 'number') {
-      failed(f, key, served);
-      continue;
-    }
-    const log = served.log;
-    const epochError = leaderEpochError(f.currentLeaderEpoch, log.leaderEpoch);
-    if (epochError !== ErrorCode.NONE) {
-      failed(f, key, epochError);
-      continue;
-    }
-    const versionBefore = log.stateVersion;
-    const limit = Math.min(f.partitionMaxBytes, budget);
-    let result: ReadResult;
-    if (limit <= 0 && gotData) {
-      result = emptyRead(log);
-    } else {
-      try {
-        const offset = Number(f.fetchOffset);
-        // Most partitions of a large fetch are caught up: their answer needs no read and no promise.
-        result = log.readAtEnd(offset, isolation) ?? (await log.read(offset, { maxBytes: Math.max(limit, 0), isolation, minOneBatch: !gotData }));
-      } catch (e) {
-        if (!(e instanceof LogError)) throw e;
-        failed(f, key, logErrorCode(e));
+  let i = 0;
+  while (i < parts.length) {
+    const group: GroupEntry[] = [];
+    let reserved = 0;
+    let reads = 0;
+    for (; i < parts.length && reads < ELEMENTS_IN_FLIGHT; i++) {
+      const fetch = parts[i]!;
+      const key = keys[i]!;
+      if (!readable(fetch.topic)) {
+        group.push({ fetch, key, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED });
         continue;
       }
+      let served = servedPartition(services, fetch.topic, fetch.partition);
+      if (served instanceof Promise) served = await served;
+      if (typeof served === 'number') {
+        group.push({ fetch, key, errorCode: served });
+        continue;
+      }
+      const log = served.log;
+      const epochError = leaderEpochError(fetch.currentLeaderEpoch, log.leaderEpoch);
+      if (epochError !== ErrorCode.NONE) {
+        group.push({ fetch, key, errorCode: epochError });
+        continue;
+      }
+      const wanted = Math.max(fetch.partitionMaxBytes, 0);
+      // After the group's first read, only a partition whose whole limit still fits joins it.
+      if (reads > 0 && wanted > budget - reserved) break;
+      const limit = Math.min(fetch.partitionMaxBytes, budget - reserved);
+      const minOneBatch = !gotData;
+      reserved += Math.max(limit, 0);
+      reads++;
+      const versionBefore = log.stateVersion;
+      let pending: GroupEntry & { log: PartitionLog };
+      try {
+        const r = read(log, fetch, limit, minOneBatch);
+        const settled = r instanceof Promise ? r.then((result) => ({ result }), (error: unknown) => ({ error })) : Promise.resolve({ result: r });
+        pending = { fetch, key, log, versionBefore, limit, minOneBatch, read: settled };
+      } catch (error) {
+        pending = { fetch, key, log, versionBefore, limit, minOneBatch, read: Promise.resolve({ error }) };
+      }
+      group.push(pending);
+    }
+    for (const e of group) {
+      if (!('log' in e)) {
+        observer?.failed(e.fetch);
+        out.push({ fetch: e.fetch, key: e.key, errorCode: e.errorCode, result: null });
+        continue;
+      }
+      const limit = Math.min(e.fetch.partitionMaxBytes, budget);
+      const minOneBatch = !gotData;
+      let settled = await e.read;
+      if ('result' in settled) {
+        const sameRead = limit === e.limit && (minOneBatch === e.minOneBatch || settled.result.sizeInBytes <= limit);
+        if (!sameRead) {
+          try {
+            settled = { result: await read(e.log, e.fetch, limit, minOneBatch) };
+          } catch (error) {
+            settled = { error };
+          }
+        }
+      }
+      if ('error' in settled) {
+        if (!(settled.error instanceof LogError)) throw settled.error;
+        observer?.failed(e.fetch);
+        out.push({ fetch: e.fetch, key: e.key, errorCode: logErrorCode(settled.error), result: null });
+        continue;
+      }
+      const result = settled.result;
       budget -= result.sizeInBytes;
       if (result.sizeInBytes > 0) gotData = true;
+      observer?.read(e.fetch, e.log, e.versionBefore, result);
+      out.push({ fetch: e.fetch, key: e.key, errorCode: ErrorCode.NONE, result });
     }
-    observer?.read(f, log, versionBefore, result);
-    out.push({ fetch: f, key, errorCode: ErrorCode.NONE, result });
   }
   return out;
 }

@@ -1,4 +1,5 @@
 /** Fetch in-process, over fakes of the node, topics, partitions, fetch sessions and metrics services. */
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import { createFetchRequest, createFetchRequestFetchPartition, createFetchRequestFetchTopic, type FetchResponse } from '../../../protocol/messages/001-fetch.gen.js';
@@ -208,5 +209,78 @@ describe('Fetch in a session (KIP-227)', () => {
     const before = [...readsOf];
     await fetch.handle(req, sessionCtx());
     expect(readsOf.map((n, i) => n - before[i]!)).toEqual([1, 1, 1]);
+  });
+});
+
+describe('Fetch byte limits over many partitions', () => {
+  // Kafka's rules (ReplicaManager.readFromLocalLog), one partition after another: each may take the smaller of
+  // its partitionMaxBytes and what the fetch's maxBytes has left, in whole batches; only the first partition with
+  // data may exceed that with one whole batch (KIP-74). The handler reads the partitions at once; its answer must
+  // be the one these rules give in order.
+  function expected(batchSizes: number[][], partitionMaxBytes: number[], maxBytes: number): number[] {
+    let budget = maxBytes;
+    let gotData = false;
+    return batchSizes.map((sizes, p) => {
+      const limit = Math.min(partitionMaxBytes[p]!, budget);
+      let taken = 0;
+      for (const s of sizes) {
+        if (taken + s <= limit || (taken === 0 && !gotData)) taken += s;
+        else break;
+      }
+      budget -= taken;
+      if (taken > 0) gotData = true;
+      return taken;
+    });
+  }
+
+  it('answers each partition what reading them in order would', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 4 }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 8, maxLength: 8 }),
+        fc.integer({ min: 0, max: 6000 }),
+        async (recordCounts, partitionMaxBytes, maxBytes) => {
+          const local = new FakeTopicsAndPartitions();
+          try {
+            await local.addTopic(topicRecord('many', recordCounts.length));
+            const sizes: number[][] = [];
+            for (const [p, counts] of recordCounts.entries()) {
+              const log = local.partitionService.get('many', p)!.log;
+              sizes.push([]);
+              for (const n of counts) {
+                const batch = buildBatch(n, { valueBytes: 50 });
+                await log.append(batch);
+                sizes[p]!.push(batch.length);
+              }
+            }
+            const req = createFetchRequest({
+              isolationLevel: 0,
+              maxWaitMs: 0,
+              minBytes: 0,
+              maxBytes,
+              topics: [
+                createFetchRequestFetchTopic({
+                  topic: 'many',
+                  partitions: recordCounts.map((_, p) => createFetchRequestFetchPartition({ partition: p, fetchOffset: 0n, partitionMaxBytes: partitionMaxBytes[p]! })),
+                }),
+              ],
+            });
+            const res = await fetch.handle(
+              req,
+              requestContext(
+                { node: fakeNode(), topics: local.topicService, cluster: fakeCluster(), partitions: local.partitionService, fetchSessions: new FetchSessionCache(10), metrics: new RecordingMetrics() },
+                { apiVersion: 12 },
+              ),
+            );
+            if (res === NO_RESPONSE) throw new Error('no response');
+            const got = res.responses[0]!.partitions.map((p) => Buffer.concat(([] as Buffer[]).concat((p.records as Buffer | Buffer[] | null) ?? [])).length);
+            expect(got).toEqual(expected(sizes, partitionMaxBytes, maxBytes));
+          } finally {
+            local.close();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });
