@@ -268,14 +268,16 @@ async function readDirect(d, m, bufs, counts) {
 }
 let reading = 0;
 const waiting = [];
+// A request that finds CONCURRENT reading waits; one that finishes hands its place to the first waiting.
 async function readDirectWhenFree(d, m, bufs, counts) {
-  if (reading >= CONCURRENT) await new Promise((resolve) => waiting.push(resolve));
-  reading++;
+  if (reading < CONCURRENT) reading++;
+  else await new Promise((resolve) => waiting.push(resolve));
   try {
     return await readDirect(d, m, bufs, counts);
   } finally {
-    reading--;
-    waiting.shift()?.();
+    const next = waiting.shift();
+    if (next) next();
+    else reading--;
   }
 }
 function fail(m, i, code, message, position) {
