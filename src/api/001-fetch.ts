@@ -92,7 +92,10 @@ interface ReadObserver {
   failed(f: FetchPartition): void;
 }
 
-/** A partition of a read group: answered already (an error, or nothing to read), or its read in flight. */
+/** How a partition's read ended. */
+type ReadOutcome = { readonly result: ReadResult } | { readonly error: unknown };
+
+/** A partition of a read group: answered already (an error), or read (in flight, or at once when caught up). */
 type GroupEntry =
   | { readonly fetch: FetchPartition; readonly key: string; readonly errorCode: number }
   | {
@@ -103,7 +106,7 @@ type GroupEntry =
       /** The byte limit and KIP-74 flag the read was made with. */
       readonly limit: number;
       readonly minOneBatch: boolean;
-      readonly read: Promise<{ result: ReadResult } | { error: unknown }>;
+      readonly outcome: ReadOutcome | Promise<ReadOutcome>;
     };
 
 /**
@@ -130,11 +133,20 @@ async function readAll(
   let budget = maxBytes;
   let gotData = false;
   const out: PartitionRead[] = [];
-  const read = (log: PartitionLog, f: FetchPartition, limit: number, minOneBatch: boolean): Promise<ReadResult> | ReadResult => {
-    if (limit <= 0 && !minOneBatch) return emptyRead(log);
-    const offset = Number(f.fetchOffset);
-    // Most partitions of a large fetch are caught up: their answer needs no read and no promise.
-    return log.readAtEnd(offset, isolation) ?? log.read(offset, { maxBytes: Math.max(limit, 0), isolation, minOneBatch });
+  const read = (log: PartitionLog, f: FetchPartition, limit: number, minOneBatch: boolean): ReadOutcome | Promise<ReadOutcome> => {
+    try {
+      if (limit <= 0 && !minOneBatch) return { result: emptyRead(log) };
+      const offset = Number(f.fetchOffset);
+      // Most partitions of a large fetch are caught up: their answer needs no read and no promise.
+      const atEnd = log.readAtEnd(offset, isolation);
+      if (atEnd) return { result: atEnd };
+      return log.read(offset, { maxBytes: Math.max(limit, 0), isolation, minOneBatch }).then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+    } catch (error) {
+      return { error };
+    }
   };
   let i = 0;
   while (i < parts.length) {
@@ -168,15 +180,7 @@ async function readAll(
       reserved += Math.max(limit, 0);
       reads++;
       const versionBefore = log.stateVersion;
-      let pending: GroupEntry & { log: PartitionLog };
-      try {
-        const r = read(log, fetch, limit, minOneBatch);
-        const settled = r instanceof Promise ? r.then((result) => ({ result }), (error: unknown) => ({ error })) : Promise.resolve({ result: r });
-        pending = { fetch, key, log, versionBefore, limit, minOneBatch, read: settled };
-      } catch (error) {
-        pending = { fetch, key, log, versionBefore, limit, minOneBatch, read: Promise.resolve({ error }) };
-      }
-      group.push(pending);
+      group.push({ fetch, key, log, versionBefore, limit, minOneBatch, outcome: read(log, fetch, limit, minOneBatch) });
     }
     for (const e of group) {
       if (!('log' in e)) {
@@ -186,16 +190,10 @@ async function readAll(
       }
       const limit = Math.min(e.fetch.partitionMaxBytes, budget);
       const minOneBatch = !gotData;
-      let settled = await e.read;
+      let settled = e.outcome instanceof Promise ? await e.outcome : e.outcome;
       if ('result' in settled) {
         const sameRead = limit === e.limit && (minOneBatch === e.minOneBatch || settled.result.sizeInBytes <= limit);
-        if (!sameRead) {
-          try {
-            settled = { result: await read(e.log, e.fetch, limit, minOneBatch) };
-          } catch (error) {
-            settled = { error };
-          }
-        }
+        if (!sameRead) settled = await read(e.log, e.fetch, limit, minOneBatch);
       }
       if ('error' in settled) {
         if (!(settled.error instanceof LogError)) throw settled.error;
