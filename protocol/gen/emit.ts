@@ -15,6 +15,9 @@
 import type { FieldSpec, FieldType, MessageSpec, StructSpec } from './schema.js';
 import { Versions } from './schema.js';
 
+/** The largest decoded array allocated at its full count up front (emitArrayRead). */
+const PREALLOCATED_MAX = 4096;
+
 export interface GeneratedFile {
   /** Path relative to `protocol/`, with `/` separators. */
   path: string;
@@ -423,13 +426,16 @@ class MessageEmitter {
     const inner = this.readInto(el, elVar, flex, false, label + '[]', indent + '      ', r);
     const elementRead =
       inner.length === 1
-        ? [inner[0]!.replace(`${elVar} = `, `${a}.push(`).replace(/;$/, ');')]
-        : [`${indent}      let ${elVar}: ${elType};`, ...inner, `${indent}      ${a}.push(${elVar});`];
+        ? [inner[0]!.replace(`${elVar} = `, `${a}[i] = `)]
+        : [`${indent}      let ${elVar}: ${elType};`, ...inner, `${indent}      ${a}[i] = ${elVar};`];
+    // Sized to the count, which the reader has checked against the bytes left: an array grown from [] keeps 17
+    // slots for its first element, and a request of 30,000 transactions of one topic and three partitions held
+    // 6 MiB of empty slots. Above PREALLOCATED_MAX V8 would make `new Array(n)` a dictionary; it grows instead.
     return [
       `${indent}{`,
       ...lenLines.map((l) => '  ' + l),
       ...nullCheck.map((l) => '  ' + l),
-      `${indent}    const ${a}: ${elType}[] = [];`,
+      `${indent}    const ${a}: ${elType}[] = ${n} <= ${PREALLOCATED_MAX} ? new Array<${elType}>(${n}) : [];`,
       `${indent}    for (let i = 0; i < ${n} && ${r}.ok; i++) {`,
       ...elementRead,
       `${indent}    }`,

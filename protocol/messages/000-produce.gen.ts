@@ -174,9 +174,9 @@ function readProduceRequest(r: Reader, v: number): ProduceRequest {
       r.fail('non-nullable field ProduceRequest.TopicData was serialized as null');
       f_topicData = [];
     } else {
-      const a2: ProduceRequestTopicProduceData[] = [];
+      const a2: ProduceRequestTopicProduceData[] = n2 <= 4096 ? new Array<ProduceRequestTopicProduceData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readProduceRequestTopicProduceData(r, v));
+        a2[i] = readProduceRequestTopicProduceData(r, v);
       }
       f_topicData = a2;
     }
@@ -217,9 +217,9 @@ function readProduceRequestTopicProduceData(r: Reader, v: number): ProduceReques
       r.fail('non-nullable field ProduceRequest.PartitionData was serialized as null');
       f_partitionData = [];
     } else {
-      const a2: ProduceRequestPartitionProduceData[] = [];
+      const a2: ProduceRequestPartitionProduceData[] = n2 <= 4096 ? new Array<ProduceRequestPartitionProduceData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readProduceRequestPartitionProduceData(r, v));
+        a2[i] = readProduceRequestPartitionProduceData(r, v);
       }
       f_partitionData = a2;
     }
@@ -574,9 +574,9 @@ function readProduceResponse(r: Reader, v: number): ProduceResponse {
       r.fail('non-nullable field ProduceResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: ProduceResponseTopicProduceResponse[] = [];
+      const a2: ProduceResponseTopicProduceResponse[] = n2 <= 4096 ? new Array<ProduceResponseTopicProduceResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readProduceResponseTopicProduceResponse(r, v));
+        a2[i] = readProduceResponseTopicProduceResponse(r, v);
       }
       f_responses = a2;
     }
@@ -605,9 +605,9 @@ function readProduceResponse(r: Reader, v: number): ProduceResponse {
                   t.fail('non-nullable field ProduceResponse.NodeEndpoints was serialized as null');
                   f_nodeEndpoints = [];
                 } else {
-                  const a10: ProduceResponseNodeEndpoint[] = [];
+                  const a10: ProduceResponseNodeEndpoint[] = n10 <= 4096 ? new Array<ProduceResponseNodeEndpoint>(n10) : [];
                   for (let i = 0; i < n10 && t.ok; i++) {
-                    a10.push(readProduceResponseNodeEndpoint(t, v));
+                    a10[i] = readProduceResponseNodeEndpoint(t, v);
                   }
                   f_nodeEndpoints = a10;
                 }
@@ -648,9 +648,9 @@ function readProduceResponseTopicProduceResponse(r: Reader, v: number): ProduceR
       r.fail('non-nullable field ProduceResponse.PartitionResponses was serialized as null');
       f_partitionResponses = [];
     } else {
-      const a2: ProduceResponsePartitionProduceResponse[] = [];
+      const a2: ProduceResponsePartitionProduceResponse[] = n2 <= 4096 ? new Array<ProduceResponsePartitionProduceResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readProduceResponsePartitionProduceResponse(r, v));
+        a2[i] = readProduceResponsePartitionProduceResponse(r, v);
       }
       f_partitionResponses = a2;
     }
@@ -691,9 +691,9 @@ function readProduceResponsePartitionProduceResponse(r: Reader, v: number): Prod
         r.fail('non-nullable field ProduceResponse.RecordErrors was serialized as null');
         f_recordErrors = [];
       } else {
-        const a2: ProduceResponseBatchIndexAndErrorMessage[] = [];
+        const a2: ProduceResponseBatchIndexAndErrorMessage[] = n2 <= 4096 ? new Array<ProduceResponseBatchIndexAndErrorMessage>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readProduceResponseBatchIndexAndErrorMessage(r, v));
+          a2[i] = readProduceResponseBatchIndexAndErrorMessage(r, v);
         }
         f_recordErrors = a2;
       }

@@ -406,9 +406,9 @@ function readFetchRequest(r: Reader, v: number): FetchRequest {
       r.fail('non-nullable field FetchRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: FetchRequestFetchTopic[] = [];
+      const a2: FetchRequestFetchTopic[] = n2 <= 4096 ? new Array<FetchRequestFetchTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchRequestFetchTopic(r, v));
+        a2[i] = readFetchRequestFetchTopic(r, v);
       }
       f_topics = a2;
     }
@@ -421,9 +421,9 @@ function readFetchRequest(r: Reader, v: number): FetchRequest {
         r.fail('non-nullable field FetchRequest.ForgottenTopicsData was serialized as null');
         f_forgottenTopicsData = [];
       } else {
-        const a2: FetchRequestForgottenTopic[] = [];
+        const a2: FetchRequestForgottenTopic[] = n2 <= 4096 ? new Array<FetchRequestForgottenTopic>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readFetchRequestForgottenTopic(r, v));
+          a2[i] = readFetchRequestForgottenTopic(r, v);
         }
         f_forgottenTopicsData = a2;
       }
@@ -512,9 +512,9 @@ function readFetchRequestFetchTopic(r: Reader, v: number): FetchRequestFetchTopi
       r.fail('non-nullable field FetchRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: FetchRequestFetchPartition[] = [];
+      const a2: FetchRequestFetchPartition[] = n2 <= 4096 ? new Array<FetchRequestFetchPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchRequestFetchPartition(r, v));
+        a2[i] = readFetchRequestFetchPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -613,9 +613,9 @@ function readFetchRequestForgottenTopic(r: Reader, v: number): FetchRequestForgo
       r.fail('non-nullable field FetchRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -1072,9 +1072,9 @@ function readFetchResponse(r: Reader, v: number): FetchResponse {
       r.fail('non-nullable field FetchResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: FetchResponseFetchableTopicResponse[] = [];
+      const a2: FetchResponseFetchableTopicResponse[] = n2 <= 4096 ? new Array<FetchResponseFetchableTopicResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchResponseFetchableTopicResponse(r, v));
+        a2[i] = readFetchResponseFetchableTopicResponse(r, v);
       }
       f_responses = a2;
     }
@@ -1097,9 +1097,9 @@ function readFetchResponse(r: Reader, v: number): FetchResponse {
                   t.fail('non-nullable field FetchResponse.NodeEndpoints was serialized as null');
                   f_nodeEndpoints = [];
                 } else {
-                  const a10: FetchResponseNodeEndpoint[] = [];
+                  const a10: FetchResponseNodeEndpoint[] = n10 <= 4096 ? new Array<FetchResponseNodeEndpoint>(n10) : [];
                   for (let i = 0; i < n10 && t.ok; i++) {
-                    a10.push(readFetchResponseNodeEndpoint(t, v));
+                    a10[i] = readFetchResponseNodeEndpoint(t, v);
                   }
                   f_nodeEndpoints = a10;
                 }
@@ -1140,9 +1140,9 @@ function readFetchResponseFetchableTopicResponse(r: Reader, v: number): FetchRes
       r.fail('non-nullable field FetchResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: FetchResponsePartitionData[] = [];
+      const a2: FetchResponsePartitionData[] = n2 <= 4096 ? new Array<FetchResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchResponsePartitionData(r, v));
+        a2[i] = readFetchResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -1185,9 +1185,9 @@ function readFetchResponsePartitionData(r: Reader, v: number): FetchResponsePart
       if (n2 < 0) {
         f_abortedTransactions = null;
       } else {
-        const a2: FetchResponseAbortedTransaction[] = [];
+        const a2: FetchResponseAbortedTransaction[] = n2 <= 4096 ? new Array<FetchResponseAbortedTransaction>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readFetchResponseAbortedTransaction(r, v));
+          a2[i] = readFetchResponseAbortedTransaction(r, v);
         }
         f_abortedTransactions = a2;
       }

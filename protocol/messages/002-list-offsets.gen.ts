@@ -170,9 +170,9 @@ function readListOffsetsRequest(r: Reader, v: number): ListOffsetsRequest {
       r.fail('non-nullable field ListOffsetsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ListOffsetsRequestListOffsetsTopic[] = [];
+      const a2: ListOffsetsRequestListOffsetsTopic[] = n2 <= 4096 ? new Array<ListOffsetsRequestListOffsetsTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListOffsetsRequestListOffsetsTopic(r, v));
+        a2[i] = readListOffsetsRequestListOffsetsTopic(r, v);
       }
       f_topics = a2;
     }
@@ -209,9 +209,9 @@ function readListOffsetsRequestListOffsetsTopic(r: Reader, v: number): ListOffse
       r.fail('non-nullable field ListOffsetsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ListOffsetsRequestListOffsetsPartition[] = [];
+      const a2: ListOffsetsRequestListOffsetsPartition[] = n2 <= 4096 ? new Array<ListOffsetsRequestListOffsetsPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListOffsetsRequestListOffsetsPartition(r, v));
+        a2[i] = readListOffsetsRequestListOffsetsPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -434,9 +434,9 @@ function readListOffsetsResponse(r: Reader, v: number): ListOffsetsResponse {
       r.fail('non-nullable field ListOffsetsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ListOffsetsResponseListOffsetsTopicResponse[] = [];
+      const a2: ListOffsetsResponseListOffsetsTopicResponse[] = n2 <= 4096 ? new Array<ListOffsetsResponseListOffsetsTopicResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListOffsetsResponseListOffsetsTopicResponse(r, v));
+        a2[i] = readListOffsetsResponseListOffsetsTopicResponse(r, v);
       }
       f_topics = a2;
     }
@@ -467,9 +467,9 @@ function readListOffsetsResponseListOffsetsTopicResponse(r: Reader, v: number): 
       r.fail('non-nullable field ListOffsetsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ListOffsetsResponseListOffsetsPartitionResponse[] = [];
+      const a2: ListOffsetsResponseListOffsetsPartitionResponse[] = n2 <= 4096 ? new Array<ListOffsetsResponseListOffsetsPartitionResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListOffsetsResponseListOffsetsPartitionResponse(r, v));
+        a2[i] = readListOffsetsResponseListOffsetsPartitionResponse(r, v);
       }
       f_partitions = a2;
     }
@@ -497,9 +497,9 @@ function readListOffsetsResponseListOffsetsPartitionResponse(r: Reader, v: numbe
         r.fail('non-nullable field ListOffsetsResponse.OldStyleOffsets was serialized as null');
         f_oldStyleOffsets = [];
       } else {
-        const a2: bigint[] = [];
+        const a2: bigint[] = n2 <= 4096 ? new Array<bigint>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int64());
+          a2[i] = r.int64();
         }
         f_oldStyleOffsets = a2;
       }

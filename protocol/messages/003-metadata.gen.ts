@@ -144,9 +144,9 @@ function readMetadataRequest(r: Reader, v: number): MetadataRequest {
       if (!(v >= 1)) r.fail('non-nullable field MetadataRequest.Topics was serialized as null');
       f_topics = v >= 1 ? null : [];
     } else {
-      const a2: MetadataRequestTopic[] = [];
+      const a2: MetadataRequestTopic[] = n2 <= 4096 ? new Array<MetadataRequestTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readMetadataRequestTopic(r, v));
+        a2[i] = readMetadataRequestTopic(r, v);
       }
       f_topics = a2;
     }
@@ -558,9 +558,9 @@ function readMetadataResponse(r: Reader, v: number): MetadataResponse {
       r.fail('non-nullable field MetadataResponse.Brokers was serialized as null');
       f_brokers = [];
     } else {
-      const a2: MetadataResponseBroker[] = [];
+      const a2: MetadataResponseBroker[] = n2 <= 4096 ? new Array<MetadataResponseBroker>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readMetadataResponseBroker(r, v));
+        a2[i] = readMetadataResponseBroker(r, v);
       }
       f_brokers = a2;
     }
@@ -588,9 +588,9 @@ function readMetadataResponse(r: Reader, v: number): MetadataResponse {
       r.fail('non-nullable field MetadataResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: MetadataResponseTopic[] = [];
+      const a2: MetadataResponseTopic[] = n2 <= 4096 ? new Array<MetadataResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readMetadataResponseTopic(r, v));
+        a2[i] = readMetadataResponseTopic(r, v);
       }
       f_topics = a2;
     }
@@ -685,9 +685,9 @@ function readMetadataResponseTopic(r: Reader, v: number): MetadataResponseTopic 
       r.fail('non-nullable field MetadataResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: MetadataResponsePartition[] = [];
+      const a2: MetadataResponsePartition[] = n2 <= 4096 ? new Array<MetadataResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readMetadataResponsePartition(r, v));
+        a2[i] = readMetadataResponsePartition(r, v);
       }
       f_partitions = a2;
     }
@@ -727,9 +727,9 @@ function readMetadataResponsePartition(r: Reader, v: number): MetadataResponsePa
       r.fail('non-nullable field MetadataResponse.ReplicaNodes was serialized as null');
       f_replicaNodes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_replicaNodes = a2;
     }
@@ -741,9 +741,9 @@ function readMetadataResponsePartition(r: Reader, v: number): MetadataResponsePa
       r.fail('non-nullable field MetadataResponse.IsrNodes was serialized as null');
       f_isrNodes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_isrNodes = a2;
     }
@@ -756,9 +756,9 @@ function readMetadataResponsePartition(r: Reader, v: number): MetadataResponsePa
         r.fail('non-nullable field MetadataResponse.OfflineReplicas was serialized as null');
         f_offlineReplicas = [];
       } else {
-        const a2: number[] = [];
+        const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int32());
+          a2[i] = r.int32();
         }
         f_offlineReplicas = a2;
       }

@@ -372,9 +372,9 @@ function readLeaderAndIsrRequest(r: Reader, v: number): LeaderAndIsrRequest {
         r.fail('non-nullable field LeaderAndIsrRequest.UngroupedPartitionStates was serialized as null');
         f_ungroupedPartitionStates = [];
       } else {
-        const a2: LeaderAndIsrRequestLeaderAndIsrPartitionState[] = [];
+        const a2: LeaderAndIsrRequestLeaderAndIsrPartitionState[] = n2 <= 4096 ? new Array<LeaderAndIsrRequestLeaderAndIsrPartitionState>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readLeaderAndIsrRequestLeaderAndIsrPartitionState(r, v));
+          a2[i] = readLeaderAndIsrRequestLeaderAndIsrPartitionState(r, v);
         }
         f_ungroupedPartitionStates = a2;
       }
@@ -390,9 +390,9 @@ function readLeaderAndIsrRequest(r: Reader, v: number): LeaderAndIsrRequest {
         r.fail('non-nullable field LeaderAndIsrRequest.TopicStates was serialized as null');
         f_topicStates = [];
       } else {
-        const a2: LeaderAndIsrRequestLeaderAndIsrTopicState[] = [];
+        const a2: LeaderAndIsrRequestLeaderAndIsrTopicState[] = n2 <= 4096 ? new Array<LeaderAndIsrRequestLeaderAndIsrTopicState>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readLeaderAndIsrRequestLeaderAndIsrTopicState(r, v));
+          a2[i] = readLeaderAndIsrRequestLeaderAndIsrTopicState(r, v);
         }
         f_topicStates = a2;
       }
@@ -407,9 +407,9 @@ function readLeaderAndIsrRequest(r: Reader, v: number): LeaderAndIsrRequest {
       r.fail('non-nullable field LeaderAndIsrRequest.LiveLeaders was serialized as null');
       f_liveLeaders = [];
     } else {
-      const a2: LeaderAndIsrRequestLeaderAndIsrLiveLeader[] = [];
+      const a2: LeaderAndIsrRequestLeaderAndIsrLiveLeader[] = n2 <= 4096 ? new Array<LeaderAndIsrRequestLeaderAndIsrLiveLeader>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readLeaderAndIsrRequestLeaderAndIsrLiveLeader(r, v));
+        a2[i] = readLeaderAndIsrRequestLeaderAndIsrLiveLeader(r, v);
       }
       f_liveLeaders = a2;
     }
@@ -446,9 +446,9 @@ function readLeaderAndIsrRequestLeaderAndIsrTopicState(r: Reader, v: number): Le
       r.fail('non-nullable field LeaderAndIsrRequest.PartitionStates was serialized as null');
       f_partitionStates = [];
     } else {
-      const a2: LeaderAndIsrRequestLeaderAndIsrPartitionState[] = [];
+      const a2: LeaderAndIsrRequestLeaderAndIsrPartitionState[] = n2 <= 4096 ? new Array<LeaderAndIsrRequestLeaderAndIsrPartitionState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readLeaderAndIsrRequestLeaderAndIsrPartitionState(r, v));
+        a2[i] = readLeaderAndIsrRequestLeaderAndIsrPartitionState(r, v);
       }
       f_partitionStates = a2;
     }
@@ -504,9 +504,9 @@ function readLeaderAndIsrRequestLeaderAndIsrPartitionState(r: Reader, v: number)
       r.fail('non-nullable field LeaderAndIsrRequest.Isr was serialized as null');
       f_isr = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_isr = a2;
     }
@@ -519,9 +519,9 @@ function readLeaderAndIsrRequestLeaderAndIsrPartitionState(r: Reader, v: number)
       r.fail('non-nullable field LeaderAndIsrRequest.Replicas was serialized as null');
       f_replicas = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_replicas = a2;
     }
@@ -534,9 +534,9 @@ function readLeaderAndIsrRequestLeaderAndIsrPartitionState(r: Reader, v: number)
         r.fail('non-nullable field LeaderAndIsrRequest.AddingReplicas was serialized as null');
         f_addingReplicas = [];
       } else {
-        const a2: number[] = [];
+        const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int32());
+          a2[i] = r.int32();
         }
         f_addingReplicas = a2;
       }
@@ -552,9 +552,9 @@ function readLeaderAndIsrRequestLeaderAndIsrPartitionState(r: Reader, v: number)
         r.fail('non-nullable field LeaderAndIsrRequest.RemovingReplicas was serialized as null');
         f_removingReplicas = [];
       } else {
-        const a2: number[] = [];
+        const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int32());
+          a2[i] = r.int32();
         }
         f_removingReplicas = a2;
       }
@@ -732,9 +732,9 @@ function readLeaderAndIsrResponse(r: Reader, v: number): LeaderAndIsrResponse {
         r.fail('non-nullable field LeaderAndIsrResponse.PartitionErrors was serialized as null');
         f_partitionErrors = [];
       } else {
-        const a2: LeaderAndIsrResponseLeaderAndIsrPartitionError[] = [];
+        const a2: LeaderAndIsrResponseLeaderAndIsrPartitionError[] = n2 <= 4096 ? new Array<LeaderAndIsrResponseLeaderAndIsrPartitionError>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readLeaderAndIsrResponseLeaderAndIsrPartitionError(r, v));
+          a2[i] = readLeaderAndIsrResponseLeaderAndIsrPartitionError(r, v);
         }
         f_partitionErrors = a2;
       }
@@ -750,9 +750,9 @@ function readLeaderAndIsrResponse(r: Reader, v: number): LeaderAndIsrResponse {
         r.fail('non-nullable field LeaderAndIsrResponse.Topics was serialized as null');
         f_topics = [];
       } else {
-        const a2: LeaderAndIsrResponseLeaderAndIsrTopicError[] = [];
+        const a2: LeaderAndIsrResponseLeaderAndIsrTopicError[] = n2 <= 4096 ? new Array<LeaderAndIsrResponseLeaderAndIsrTopicError>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readLeaderAndIsrResponseLeaderAndIsrTopicError(r, v));
+          a2[i] = readLeaderAndIsrResponseLeaderAndIsrTopicError(r, v);
         }
         f_topics = a2;
       }
@@ -781,9 +781,9 @@ function readLeaderAndIsrResponseLeaderAndIsrTopicError(r: Reader, v: number): L
       r.fail('non-nullable field LeaderAndIsrResponse.PartitionErrors was serialized as null');
       f_partitionErrors = [];
     } else {
-      const a2: LeaderAndIsrResponseLeaderAndIsrPartitionError[] = [];
+      const a2: LeaderAndIsrResponseLeaderAndIsrPartitionError[] = n2 <= 4096 ? new Array<LeaderAndIsrResponseLeaderAndIsrPartitionError>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readLeaderAndIsrResponseLeaderAndIsrPartitionError(r, v));
+        a2[i] = readLeaderAndIsrResponseLeaderAndIsrPartitionError(r, v);
       }
       f_partitionErrors = a2;
     }

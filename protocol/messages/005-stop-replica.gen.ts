@@ -268,9 +268,9 @@ function readStopReplicaRequest(r: Reader, v: number): StopReplicaRequest {
         r.fail('non-nullable field StopReplicaRequest.UngroupedPartitions was serialized as null');
         f_ungroupedPartitions = [];
       } else {
-        const a2: StopReplicaRequestStopReplicaPartitionV0[] = [];
+        const a2: StopReplicaRequestStopReplicaPartitionV0[] = n2 <= 4096 ? new Array<StopReplicaRequestStopReplicaPartitionV0>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readStopReplicaRequestStopReplicaPartitionV0(r, v));
+          a2[i] = readStopReplicaRequestStopReplicaPartitionV0(r, v);
         }
         f_ungroupedPartitions = a2;
       }
@@ -286,9 +286,9 @@ function readStopReplicaRequest(r: Reader, v: number): StopReplicaRequest {
         r.fail('non-nullable field StopReplicaRequest.Topics was serialized as null');
         f_topics = [];
       } else {
-        const a2: StopReplicaRequestStopReplicaTopicV1[] = [];
+        const a2: StopReplicaRequestStopReplicaTopicV1[] = n2 <= 4096 ? new Array<StopReplicaRequestStopReplicaTopicV1>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readStopReplicaRequestStopReplicaTopicV1(r, v));
+          a2[i] = readStopReplicaRequestStopReplicaTopicV1(r, v);
         }
         f_topics = a2;
       }
@@ -304,9 +304,9 @@ function readStopReplicaRequest(r: Reader, v: number): StopReplicaRequest {
         r.fail('non-nullable field StopReplicaRequest.TopicStates was serialized as null');
         f_topicStates = [];
       } else {
-        const a2: StopReplicaRequestStopReplicaTopicState[] = [];
+        const a2: StopReplicaRequestStopReplicaTopicState[] = n2 <= 4096 ? new Array<StopReplicaRequestStopReplicaTopicState>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readStopReplicaRequestStopReplicaTopicState(r, v));
+          a2[i] = readStopReplicaRequestStopReplicaTopicState(r, v);
         }
         f_topicStates = a2;
       }
@@ -347,9 +347,9 @@ function readStopReplicaRequestStopReplicaTopicV1(r: Reader, v: number): StopRep
       r.fail('non-nullable field StopReplicaRequest.PartitionIndexes was serialized as null');
       f_partitionIndexes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitionIndexes = a2;
     }
@@ -375,9 +375,9 @@ function readStopReplicaRequestStopReplicaTopicState(r: Reader, v: number): Stop
       r.fail('non-nullable field StopReplicaRequest.PartitionStates was serialized as null');
       f_partitionStates = [];
     } else {
-      const a2: StopReplicaRequestStopReplicaPartitionState[] = [];
+      const a2: StopReplicaRequestStopReplicaPartitionState[] = n2 <= 4096 ? new Array<StopReplicaRequestStopReplicaPartitionState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStopReplicaRequestStopReplicaPartitionState(r, v));
+        a2[i] = readStopReplicaRequestStopReplicaPartitionState(r, v);
       }
       f_partitionStates = a2;
     }
@@ -503,9 +503,9 @@ function readStopReplicaResponse(r: Reader, v: number): StopReplicaResponse {
       r.fail('non-nullable field StopReplicaResponse.PartitionErrors was serialized as null');
       f_partitionErrors = [];
     } else {
-      const a2: StopReplicaResponseStopReplicaPartitionError[] = [];
+      const a2: StopReplicaResponseStopReplicaPartitionError[] = n2 <= 4096 ? new Array<StopReplicaResponseStopReplicaPartitionError>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStopReplicaResponseStopReplicaPartitionError(r, v));
+        a2[i] = readStopReplicaResponseStopReplicaPartitionError(r, v);
       }
       f_partitionErrors = a2;
     }

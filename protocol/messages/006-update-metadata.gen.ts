@@ -412,9 +412,9 @@ function readUpdateMetadataRequest(r: Reader, v: number): UpdateMetadataRequest 
         r.fail('non-nullable field UpdateMetadataRequest.UngroupedPartitionStates was serialized as null');
         f_ungroupedPartitionStates = [];
       } else {
-        const a2: UpdateMetadataRequestUpdateMetadataPartitionState[] = [];
+        const a2: UpdateMetadataRequestUpdateMetadataPartitionState[] = n2 <= 4096 ? new Array<UpdateMetadataRequestUpdateMetadataPartitionState>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readUpdateMetadataRequestUpdateMetadataPartitionState(r, v));
+          a2[i] = readUpdateMetadataRequestUpdateMetadataPartitionState(r, v);
         }
         f_ungroupedPartitionStates = a2;
       }
@@ -430,9 +430,9 @@ function readUpdateMetadataRequest(r: Reader, v: number): UpdateMetadataRequest 
         r.fail('non-nullable field UpdateMetadataRequest.TopicStates was serialized as null');
         f_topicStates = [];
       } else {
-        const a2: UpdateMetadataRequestUpdateMetadataTopicState[] = [];
+        const a2: UpdateMetadataRequestUpdateMetadataTopicState[] = n2 <= 4096 ? new Array<UpdateMetadataRequestUpdateMetadataTopicState>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readUpdateMetadataRequestUpdateMetadataTopicState(r, v));
+          a2[i] = readUpdateMetadataRequestUpdateMetadataTopicState(r, v);
         }
         f_topicStates = a2;
       }
@@ -447,9 +447,9 @@ function readUpdateMetadataRequest(r: Reader, v: number): UpdateMetadataRequest 
       r.fail('non-nullable field UpdateMetadataRequest.LiveBrokers was serialized as null');
       f_liveBrokers = [];
     } else {
-      const a2: UpdateMetadataRequestUpdateMetadataBroker[] = [];
+      const a2: UpdateMetadataRequestUpdateMetadataBroker[] = n2 <= 4096 ? new Array<UpdateMetadataRequestUpdateMetadataBroker>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readUpdateMetadataRequestUpdateMetadataBroker(r, v));
+        a2[i] = readUpdateMetadataRequestUpdateMetadataBroker(r, v);
       }
       f_liveBrokers = a2;
     }
@@ -498,9 +498,9 @@ function readUpdateMetadataRequestUpdateMetadataTopicState(r: Reader, v: number)
       r.fail('non-nullable field UpdateMetadataRequest.PartitionStates was serialized as null');
       f_partitionStates = [];
     } else {
-      const a2: UpdateMetadataRequestUpdateMetadataPartitionState[] = [];
+      const a2: UpdateMetadataRequestUpdateMetadataPartitionState[] = n2 <= 4096 ? new Array<UpdateMetadataRequestUpdateMetadataPartitionState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readUpdateMetadataRequestUpdateMetadataPartitionState(r, v));
+        a2[i] = readUpdateMetadataRequestUpdateMetadataPartitionState(r, v);
       }
       f_partitionStates = a2;
     }
@@ -539,9 +539,9 @@ function readUpdateMetadataRequestUpdateMetadataBroker(r: Reader, v: number): Up
         r.fail('non-nullable field UpdateMetadataRequest.Endpoints was serialized as null');
         f_endpoints = [];
       } else {
-        const a2: UpdateMetadataRequestUpdateMetadataEndpoint[] = [];
+        const a2: UpdateMetadataRequestUpdateMetadataEndpoint[] = n2 <= 4096 ? new Array<UpdateMetadataRequestUpdateMetadataEndpoint>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readUpdateMetadataRequestUpdateMetadataEndpoint(r, v));
+          a2[i] = readUpdateMetadataRequestUpdateMetadataEndpoint(r, v);
         }
         f_endpoints = a2;
       }
@@ -620,9 +620,9 @@ function readUpdateMetadataRequestUpdateMetadataPartitionState(r: Reader, v: num
       r.fail('non-nullable field UpdateMetadataRequest.Isr was serialized as null');
       f_isr = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_isr = a2;
     }
@@ -635,9 +635,9 @@ function readUpdateMetadataRequestUpdateMetadataPartitionState(r: Reader, v: num
       r.fail('non-nullable field UpdateMetadataRequest.Replicas was serialized as null');
       f_replicas = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_replicas = a2;
     }
@@ -650,9 +650,9 @@ function readUpdateMetadataRequestUpdateMetadataPartitionState(r: Reader, v: num
         r.fail('non-nullable field UpdateMetadataRequest.OfflineReplicas was serialized as null');
         f_offlineReplicas = [];
       } else {
-        const a2: number[] = [];
+        const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int32());
+          a2[i] = r.int32();
         }
         f_offlineReplicas = a2;
       }

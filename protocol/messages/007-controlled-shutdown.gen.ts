@@ -150,9 +150,9 @@ function readControlledShutdownResponse(r: Reader, v: number): ControlledShutdow
       r.fail('non-nullable field ControlledShutdownResponse.RemainingPartitions was serialized as null');
       f_remainingPartitions = [];
     } else {
-      const a2: ControlledShutdownResponseRemainingPartition[] = [];
+      const a2: ControlledShutdownResponseRemainingPartition[] = n2 <= 4096 ? new Array<ControlledShutdownResponseRemainingPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readControlledShutdownResponseRemainingPartition(r, v));
+        a2[i] = readControlledShutdownResponseRemainingPartition(r, v);
       }
       f_remainingPartitions = a2;
     }

@@ -250,9 +250,9 @@ function readOffsetCommitRequest(r: Reader, v: number): OffsetCommitRequest {
       r.fail('non-nullable field OffsetCommitRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: OffsetCommitRequestTopic[] = [];
+      const a2: OffsetCommitRequestTopic[] = n2 <= 4096 ? new Array<OffsetCommitRequestTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetCommitRequestTopic(r, v));
+        a2[i] = readOffsetCommitRequestTopic(r, v);
       }
       f_topics = a2;
     }
@@ -293,9 +293,9 @@ function readOffsetCommitRequestTopic(r: Reader, v: number): OffsetCommitRequest
       r.fail('non-nullable field OffsetCommitRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetCommitRequestPartition[] = [];
+      const a2: OffsetCommitRequestPartition[] = n2 <= 4096 ? new Array<OffsetCommitRequestPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetCommitRequestPartition(r, v));
+        a2[i] = readOffsetCommitRequestPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -491,9 +491,9 @@ function readOffsetCommitResponse(r: Reader, v: number): OffsetCommitResponse {
       r.fail('non-nullable field OffsetCommitResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: OffsetCommitResponseTopic[] = [];
+      const a2: OffsetCommitResponseTopic[] = n2 <= 4096 ? new Array<OffsetCommitResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetCommitResponseTopic(r, v));
+        a2[i] = readOffsetCommitResponseTopic(r, v);
       }
       f_topics = a2;
     }
@@ -534,9 +534,9 @@ function readOffsetCommitResponseTopic(r: Reader, v: number): OffsetCommitRespon
       r.fail('non-nullable field OffsetCommitResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetCommitResponsePartition[] = [];
+      const a2: OffsetCommitResponsePartition[] = n2 <= 4096 ? new Array<OffsetCommitResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetCommitResponsePartition(r, v));
+        a2[i] = readOffsetCommitResponsePartition(r, v);
       }
       f_partitions = a2;
     }

@@ -256,9 +256,9 @@ function readOffsetFetchRequest(r: Reader, v: number): OffsetFetchRequest {
         if (!(v >= 2)) r.fail('non-nullable field OffsetFetchRequest.Topics was serialized as null');
         f_topics = v >= 2 ? null : [];
       } else {
-        const a2: OffsetFetchRequestTopic[] = [];
+        const a2: OffsetFetchRequestTopic[] = n2 <= 4096 ? new Array<OffsetFetchRequestTopic>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readOffsetFetchRequestTopic(r, v));
+          a2[i] = readOffsetFetchRequestTopic(r, v);
         }
         f_topics = a2;
       }
@@ -274,9 +274,9 @@ function readOffsetFetchRequest(r: Reader, v: number): OffsetFetchRequest {
         r.fail('non-nullable field OffsetFetchRequest.Groups was serialized as null');
         f_groups = [];
       } else {
-        const a2: OffsetFetchRequestGroup[] = [];
+        const a2: OffsetFetchRequestGroup[] = n2 <= 4096 ? new Array<OffsetFetchRequestGroup>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readOffsetFetchRequestGroup(r, v));
+          a2[i] = readOffsetFetchRequestGroup(r, v);
         }
         f_groups = a2;
       }
@@ -316,9 +316,9 @@ function readOffsetFetchRequestTopic(r: Reader, v: number): OffsetFetchRequestTo
       r.fail('non-nullable field OffsetFetchRequest.PartitionIndexes was serialized as null');
       f_partitionIndexes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitionIndexes = a2;
     }
@@ -355,9 +355,9 @@ function readOffsetFetchRequestGroup(r: Reader, v: number): OffsetFetchRequestGr
     if (n2 < 0) {
       f_topics = null;
     } else {
-      const a2: OffsetFetchRequestTopics[] = [];
+      const a2: OffsetFetchRequestTopics[] = n2 <= 4096 ? new Array<OffsetFetchRequestTopics>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetFetchRequestTopics(r, v));
+        a2[i] = readOffsetFetchRequestTopics(r, v);
       }
       f_topics = a2;
     }
@@ -392,9 +392,9 @@ function readOffsetFetchRequestTopics(r: Reader, v: number): OffsetFetchRequestT
       r.fail('non-nullable field OffsetFetchRequest.PartitionIndexes was serialized as null');
       f_partitionIndexes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitionIndexes = a2;
     }
@@ -713,9 +713,9 @@ function readOffsetFetchResponse(r: Reader, v: number): OffsetFetchResponse {
         r.fail('non-nullable field OffsetFetchResponse.Topics was serialized as null');
         f_topics = [];
       } else {
-        const a2: OffsetFetchResponseTopic[] = [];
+        const a2: OffsetFetchResponseTopic[] = n2 <= 4096 ? new Array<OffsetFetchResponseTopic>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readOffsetFetchResponseTopic(r, v));
+          a2[i] = readOffsetFetchResponseTopic(r, v);
         }
         f_topics = a2;
       }
@@ -737,9 +737,9 @@ function readOffsetFetchResponse(r: Reader, v: number): OffsetFetchResponse {
         r.fail('non-nullable field OffsetFetchResponse.Groups was serialized as null');
         f_groups = [];
       } else {
-        const a2: OffsetFetchResponseGroup[] = [];
+        const a2: OffsetFetchResponseGroup[] = n2 <= 4096 ? new Array<OffsetFetchResponseGroup>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readOffsetFetchResponseGroup(r, v));
+          a2[i] = readOffsetFetchResponseGroup(r, v);
         }
         f_groups = a2;
       }
@@ -773,9 +773,9 @@ function readOffsetFetchResponseTopic(r: Reader, v: number): OffsetFetchResponse
       r.fail('non-nullable field OffsetFetchResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetFetchResponsePartition[] = [];
+      const a2: OffsetFetchResponsePartition[] = n2 <= 4096 ? new Array<OffsetFetchResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetFetchResponsePartition(r, v));
+        a2[i] = readOffsetFetchResponsePartition(r, v);
       }
       f_partitions = a2;
     }
@@ -829,9 +829,9 @@ function readOffsetFetchResponseGroup(r: Reader, v: number): OffsetFetchResponse
       r.fail('non-nullable field OffsetFetchResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: OffsetFetchResponseTopics[] = [];
+      const a2: OffsetFetchResponseTopics[] = n2 <= 4096 ? new Array<OffsetFetchResponseTopics>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetFetchResponseTopics(r, v));
+        a2[i] = readOffsetFetchResponseTopics(r, v);
       }
       f_topics = a2;
     }
@@ -867,9 +867,9 @@ function readOffsetFetchResponseTopics(r: Reader, v: number): OffsetFetchRespons
       r.fail('non-nullable field OffsetFetchResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetFetchResponsePartitions[] = [];
+      const a2: OffsetFetchResponsePartitions[] = n2 <= 4096 ? new Array<OffsetFetchResponsePartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetFetchResponsePartitions(r, v));
+        a2[i] = readOffsetFetchResponsePartitions(r, v);
       }
       f_partitions = a2;
     }

@@ -87,9 +87,9 @@ function readFindCoordinatorRequest(r: Reader, v: number): FindCoordinatorReques
         r.fail('non-nullable field FindCoordinatorRequest.CoordinatorKeys was serialized as null');
         f_coordinatorKeys = [];
       } else {
-        const a2: string[] = [];
+        const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.compactString());
+          a2[i] = r.compactString();
         }
         f_coordinatorKeys = a2;
       }
@@ -317,9 +317,9 @@ function readFindCoordinatorResponse(r: Reader, v: number): FindCoordinatorRespo
         r.fail('non-nullable field FindCoordinatorResponse.Coordinators was serialized as null');
         f_coordinators = [];
       } else {
-        const a2: FindCoordinatorResponseCoordinator[] = [];
+        const a2: FindCoordinatorResponseCoordinator[] = n2 <= 4096 ? new Array<FindCoordinatorResponseCoordinator>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readFindCoordinatorResponseCoordinator(r, v));
+          a2[i] = readFindCoordinatorResponseCoordinator(r, v);
         }
         f_coordinators = a2;
       }

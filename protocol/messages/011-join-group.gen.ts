@@ -188,9 +188,9 @@ function readJoinGroupRequest(r: Reader, v: number): JoinGroupRequest {
       r.fail('non-nullable field JoinGroupRequest.Protocols was serialized as null');
       f_protocols = [];
     } else {
-      const a2: JoinGroupRequestProtocol[] = [];
+      const a2: JoinGroupRequestProtocol[] = n2 <= 4096 ? new Array<JoinGroupRequestProtocol>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readJoinGroupRequestProtocol(r, v));
+        a2[i] = readJoinGroupRequestProtocol(r, v);
       }
       f_protocols = a2;
     }
@@ -460,9 +460,9 @@ function readJoinGroupResponse(r: Reader, v: number): JoinGroupResponse {
       r.fail('non-nullable field JoinGroupResponse.Members was serialized as null');
       f_members = [];
     } else {
-      const a2: JoinGroupResponseMember[] = [];
+      const a2: JoinGroupResponseMember[] = n2 <= 4096 ? new Array<JoinGroupResponseMember>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readJoinGroupResponseMember(r, v));
+        a2[i] = readJoinGroupResponseMember(r, v);
       }
       f_members = a2;
     }

@@ -130,9 +130,9 @@ function readLeaveGroupRequest(r: Reader, v: number): LeaveGroupRequest {
         r.fail('non-nullable field LeaveGroupRequest.Members was serialized as null');
         f_members = [];
       } else {
-        const a2: LeaveGroupRequestMemberIdentity[] = [];
+        const a2: LeaveGroupRequestMemberIdentity[] = n2 <= 4096 ? new Array<LeaveGroupRequestMemberIdentity>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readLeaveGroupRequestMemberIdentity(r, v));
+          a2[i] = readLeaveGroupRequestMemberIdentity(r, v);
         }
         f_members = a2;
       }
@@ -303,9 +303,9 @@ function readLeaveGroupResponse(r: Reader, v: number): LeaveGroupResponse {
         r.fail('non-nullable field LeaveGroupResponse.Members was serialized as null');
         f_members = [];
       } else {
-        const a2: LeaveGroupResponseMemberResponse[] = [];
+        const a2: LeaveGroupResponseMemberResponse[] = n2 <= 4096 ? new Array<LeaveGroupResponseMemberResponse>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readLeaveGroupResponseMemberResponse(r, v));
+          a2[i] = readLeaveGroupResponseMemberResponse(r, v);
         }
         f_members = a2;
       }

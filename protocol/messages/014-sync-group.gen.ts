@@ -178,9 +178,9 @@ function readSyncGroupRequest(r: Reader, v: number): SyncGroupRequest {
       r.fail('non-nullable field SyncGroupRequest.Assignments was serialized as null');
       f_assignments = [];
     } else {
-      const a2: SyncGroupRequestAssignment[] = [];
+      const a2: SyncGroupRequestAssignment[] = n2 <= 4096 ? new Array<SyncGroupRequestAssignment>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readSyncGroupRequestAssignment(r, v));
+        a2[i] = readSyncGroupRequestAssignment(r, v);
       }
       f_assignments = a2;
     }

@@ -69,7 +69,7 @@ function readDescribeGroupsRequest(r: Reader, v: number): DescribeGroupsRequest 
       r.fail('non-nullable field DescribeGroupsRequest.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
         let e2: string;
         if (v >= 5) {
@@ -77,7 +77,7 @@ function readDescribeGroupsRequest(r: Reader, v: number): DescribeGroupsRequest 
         } else {
           e2 = r.string();
         }
-        a2.push(e2);
+        a2[i] = e2;
       }
       f_groups = a2;
     }
@@ -342,9 +342,9 @@ function readDescribeGroupsResponse(r: Reader, v: number): DescribeGroupsRespons
       r.fail('non-nullable field DescribeGroupsResponse.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: DescribeGroupsResponseDescribedGroup[] = [];
+      const a2: DescribeGroupsResponseDescribedGroup[] = n2 <= 4096 ? new Array<DescribeGroupsResponseDescribedGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeGroupsResponseDescribedGroup(r, v));
+        a2[i] = readDescribeGroupsResponseDescribedGroup(r, v);
       }
       f_groups = a2;
     }
@@ -400,9 +400,9 @@ function readDescribeGroupsResponseDescribedGroup(r: Reader, v: number): Describ
       r.fail('non-nullable field DescribeGroupsResponse.Members was serialized as null');
       f_members = [];
     } else {
-      const a2: DescribeGroupsResponseDescribedGroupMember[] = [];
+      const a2: DescribeGroupsResponseDescribedGroupMember[] = n2 <= 4096 ? new Array<DescribeGroupsResponseDescribedGroupMember>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeGroupsResponseDescribedGroupMember(r, v));
+        a2[i] = readDescribeGroupsResponseDescribedGroupMember(r, v);
       }
       f_members = a2;
     }

@@ -60,9 +60,9 @@ function readListGroupsRequest(r: Reader, v: number): ListGroupsRequest {
         r.fail('non-nullable field ListGroupsRequest.StatesFilter was serialized as null');
         f_statesFilter = [];
       } else {
-        const a2: string[] = [];
+        const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.compactString());
+          a2[i] = r.compactString();
         }
         f_statesFilter = a2;
       }
@@ -78,9 +78,9 @@ function readListGroupsRequest(r: Reader, v: number): ListGroupsRequest {
         r.fail('non-nullable field ListGroupsRequest.TypesFilter was serialized as null');
         f_typesFilter = [];
       } else {
-        const a2: string[] = [];
+        const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.compactString());
+          a2[i] = r.compactString();
         }
         f_typesFilter = a2;
       }
@@ -225,9 +225,9 @@ function readListGroupsResponse(r: Reader, v: number): ListGroupsResponse {
       r.fail('non-nullable field ListGroupsResponse.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: ListGroupsResponseListedGroup[] = [];
+      const a2: ListGroupsResponseListedGroup[] = n2 <= 4096 ? new Array<ListGroupsResponseListedGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListGroupsResponseListedGroup(r, v));
+        a2[i] = readListGroupsResponseListedGroup(r, v);
       }
       f_groups = a2;
     }

@@ -83,9 +83,9 @@ function readSaslHandshakeResponse(r: Reader, v: number): SaslHandshakeResponse 
       r.fail('non-nullable field SaslHandshakeResponse.Mechanisms was serialized as null');
       f_mechanisms = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.string());
+        a2[i] = r.string();
       }
       f_mechanisms = a2;
     }

@@ -306,9 +306,9 @@ function readApiVersionsResponse(r: Reader, v: number): ApiVersionsResponse {
       r.fail('non-nullable field ApiVersionsResponse.ApiKeys was serialized as null');
       f_apiKeys = [];
     } else {
-      const a2: ApiVersionsResponseApiVersion[] = [];
+      const a2: ApiVersionsResponseApiVersion[] = n2 <= 4096 ? new Array<ApiVersionsResponseApiVersion>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readApiVersionsResponseApiVersion(r, v));
+        a2[i] = readApiVersionsResponseApiVersion(r, v);
       }
       f_apiKeys = a2;
     }
@@ -340,9 +340,9 @@ function readApiVersionsResponse(r: Reader, v: number): ApiVersionsResponse {
                   t.fail('non-nullable field ApiVersionsResponse.SupportedFeatures was serialized as null');
                   f_supportedFeatures = [];
                 } else {
-                  const a10: ApiVersionsResponseSupportedFeatureKey[] = [];
+                  const a10: ApiVersionsResponseSupportedFeatureKey[] = n10 <= 4096 ? new Array<ApiVersionsResponseSupportedFeatureKey>(n10) : [];
                   for (let i = 0; i < n10 && t.ok; i++) {
-                    a10.push(readApiVersionsResponseSupportedFeatureKey(t, v));
+                    a10[i] = readApiVersionsResponseSupportedFeatureKey(t, v);
                   }
                   f_supportedFeatures = a10;
                 }
@@ -372,9 +372,9 @@ function readApiVersionsResponse(r: Reader, v: number): ApiVersionsResponse {
                   t.fail('non-nullable field ApiVersionsResponse.FinalizedFeatures was serialized as null');
                   f_finalizedFeatures = [];
                 } else {
-                  const a10: ApiVersionsResponseFinalizedFeatureKey[] = [];
+                  const a10: ApiVersionsResponseFinalizedFeatureKey[] = n10 <= 4096 ? new Array<ApiVersionsResponseFinalizedFeatureKey>(n10) : [];
                   for (let i = 0; i < n10 && t.ok; i++) {
-                    a10.push(readApiVersionsResponseFinalizedFeatureKey(t, v));
+                    a10[i] = readApiVersionsResponseFinalizedFeatureKey(t, v);
                   }
                   f_finalizedFeatures = a10;
                 }

@@ -212,9 +212,9 @@ function readCreateTopicsRequest(r: Reader, v: number): CreateTopicsRequest {
       r.fail('non-nullable field CreateTopicsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: CreateTopicsRequestCreatableTopic[] = [];
+      const a2: CreateTopicsRequestCreatableTopic[] = n2 <= 4096 ? new Array<CreateTopicsRequestCreatableTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreateTopicsRequestCreatableTopic(r, v));
+        a2[i] = readCreateTopicsRequestCreatableTopic(r, v);
       }
       f_topics = a2;
     }
@@ -254,9 +254,9 @@ function readCreateTopicsRequestCreatableTopic(r: Reader, v: number): CreateTopi
       r.fail('non-nullable field CreateTopicsRequest.Assignments was serialized as null');
       f_assignments = [];
     } else {
-      const a2: CreateTopicsRequestCreatableReplicaAssignment[] = [];
+      const a2: CreateTopicsRequestCreatableReplicaAssignment[] = n2 <= 4096 ? new Array<CreateTopicsRequestCreatableReplicaAssignment>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreateTopicsRequestCreatableReplicaAssignment(r, v));
+        a2[i] = readCreateTopicsRequestCreatableReplicaAssignment(r, v);
       }
       f_assignments = a2;
     }
@@ -268,9 +268,9 @@ function readCreateTopicsRequestCreatableTopic(r: Reader, v: number): CreateTopi
       r.fail('non-nullable field CreateTopicsRequest.Configs was serialized as null');
       f_configs = [];
     } else {
-      const a2: CreateTopicsRequestCreatableTopicConfig[] = [];
+      const a2: CreateTopicsRequestCreatableTopicConfig[] = n2 <= 4096 ? new Array<CreateTopicsRequestCreatableTopicConfig>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreateTopicsRequestCreatableTopicConfig(r, v));
+        a2[i] = readCreateTopicsRequestCreatableTopicConfig(r, v);
       }
       f_configs = a2;
     }
@@ -296,9 +296,9 @@ function readCreateTopicsRequestCreatableReplicaAssignment(r: Reader, v: number)
       r.fail('non-nullable field CreateTopicsRequest.BrokerIds was serialized as null');
       f_brokerIds = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_brokerIds = a2;
     }
@@ -544,9 +544,9 @@ function readCreateTopicsResponse(r: Reader, v: number): CreateTopicsResponse {
       r.fail('non-nullable field CreateTopicsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: CreateTopicsResponseCreatableTopicResult[] = [];
+      const a2: CreateTopicsResponseCreatableTopicResult[] = n2 <= 4096 ? new Array<CreateTopicsResponseCreatableTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreateTopicsResponseCreatableTopicResult(r, v));
+        a2[i] = readCreateTopicsResponseCreatableTopicResult(r, v);
       }
       f_topics = a2;
     }
@@ -607,9 +607,9 @@ function readCreateTopicsResponseCreatableTopicResult(r: Reader, v: number): Cre
       if (n2 < 0) {
         f_configs = null;
       } else {
-        const a2: CreateTopicsResponseCreatableTopicConfigs[] = [];
+        const a2: CreateTopicsResponseCreatableTopicConfigs[] = n2 <= 4096 ? new Array<CreateTopicsResponseCreatableTopicConfigs>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readCreateTopicsResponseCreatableTopicConfigs(r, v));
+          a2[i] = readCreateTopicsResponseCreatableTopicConfigs(r, v);
         }
         f_configs = a2;
       }

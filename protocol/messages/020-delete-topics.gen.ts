@@ -108,9 +108,9 @@ function readDeleteTopicsRequest(r: Reader, v: number): DeleteTopicsRequest {
         r.fail('non-nullable field DeleteTopicsRequest.Topics was serialized as null');
         f_topics = [];
       } else {
-        const a2: DeleteTopicsRequestDeleteTopicState[] = [];
+        const a2: DeleteTopicsRequestDeleteTopicState[] = n2 <= 4096 ? new Array<DeleteTopicsRequestDeleteTopicState>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readDeleteTopicsRequestDeleteTopicState(r, v));
+          a2[i] = readDeleteTopicsRequestDeleteTopicState(r, v);
         }
         f_topics = a2;
       }
@@ -126,7 +126,7 @@ function readDeleteTopicsRequest(r: Reader, v: number): DeleteTopicsRequest {
         r.fail('non-nullable field DeleteTopicsRequest.TopicNames was serialized as null');
         f_topicNames = [];
       } else {
-        const a2: string[] = [];
+        const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
           let e2: string;
           if (v >= 4) {
@@ -134,7 +134,7 @@ function readDeleteTopicsRequest(r: Reader, v: number): DeleteTopicsRequest {
           } else {
             e2 = r.string();
           }
-          a2.push(e2);
+          a2[i] = e2;
         }
         f_topicNames = a2;
       }
@@ -290,9 +290,9 @@ function readDeleteTopicsResponse(r: Reader, v: number): DeleteTopicsResponse {
       r.fail('non-nullable field DeleteTopicsResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: DeleteTopicsResponseDeletableTopicResult[] = [];
+      const a2: DeleteTopicsResponseDeletableTopicResult[] = n2 <= 4096 ? new Array<DeleteTopicsResponseDeletableTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteTopicsResponseDeletableTopicResult(r, v));
+        a2[i] = readDeleteTopicsResponseDeletableTopicResult(r, v);
       }
       f_responses = a2;
     }

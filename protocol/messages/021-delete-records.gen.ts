@@ -125,9 +125,9 @@ function readDeleteRecordsRequest(r: Reader, v: number): DeleteRecordsRequest {
       r.fail('non-nullable field DeleteRecordsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DeleteRecordsRequestDeleteRecordsTopic[] = [];
+      const a2: DeleteRecordsRequestDeleteRecordsTopic[] = n2 <= 4096 ? new Array<DeleteRecordsRequestDeleteRecordsTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteRecordsRequestDeleteRecordsTopic(r, v));
+        a2[i] = readDeleteRecordsRequestDeleteRecordsTopic(r, v);
       }
       f_topics = a2;
     }
@@ -159,9 +159,9 @@ function readDeleteRecordsRequestDeleteRecordsTopic(r: Reader, v: number): Delet
       r.fail('non-nullable field DeleteRecordsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DeleteRecordsRequestDeleteRecordsPartition[] = [];
+      const a2: DeleteRecordsRequestDeleteRecordsPartition[] = n2 <= 4096 ? new Array<DeleteRecordsRequestDeleteRecordsPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteRecordsRequestDeleteRecordsPartition(r, v));
+        a2[i] = readDeleteRecordsRequestDeleteRecordsPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -328,9 +328,9 @@ function readDeleteRecordsResponse(r: Reader, v: number): DeleteRecordsResponse 
       r.fail('non-nullable field DeleteRecordsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DeleteRecordsResponseDeleteRecordsTopicResult[] = [];
+      const a2: DeleteRecordsResponseDeleteRecordsTopicResult[] = n2 <= 4096 ? new Array<DeleteRecordsResponseDeleteRecordsTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteRecordsResponseDeleteRecordsTopicResult(r, v));
+        a2[i] = readDeleteRecordsResponseDeleteRecordsTopicResult(r, v);
       }
       f_topics = a2;
     }
@@ -361,9 +361,9 @@ function readDeleteRecordsResponseDeleteRecordsTopicResult(r: Reader, v: number)
       r.fail('non-nullable field DeleteRecordsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DeleteRecordsResponseDeleteRecordsPartitionResult[] = [];
+      const a2: DeleteRecordsResponseDeleteRecordsPartitionResult[] = n2 <= 4096 ? new Array<DeleteRecordsResponseDeleteRecordsPartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteRecordsResponseDeleteRecordsPartitionResult(r, v));
+        a2[i] = readDeleteRecordsResponseDeleteRecordsPartitionResult(r, v);
       }
       f_partitions = a2;
     }

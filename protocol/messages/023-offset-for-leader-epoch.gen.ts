@@ -143,9 +143,9 @@ function readOffsetForLeaderEpochRequest(r: Reader, v: number): OffsetForLeaderE
       r.fail('non-nullable field OffsetForLeaderEpochRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: OffsetForLeaderEpochRequestOffsetForLeaderTopic[] = [];
+      const a2: OffsetForLeaderEpochRequestOffsetForLeaderTopic[] = n2 <= 4096 ? new Array<OffsetForLeaderEpochRequestOffsetForLeaderTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetForLeaderEpochRequestOffsetForLeaderTopic(r, v));
+        a2[i] = readOffsetForLeaderEpochRequestOffsetForLeaderTopic(r, v);
       }
       f_topics = a2;
     }
@@ -176,9 +176,9 @@ function readOffsetForLeaderEpochRequestOffsetForLeaderTopic(r: Reader, v: numbe
       r.fail('non-nullable field OffsetForLeaderEpochRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetForLeaderEpochRequestOffsetForLeaderPartition[] = [];
+      const a2: OffsetForLeaderEpochRequestOffsetForLeaderPartition[] = n2 <= 4096 ? new Array<OffsetForLeaderEpochRequestOffsetForLeaderPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetForLeaderEpochRequestOffsetForLeaderPartition(r, v));
+        a2[i] = readOffsetForLeaderEpochRequestOffsetForLeaderPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -366,9 +366,9 @@ function readOffsetForLeaderEpochResponse(r: Reader, v: number): OffsetForLeader
       r.fail('non-nullable field OffsetForLeaderEpochResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: OffsetForLeaderEpochResponseOffsetForLeaderTopicResult[] = [];
+      const a2: OffsetForLeaderEpochResponseOffsetForLeaderTopicResult[] = n2 <= 4096 ? new Array<OffsetForLeaderEpochResponseOffsetForLeaderTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(r, v));
+        a2[i] = readOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(r, v);
       }
       f_topics = a2;
     }
@@ -399,9 +399,9 @@ function readOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(r: Reader, v
       r.fail('non-nullable field OffsetForLeaderEpochResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetForLeaderEpochResponseEpochEndOffset[] = [];
+      const a2: OffsetForLeaderEpochResponseEpochEndOffset[] = n2 <= 4096 ? new Array<OffsetForLeaderEpochResponseEpochEndOffset>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetForLeaderEpochResponseEpochEndOffset(r, v));
+        a2[i] = readOffsetForLeaderEpochResponseEpochEndOffset(r, v);
       }
       f_partitions = a2;
     }

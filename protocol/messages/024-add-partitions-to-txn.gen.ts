@@ -190,9 +190,9 @@ function readAddPartitionsToTxnRequest(r: Reader, v: number): AddPartitionsToTxn
         r.fail('non-nullable field AddPartitionsToTxnRequest.Transactions was serialized as null');
         f_transactions = [];
       } else {
-        const a2: AddPartitionsToTxnRequestAddPartitionsToTxnTransaction[] = [];
+        const a2: AddPartitionsToTxnRequestAddPartitionsToTxnTransaction[] = n2 <= 4096 ? new Array<AddPartitionsToTxnRequestAddPartitionsToTxnTransaction>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readAddPartitionsToTxnRequestAddPartitionsToTxnTransaction(r, v));
+          a2[i] = readAddPartitionsToTxnRequestAddPartitionsToTxnTransaction(r, v);
         }
         f_transactions = a2;
       }
@@ -230,9 +230,9 @@ function readAddPartitionsToTxnRequest(r: Reader, v: number): AddPartitionsToTxn
         r.fail('non-nullable field AddPartitionsToTxnRequest.V3AndBelowTopics was serialized as null');
         f_v3AndBelowTopics = [];
       } else {
-        const a2: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = [];
+        const a2: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = n2 <= 4096 ? new Array<AddPartitionsToTxnRequestAddPartitionsToTxnTopic>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readAddPartitionsToTxnRequestAddPartitionsToTxnTopic(r, v));
+          a2[i] = readAddPartitionsToTxnRequestAddPartitionsToTxnTopic(r, v);
         }
         f_v3AndBelowTopics = a2;
       }
@@ -264,9 +264,9 @@ function readAddPartitionsToTxnRequestAddPartitionsToTxnTransaction(r: Reader, v
       r.fail('non-nullable field AddPartitionsToTxnRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = [];
+      const a2: AddPartitionsToTxnRequestAddPartitionsToTxnTopic[] = n2 <= 4096 ? new Array<AddPartitionsToTxnRequestAddPartitionsToTxnTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAddPartitionsToTxnRequestAddPartitionsToTxnTopic(r, v));
+        a2[i] = readAddPartitionsToTxnRequestAddPartitionsToTxnTopic(r, v);
       }
       f_topics = a2;
     }
@@ -295,9 +295,9 @@ function readAddPartitionsToTxnRequestAddPartitionsToTxnTopic(r: Reader, v: numb
       r.fail('non-nullable field AddPartitionsToTxnRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -504,9 +504,9 @@ function readAddPartitionsToTxnResponse(r: Reader, v: number): AddPartitionsToTx
         r.fail('non-nullable field AddPartitionsToTxnResponse.ResultsByTransaction was serialized as null');
         f_resultsByTransaction = [];
       } else {
-        const a2: AddPartitionsToTxnResponseAddPartitionsToTxnResult[] = [];
+        const a2: AddPartitionsToTxnResponseAddPartitionsToTxnResult[] = n2 <= 4096 ? new Array<AddPartitionsToTxnResponseAddPartitionsToTxnResult>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readAddPartitionsToTxnResponseAddPartitionsToTxnResult(r, v));
+          a2[i] = readAddPartitionsToTxnResponseAddPartitionsToTxnResult(r, v);
         }
         f_resultsByTransaction = a2;
       }
@@ -522,9 +522,9 @@ function readAddPartitionsToTxnResponse(r: Reader, v: number): AddPartitionsToTx
         r.fail('non-nullable field AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow was serialized as null');
         f_resultsByTopicV3AndBelow = [];
       } else {
-        const a2: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = [];
+        const a2: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = n2 <= 4096 ? new Array<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult(r, v));
+          a2[i] = readAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult(r, v);
         }
         f_resultsByTopicV3AndBelow = a2;
       }
@@ -553,9 +553,9 @@ function readAddPartitionsToTxnResponseAddPartitionsToTxnResult(r: Reader, v: nu
       r.fail('non-nullable field AddPartitionsToTxnResponse.TopicResults was serialized as null');
       f_topicResults = [];
     } else {
-      const a2: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = [];
+      const a2: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] = n2 <= 4096 ? new Array<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult(r, v));
+        a2[i] = readAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult(r, v);
       }
       f_topicResults = a2;
     }
@@ -584,9 +584,9 @@ function readAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult(r: Reader, 
       r.fail('non-nullable field AddPartitionsToTxnResponse.ResultsByPartition was serialized as null');
       f_resultsByPartition = [];
     } else {
-      const a2: AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult[] = [];
+      const a2: AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult[] = n2 <= 4096 ? new Array<AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult(r, v));
+        a2[i] = readAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult(r, v);
       }
       f_resultsByPartition = a2;
     }

@@ -157,9 +157,9 @@ function readWriteTxnMarkersRequest(r: Reader, v: number): WriteTxnMarkersReques
       r.fail('non-nullable field WriteTxnMarkersRequest.Markers was serialized as null');
       f_markers = [];
     } else {
-      const a2: WriteTxnMarkersRequestWritableTxnMarker[] = [];
+      const a2: WriteTxnMarkersRequestWritableTxnMarker[] = n2 <= 4096 ? new Array<WriteTxnMarkersRequestWritableTxnMarker>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteTxnMarkersRequestWritableTxnMarker(r, v));
+        a2[i] = readWriteTxnMarkersRequestWritableTxnMarker(r, v);
       }
       f_markers = a2;
     }
@@ -187,9 +187,9 @@ function readWriteTxnMarkersRequestWritableTxnMarker(r: Reader, v: number): Writ
       r.fail('non-nullable field WriteTxnMarkersRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: WriteTxnMarkersRequestWritableTxnMarkerTopic[] = [];
+      const a2: WriteTxnMarkersRequestWritableTxnMarkerTopic[] = n2 <= 4096 ? new Array<WriteTxnMarkersRequestWritableTxnMarkerTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteTxnMarkersRequestWritableTxnMarkerTopic(r, v));
+        a2[i] = readWriteTxnMarkersRequestWritableTxnMarkerTopic(r, v);
       }
       f_topics = a2;
     }
@@ -227,9 +227,9 @@ function readWriteTxnMarkersRequestWritableTxnMarkerTopic(r: Reader, v: number):
       r.fail('non-nullable field WriteTxnMarkersRequest.PartitionIndexes was serialized as null');
       f_partitionIndexes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitionIndexes = a2;
     }
@@ -406,9 +406,9 @@ function readWriteTxnMarkersResponse(r: Reader, v: number): WriteTxnMarkersRespo
       r.fail('non-nullable field WriteTxnMarkersResponse.Markers was serialized as null');
       f_markers = [];
     } else {
-      const a2: WriteTxnMarkersResponseWritableTxnMarkerResult[] = [];
+      const a2: WriteTxnMarkersResponseWritableTxnMarkerResult[] = n2 <= 4096 ? new Array<WriteTxnMarkersResponseWritableTxnMarkerResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteTxnMarkersResponseWritableTxnMarkerResult(r, v));
+        a2[i] = readWriteTxnMarkersResponseWritableTxnMarkerResult(r, v);
       }
       f_markers = a2;
     }
@@ -434,9 +434,9 @@ function readWriteTxnMarkersResponseWritableTxnMarkerResult(r: Reader, v: number
       r.fail('non-nullable field WriteTxnMarkersResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: WriteTxnMarkersResponseWritableTxnMarkerTopicResult[] = [];
+      const a2: WriteTxnMarkersResponseWritableTxnMarkerTopicResult[] = n2 <= 4096 ? new Array<WriteTxnMarkersResponseWritableTxnMarkerTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r, v));
+        a2[i] = readWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r, v);
       }
       f_topics = a2;
     }
@@ -467,9 +467,9 @@ function readWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r: Reader, v: n
       r.fail('non-nullable field WriteTxnMarkersResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult[] = [];
+      const a2: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult[] = n2 <= 4096 ? new Array<WriteTxnMarkersResponseWritableTxnMarkerPartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(r, v));
+        a2[i] = readWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(r, v);
       }
       f_partitions = a2;
     }

@@ -242,9 +242,9 @@ function readTxnOffsetCommitRequest(r: Reader, v: number): TxnOffsetCommitReques
       r.fail('non-nullable field TxnOffsetCommitRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: TxnOffsetCommitRequestTopic[] = [];
+      const a2: TxnOffsetCommitRequestTopic[] = n2 <= 4096 ? new Array<TxnOffsetCommitRequestTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readTxnOffsetCommitRequestTopic(r, v));
+        a2[i] = readTxnOffsetCommitRequestTopic(r, v);
       }
       f_topics = a2;
     }
@@ -285,9 +285,9 @@ function readTxnOffsetCommitRequestTopic(r: Reader, v: number): TxnOffsetCommitR
       r.fail('non-nullable field TxnOffsetCommitRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: TxnOffsetCommitRequestPartition[] = [];
+      const a2: TxnOffsetCommitRequestPartition[] = n2 <= 4096 ? new Array<TxnOffsetCommitRequestPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readTxnOffsetCommitRequestPartition(r, v));
+        a2[i] = readTxnOffsetCommitRequestPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -470,9 +470,9 @@ function readTxnOffsetCommitResponse(r: Reader, v: number): TxnOffsetCommitRespo
       r.fail('non-nullable field TxnOffsetCommitResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: TxnOffsetCommitResponseTopic[] = [];
+      const a2: TxnOffsetCommitResponseTopic[] = n2 <= 4096 ? new Array<TxnOffsetCommitResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readTxnOffsetCommitResponseTopic(r, v));
+        a2[i] = readTxnOffsetCommitResponseTopic(r, v);
       }
       f_topics = a2;
     }
@@ -513,9 +513,9 @@ function readTxnOffsetCommitResponseTopic(r: Reader, v: number): TxnOffsetCommit
       r.fail('non-nullable field TxnOffsetCommitResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: TxnOffsetCommitResponsePartition[] = [];
+      const a2: TxnOffsetCommitResponsePartition[] = n2 <= 4096 ? new Array<TxnOffsetCommitResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readTxnOffsetCommitResponsePartition(r, v));
+        a2[i] = readTxnOffsetCommitResponsePartition(r, v);
       }
       f_partitions = a2;
     }

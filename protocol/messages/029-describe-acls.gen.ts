@@ -313,9 +313,9 @@ function readDescribeAclsResponse(r: Reader, v: number): DescribeAclsResponse {
       r.fail('non-nullable field DescribeAclsResponse.Resources was serialized as null');
       f_resources = [];
     } else {
-      const a2: DescribeAclsResponseDescribeAclsResource[] = [];
+      const a2: DescribeAclsResponseDescribeAclsResource[] = n2 <= 4096 ? new Array<DescribeAclsResponseDescribeAclsResource>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeAclsResponseDescribeAclsResource(r, v));
+        a2[i] = readDescribeAclsResponseDescribeAclsResource(r, v);
       }
       f_resources = a2;
     }
@@ -353,9 +353,9 @@ function readDescribeAclsResponseDescribeAclsResource(r: Reader, v: number): Des
       r.fail('non-nullable field DescribeAclsResponse.Acls was serialized as null');
       f_acls = [];
     } else {
-      const a2: DescribeAclsResponseAclDescription[] = [];
+      const a2: DescribeAclsResponseAclDescription[] = n2 <= 4096 ? new Array<DescribeAclsResponseAclDescription>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeAclsResponseAclDescription(r, v));
+        a2[i] = readDescribeAclsResponseAclDescription(r, v);
       }
       f_acls = a2;
     }

@@ -125,9 +125,9 @@ function readCreateAclsRequest(r: Reader, v: number): CreateAclsRequest {
       r.fail('non-nullable field CreateAclsRequest.Creations was serialized as null');
       f_creations = [];
     } else {
-      const a2: CreateAclsRequestAclCreation[] = [];
+      const a2: CreateAclsRequestAclCreation[] = n2 <= 4096 ? new Array<CreateAclsRequestAclCreation>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreateAclsRequestAclCreation(r, v));
+        a2[i] = readCreateAclsRequestAclCreation(r, v);
       }
       f_creations = a2;
     }
@@ -275,9 +275,9 @@ function readCreateAclsResponse(r: Reader, v: number): CreateAclsResponse {
       r.fail('non-nullable field CreateAclsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: CreateAclsResponseAclCreationResult[] = [];
+      const a2: CreateAclsResponseAclCreationResult[] = n2 <= 4096 ? new Array<CreateAclsResponseAclCreationResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreateAclsResponseAclCreationResult(r, v));
+        a2[i] = readCreateAclsResponseAclCreationResult(r, v);
       }
       f_results = a2;
     }

@@ -125,9 +125,9 @@ function readDeleteAclsRequest(r: Reader, v: number): DeleteAclsRequest {
       r.fail('non-nullable field DeleteAclsRequest.Filters was serialized as null');
       f_filters = [];
     } else {
-      const a2: DeleteAclsRequestDeleteAclsFilter[] = [];
+      const a2: DeleteAclsRequestDeleteAclsFilter[] = n2 <= 4096 ? new Array<DeleteAclsRequestDeleteAclsFilter>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteAclsRequestDeleteAclsFilter(r, v));
+        a2[i] = readDeleteAclsRequestDeleteAclsFilter(r, v);
       }
       f_filters = a2;
     }
@@ -381,9 +381,9 @@ function readDeleteAclsResponse(r: Reader, v: number): DeleteAclsResponse {
       r.fail('non-nullable field DeleteAclsResponse.FilterResults was serialized as null');
       f_filterResults = [];
     } else {
-      const a2: DeleteAclsResponseDeleteAclsFilterResult[] = [];
+      const a2: DeleteAclsResponseDeleteAclsFilterResult[] = n2 <= 4096 ? new Array<DeleteAclsResponseDeleteAclsFilterResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteAclsResponseDeleteAclsFilterResult(r, v));
+        a2[i] = readDeleteAclsResponseDeleteAclsFilterResult(r, v);
       }
       f_filterResults = a2;
     }
@@ -415,9 +415,9 @@ function readDeleteAclsResponseDeleteAclsFilterResult(r: Reader, v: number): Del
       r.fail('non-nullable field DeleteAclsResponse.MatchingAcls was serialized as null');
       f_matchingAcls = [];
     } else {
-      const a2: DeleteAclsResponseDeleteAclsMatchingAcl[] = [];
+      const a2: DeleteAclsResponseDeleteAclsMatchingAcl[] = n2 <= 4096 ? new Array<DeleteAclsResponseDeleteAclsMatchingAcl>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteAclsResponseDeleteAclsMatchingAcl(r, v));
+        a2[i] = readDeleteAclsResponseDeleteAclsMatchingAcl(r, v);
       }
       f_matchingAcls = a2;
     }

@@ -135,9 +135,9 @@ function readDescribeConfigsRequest(r: Reader, v: number): DescribeConfigsReques
       r.fail('non-nullable field DescribeConfigsRequest.Resources was serialized as null');
       f_resources = [];
     } else {
-      const a2: DescribeConfigsRequestDescribeConfigsResource[] = [];
+      const a2: DescribeConfigsRequestDescribeConfigsResource[] = n2 <= 4096 ? new Array<DescribeConfigsRequestDescribeConfigsResource>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeConfigsRequestDescribeConfigsResource(r, v));
+        a2[i] = readDescribeConfigsRequestDescribeConfigsResource(r, v);
       }
       f_resources = a2;
     }
@@ -180,7 +180,7 @@ function readDescribeConfigsRequestDescribeConfigsResource(r: Reader, v: number)
     if (n2 < 0) {
       f_configurationKeys = null;
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
         let e2: string;
         if (v >= 4) {
@@ -188,7 +188,7 @@ function readDescribeConfigsRequestDescribeConfigsResource(r: Reader, v: number)
         } else {
           e2 = r.string();
         }
-        a2.push(e2);
+        a2[i] = e2;
       }
       f_configurationKeys = a2;
     }
@@ -474,9 +474,9 @@ function readDescribeConfigsResponse(r: Reader, v: number): DescribeConfigsRespo
       r.fail('non-nullable field DescribeConfigsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: DescribeConfigsResponseDescribeConfigsResult[] = [];
+      const a2: DescribeConfigsResponseDescribeConfigsResult[] = n2 <= 4096 ? new Array<DescribeConfigsResponseDescribeConfigsResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeConfigsResponseDescribeConfigsResult(r, v));
+        a2[i] = readDescribeConfigsResponseDescribeConfigsResult(r, v);
       }
       f_results = a2;
     }
@@ -515,9 +515,9 @@ function readDescribeConfigsResponseDescribeConfigsResult(r: Reader, v: number):
       r.fail('non-nullable field DescribeConfigsResponse.Configs was serialized as null');
       f_configs = [];
     } else {
-      const a2: DescribeConfigsResponseDescribeConfigsResourceResult[] = [];
+      const a2: DescribeConfigsResponseDescribeConfigsResourceResult[] = n2 <= 4096 ? new Array<DescribeConfigsResponseDescribeConfigsResourceResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeConfigsResponseDescribeConfigsResourceResult(r, v));
+        a2[i] = readDescribeConfigsResponseDescribeConfigsResourceResult(r, v);
       }
       f_configs = a2;
     }
@@ -569,9 +569,9 @@ function readDescribeConfigsResponseDescribeConfigsResourceResult(r: Reader, v: 
         r.fail('non-nullable field DescribeConfigsResponse.Synonyms was serialized as null');
         f_synonyms = [];
       } else {
-        const a2: DescribeConfigsResponseDescribeConfigsSynonym[] = [];
+        const a2: DescribeConfigsResponseDescribeConfigsSynonym[] = n2 <= 4096 ? new Array<DescribeConfigsResponseDescribeConfigsSynonym>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readDescribeConfigsResponseDescribeConfigsSynonym(r, v));
+          a2[i] = readDescribeConfigsResponseDescribeConfigsSynonym(r, v);
         }
         f_synonyms = a2;
       }

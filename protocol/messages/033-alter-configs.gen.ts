@@ -139,9 +139,9 @@ function readAlterConfigsRequest(r: Reader, v: number): AlterConfigsRequest {
       r.fail('non-nullable field AlterConfigsRequest.Resources was serialized as null');
       f_resources = [];
     } else {
-      const a2: AlterConfigsRequestAlterConfigsResource[] = [];
+      const a2: AlterConfigsRequestAlterConfigsResource[] = n2 <= 4096 ? new Array<AlterConfigsRequestAlterConfigsResource>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterConfigsRequestAlterConfigsResource(r, v));
+        a2[i] = readAlterConfigsRequestAlterConfigsResource(r, v);
       }
       f_resources = a2;
     }
@@ -174,9 +174,9 @@ function readAlterConfigsRequestAlterConfigsResource(r: Reader, v: number): Alte
       r.fail('non-nullable field AlterConfigsRequest.Configs was serialized as null');
       f_configs = [];
     } else {
-      const a2: AlterConfigsRequestAlterableConfig[] = [];
+      const a2: AlterConfigsRequestAlterableConfig[] = n2 <= 4096 ? new Array<AlterConfigsRequestAlterableConfig>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterConfigsRequestAlterableConfig(r, v));
+        a2[i] = readAlterConfigsRequestAlterableConfig(r, v);
       }
       f_configs = a2;
     }
@@ -325,9 +325,9 @@ function readAlterConfigsResponse(r: Reader, v: number): AlterConfigsResponse {
       r.fail('non-nullable field AlterConfigsResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: AlterConfigsResponseAlterConfigsResourceResponse[] = [];
+      const a2: AlterConfigsResponseAlterConfigsResourceResponse[] = n2 <= 4096 ? new Array<AlterConfigsResponseAlterConfigsResourceResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterConfigsResponseAlterConfigsResourceResponse(r, v));
+        a2[i] = readAlterConfigsResponseAlterConfigsResourceResponse(r, v);
       }
       f_responses = a2;
     }

@@ -135,9 +135,9 @@ function readAlterReplicaLogDirsRequest(r: Reader, v: number): AlterReplicaLogDi
       r.fail('non-nullable field AlterReplicaLogDirsRequest.Dirs was serialized as null');
       f_dirs = [];
     } else {
-      const a2: AlterReplicaLogDirsRequestAlterReplicaLogDir[] = [];
+      const a2: AlterReplicaLogDirsRequestAlterReplicaLogDir[] = n2 <= 4096 ? new Array<AlterReplicaLogDirsRequestAlterReplicaLogDir>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterReplicaLogDirsRequestAlterReplicaLogDir(r, v));
+        a2[i] = readAlterReplicaLogDirsRequestAlterReplicaLogDir(r, v);
       }
       f_dirs = a2;
     }
@@ -168,9 +168,9 @@ function readAlterReplicaLogDirsRequestAlterReplicaLogDir(r: Reader, v: number):
       r.fail('non-nullable field AlterReplicaLogDirsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AlterReplicaLogDirsRequestAlterReplicaLogDirTopic[] = [];
+      const a2: AlterReplicaLogDirsRequestAlterReplicaLogDirTopic[] = n2 <= 4096 ? new Array<AlterReplicaLogDirsRequestAlterReplicaLogDirTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterReplicaLogDirsRequestAlterReplicaLogDirTopic(r, v));
+        a2[i] = readAlterReplicaLogDirsRequestAlterReplicaLogDirTopic(r, v);
       }
       f_topics = a2;
     }
@@ -201,9 +201,9 @@ function readAlterReplicaLogDirsRequestAlterReplicaLogDirTopic(r: Reader, v: num
       r.fail('non-nullable field AlterReplicaLogDirsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -349,9 +349,9 @@ function readAlterReplicaLogDirsResponse(r: Reader, v: number): AlterReplicaLogD
       r.fail('non-nullable field AlterReplicaLogDirsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult[] = [];
+      const a2: AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult[] = n2 <= 4096 ? new Array<AlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult(r, v));
+        a2[i] = readAlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult(r, v);
       }
       f_results = a2;
     }
@@ -382,9 +382,9 @@ function readAlterReplicaLogDirsResponseAlterReplicaLogDirTopicResult(r: Reader,
       r.fail('non-nullable field AlterReplicaLogDirsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult[] = [];
+      const a2: AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult[] = n2 <= 4096 ? new Array<AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult(r, v));
+        a2[i] = readAlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult(r, v);
       }
       f_partitions = a2;
     }

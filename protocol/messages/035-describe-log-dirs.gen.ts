@@ -100,9 +100,9 @@ function readDescribeLogDirsRequest(r: Reader, v: number): DescribeLogDirsReques
     if (n2 < 0) {
       f_topics = null;
     } else {
-      const a2: DescribeLogDirsRequestDescribableLogDirTopic[] = [];
+      const a2: DescribeLogDirsRequestDescribableLogDirTopic[] = n2 <= 4096 ? new Array<DescribeLogDirsRequestDescribableLogDirTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeLogDirsRequestDescribableLogDirTopic(r, v));
+        a2[i] = readDescribeLogDirsRequestDescribableLogDirTopic(r, v);
       }
       f_topics = a2;
     }
@@ -133,9 +133,9 @@ function readDescribeLogDirsRequestDescribableLogDirTopic(r: Reader, v: number):
       r.fail('non-nullable field DescribeLogDirsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -379,9 +379,9 @@ function readDescribeLogDirsResponse(r: Reader, v: number): DescribeLogDirsRespo
       r.fail('non-nullable field DescribeLogDirsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: DescribeLogDirsResponseDescribeLogDirsResult[] = [];
+      const a2: DescribeLogDirsResponseDescribeLogDirsResult[] = n2 <= 4096 ? new Array<DescribeLogDirsResponseDescribeLogDirsResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeLogDirsResponseDescribeLogDirsResult(r, v));
+        a2[i] = readDescribeLogDirsResponseDescribeLogDirsResult(r, v);
       }
       f_results = a2;
     }
@@ -413,9 +413,9 @@ function readDescribeLogDirsResponseDescribeLogDirsResult(r: Reader, v: number):
       r.fail('non-nullable field DescribeLogDirsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeLogDirsResponseDescribeLogDirsTopic[] = [];
+      const a2: DescribeLogDirsResponseDescribeLogDirsTopic[] = n2 <= 4096 ? new Array<DescribeLogDirsResponseDescribeLogDirsTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeLogDirsResponseDescribeLogDirsTopic(r, v));
+        a2[i] = readDescribeLogDirsResponseDescribeLogDirsTopic(r, v);
       }
       f_topics = a2;
     }
@@ -464,9 +464,9 @@ function readDescribeLogDirsResponseDescribeLogDirsTopic(r: Reader, v: number): 
       r.fail('non-nullable field DescribeLogDirsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DescribeLogDirsResponseDescribeLogDirsPartition[] = [];
+      const a2: DescribeLogDirsResponseDescribeLogDirsPartition[] = n2 <= 4096 ? new Array<DescribeLogDirsResponseDescribeLogDirsPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeLogDirsResponseDescribeLogDirsPartition(r, v));
+        a2[i] = readDescribeLogDirsResponseDescribeLogDirsPartition(r, v);
       }
       f_partitions = a2;
     }

@@ -149,9 +149,9 @@ function readCreatePartitionsRequest(r: Reader, v: number): CreatePartitionsRequ
       r.fail('non-nullable field CreatePartitionsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: CreatePartitionsRequestCreatePartitionsTopic[] = [];
+      const a2: CreatePartitionsRequestCreatePartitionsTopic[] = n2 <= 4096 ? new Array<CreatePartitionsRequestCreatePartitionsTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreatePartitionsRequestCreatePartitionsTopic(r, v));
+        a2[i] = readCreatePartitionsRequestCreatePartitionsTopic(r, v);
       }
       f_topics = a2;
     }
@@ -184,9 +184,9 @@ function readCreatePartitionsRequestCreatePartitionsTopic(r: Reader, v: number):
     if (n2 < 0) {
       f_assignments = null;
     } else {
-      const a2: CreatePartitionsRequestCreatePartitionsAssignment[] = [];
+      const a2: CreatePartitionsRequestCreatePartitionsAssignment[] = n2 <= 4096 ? new Array<CreatePartitionsRequestCreatePartitionsAssignment>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreatePartitionsRequestCreatePartitionsAssignment(r, v));
+        a2[i] = readCreatePartitionsRequestCreatePartitionsAssignment(r, v);
       }
       f_assignments = a2;
     }
@@ -211,9 +211,9 @@ function readCreatePartitionsRequestCreatePartitionsAssignment(r: Reader, v: num
       r.fail('non-nullable field CreatePartitionsRequest.BrokerIds was serialized as null');
       f_brokerIds = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_brokerIds = a2;
     }
@@ -331,9 +331,9 @@ function readCreatePartitionsResponse(r: Reader, v: number): CreatePartitionsRes
       r.fail('non-nullable field CreatePartitionsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: CreatePartitionsResponseCreatePartitionsTopicResult[] = [];
+      const a2: CreatePartitionsResponseCreatePartitionsTopicResult[] = n2 <= 4096 ? new Array<CreatePartitionsResponseCreatePartitionsTopicResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreatePartitionsResponseCreatePartitionsTopicResult(r, v));
+        a2[i] = readCreatePartitionsResponseCreatePartitionsTopicResult(r, v);
       }
       f_results = a2;
     }

@@ -127,9 +127,9 @@ function readCreateDelegationTokenRequest(r: Reader, v: number): CreateDelegatio
       r.fail('non-nullable field CreateDelegationTokenRequest.Renewers was serialized as null');
       f_renewers = [];
     } else {
-      const a2: CreateDelegationTokenRequestCreatableRenewers[] = [];
+      const a2: CreateDelegationTokenRequestCreatableRenewers[] = n2 <= 4096 ? new Array<CreateDelegationTokenRequestCreatableRenewers>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readCreateDelegationTokenRequestCreatableRenewers(r, v));
+        a2[i] = readCreateDelegationTokenRequestCreatableRenewers(r, v);
       }
       f_renewers = a2;
     }

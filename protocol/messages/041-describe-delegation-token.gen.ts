@@ -96,9 +96,9 @@ function readDescribeDelegationTokenRequest(r: Reader, v: number): DescribeDeleg
     if (n2 < 0) {
       f_owners = null;
     } else {
-      const a2: DescribeDelegationTokenRequestDescribeDelegationTokenOwner[] = [];
+      const a2: DescribeDelegationTokenRequestDescribeDelegationTokenOwner[] = n2 <= 4096 ? new Array<DescribeDelegationTokenRequestDescribeDelegationTokenOwner>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeDelegationTokenRequestDescribeDelegationTokenOwner(r, v));
+        a2[i] = readDescribeDelegationTokenRequestDescribeDelegationTokenOwner(r, v);
       }
       f_owners = a2;
     }
@@ -351,9 +351,9 @@ function readDescribeDelegationTokenResponse(r: Reader, v: number): DescribeDele
       r.fail('non-nullable field DescribeDelegationTokenResponse.Tokens was serialized as null');
       f_tokens = [];
     } else {
-      const a2: DescribeDelegationTokenResponseDescribedDelegationToken[] = [];
+      const a2: DescribeDelegationTokenResponseDescribedDelegationToken[] = n2 <= 4096 ? new Array<DescribeDelegationTokenResponseDescribedDelegationToken>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeDelegationTokenResponseDescribedDelegationToken(r, v));
+        a2[i] = readDescribeDelegationTokenResponseDescribedDelegationToken(r, v);
       }
       f_tokens = a2;
     }
@@ -418,9 +418,9 @@ function readDescribeDelegationTokenResponseDescribedDelegationToken(r: Reader, 
       r.fail('non-nullable field DescribeDelegationTokenResponse.Renewers was serialized as null');
       f_renewers = [];
     } else {
-      const a2: DescribeDelegationTokenResponseDescribedDelegationTokenRenewer[] = [];
+      const a2: DescribeDelegationTokenResponseDescribedDelegationTokenRenewer[] = n2 <= 4096 ? new Array<DescribeDelegationTokenResponseDescribedDelegationTokenRenewer>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeDelegationTokenResponseDescribedDelegationTokenRenewer(r, v));
+        a2[i] = readDescribeDelegationTokenResponseDescribedDelegationTokenRenewer(r, v);
       }
       f_renewers = a2;
     }

@@ -57,7 +57,7 @@ function readDeleteGroupsRequest(r: Reader, v: number): DeleteGroupsRequest {
       r.fail('non-nullable field DeleteGroupsRequest.GroupsNames was serialized as null');
       f_groupsNames = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
         let e2: string;
         if (v >= 2) {
@@ -65,7 +65,7 @@ function readDeleteGroupsRequest(r: Reader, v: number): DeleteGroupsRequest {
         } else {
           e2 = r.string();
         }
-        a2.push(e2);
+        a2[i] = e2;
       }
       f_groupsNames = a2;
     }
@@ -181,9 +181,9 @@ function readDeleteGroupsResponse(r: Reader, v: number): DeleteGroupsResponse {
       r.fail('non-nullable field DeleteGroupsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: DeleteGroupsResponseDeletableGroupResult[] = [];
+      const a2: DeleteGroupsResponseDeletableGroupResult[] = n2 <= 4096 ? new Array<DeleteGroupsResponseDeletableGroupResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteGroupsResponseDeletableGroupResult(r, v));
+        a2[i] = readDeleteGroupsResponseDeletableGroupResult(r, v);
       }
       f_results = a2;
     }

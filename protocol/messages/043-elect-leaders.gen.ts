@@ -120,9 +120,9 @@ function readElectLeadersRequest(r: Reader, v: number): ElectLeadersRequest {
     if (n2 < 0) {
       f_topicPartitions = null;
     } else {
-      const a2: ElectLeadersRequestTopicPartitions[] = [];
+      const a2: ElectLeadersRequestTopicPartitions[] = n2 <= 4096 ? new Array<ElectLeadersRequestTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readElectLeadersRequestTopicPartitions(r, v));
+        a2[i] = readElectLeadersRequestTopicPartitions(r, v);
       }
       f_topicPartitions = a2;
     }
@@ -154,9 +154,9 @@ function readElectLeadersRequestTopicPartitions(r: Reader, v: number): ElectLead
       r.fail('non-nullable field ElectLeadersRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -328,9 +328,9 @@ function readElectLeadersResponse(r: Reader, v: number): ElectLeadersResponse {
       r.fail('non-nullable field ElectLeadersResponse.ReplicaElectionResults was serialized as null');
       f_replicaElectionResults = [];
     } else {
-      const a2: ElectLeadersResponseReplicaElectionResult[] = [];
+      const a2: ElectLeadersResponseReplicaElectionResult[] = n2 <= 4096 ? new Array<ElectLeadersResponseReplicaElectionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readElectLeadersResponseReplicaElectionResult(r, v));
+        a2[i] = readElectLeadersResponseReplicaElectionResult(r, v);
       }
       f_replicaElectionResults = a2;
     }
@@ -361,9 +361,9 @@ function readElectLeadersResponseReplicaElectionResult(r: Reader, v: number): El
       r.fail('non-nullable field ElectLeadersResponse.PartitionResult was serialized as null');
       f_partitionResult = [];
     } else {
-      const a2: ElectLeadersResponsePartitionResult[] = [];
+      const a2: ElectLeadersResponsePartitionResult[] = n2 <= 4096 ? new Array<ElectLeadersResponsePartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readElectLeadersResponsePartitionResult(r, v));
+        a2[i] = readElectLeadersResponsePartitionResult(r, v);
       }
       f_partitionResult = a2;
     }

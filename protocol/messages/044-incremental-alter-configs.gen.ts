@@ -145,9 +145,9 @@ function readIncrementalAlterConfigsRequest(r: Reader, v: number): IncrementalAl
       r.fail('non-nullable field IncrementalAlterConfigsRequest.Resources was serialized as null');
       f_resources = [];
     } else {
-      const a2: IncrementalAlterConfigsRequestAlterConfigsResource[] = [];
+      const a2: IncrementalAlterConfigsRequestAlterConfigsResource[] = n2 <= 4096 ? new Array<IncrementalAlterConfigsRequestAlterConfigsResource>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readIncrementalAlterConfigsRequestAlterConfigsResource(r, v));
+        a2[i] = readIncrementalAlterConfigsRequestAlterConfigsResource(r, v);
       }
       f_resources = a2;
     }
@@ -180,9 +180,9 @@ function readIncrementalAlterConfigsRequestAlterConfigsResource(r: Reader, v: nu
       r.fail('non-nullable field IncrementalAlterConfigsRequest.Configs was serialized as null');
       f_configs = [];
     } else {
-      const a2: IncrementalAlterConfigsRequestAlterableConfig[] = [];
+      const a2: IncrementalAlterConfigsRequestAlterableConfig[] = n2 <= 4096 ? new Array<IncrementalAlterConfigsRequestAlterableConfig>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readIncrementalAlterConfigsRequestAlterableConfig(r, v));
+        a2[i] = readIncrementalAlterConfigsRequestAlterableConfig(r, v);
       }
       f_configs = a2;
     }
@@ -332,9 +332,9 @@ function readIncrementalAlterConfigsResponse(r: Reader, v: number): IncrementalA
       r.fail('non-nullable field IncrementalAlterConfigsResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: IncrementalAlterConfigsResponseAlterConfigsResourceResponse[] = [];
+      const a2: IncrementalAlterConfigsResponseAlterConfigsResourceResponse[] = n2 <= 4096 ? new Array<IncrementalAlterConfigsResponseAlterConfigsResourceResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readIncrementalAlterConfigsResponseAlterConfigsResourceResponse(r, v));
+        a2[i] = readIncrementalAlterConfigsResponseAlterConfigsResourceResponse(r, v);
       }
       f_responses = a2;
     }

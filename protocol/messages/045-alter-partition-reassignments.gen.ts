@@ -125,9 +125,9 @@ function readAlterPartitionReassignmentsRequest(r: Reader, v: number): AlterPart
       r.fail('non-nullable field AlterPartitionReassignmentsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AlterPartitionReassignmentsRequestReassignableTopic[] = [];
+      const a2: AlterPartitionReassignmentsRequestReassignableTopic[] = n2 <= 4096 ? new Array<AlterPartitionReassignmentsRequestReassignableTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionReassignmentsRequestReassignableTopic(r, v));
+        a2[i] = readAlterPartitionReassignmentsRequestReassignableTopic(r, v);
       }
       f_topics = a2;
     }
@@ -151,9 +151,9 @@ function readAlterPartitionReassignmentsRequestReassignableTopic(r: Reader, v: n
       r.fail('non-nullable field AlterPartitionReassignmentsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AlterPartitionReassignmentsRequestReassignablePartition[] = [];
+      const a2: AlterPartitionReassignmentsRequestReassignablePartition[] = n2 <= 4096 ? new Array<AlterPartitionReassignmentsRequestReassignablePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionReassignmentsRequestReassignablePartition(r, v));
+        a2[i] = readAlterPartitionReassignmentsRequestReassignablePartition(r, v);
       }
       f_partitions = a2;
     }
@@ -176,9 +176,9 @@ function readAlterPartitionReassignmentsRequestReassignablePartition(r: Reader, 
     if (n2 < 0) {
       f_replicas = null;
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_replicas = a2;
     }
@@ -332,9 +332,9 @@ function readAlterPartitionReassignmentsResponse(r: Reader, v: number): AlterPar
       r.fail('non-nullable field AlterPartitionReassignmentsResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: AlterPartitionReassignmentsResponseReassignableTopicResponse[] = [];
+      const a2: AlterPartitionReassignmentsResponseReassignableTopicResponse[] = n2 <= 4096 ? new Array<AlterPartitionReassignmentsResponseReassignableTopicResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionReassignmentsResponseReassignableTopicResponse(r, v));
+        a2[i] = readAlterPartitionReassignmentsResponseReassignableTopicResponse(r, v);
       }
       f_responses = a2;
     }
@@ -358,9 +358,9 @@ function readAlterPartitionReassignmentsResponseReassignableTopicResponse(r: Rea
       r.fail('non-nullable field AlterPartitionReassignmentsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AlterPartitionReassignmentsResponseReassignablePartitionResponse[] = [];
+      const a2: AlterPartitionReassignmentsResponseReassignablePartitionResponse[] = n2 <= 4096 ? new Array<AlterPartitionReassignmentsResponseReassignablePartitionResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionReassignmentsResponseReassignablePartitionResponse(r, v));
+        a2[i] = readAlterPartitionReassignmentsResponseReassignablePartitionResponse(r, v);
       }
       f_partitions = a2;
     }

@@ -79,9 +79,9 @@ function readListPartitionReassignmentsRequest(r: Reader, v: number): ListPartit
     if (n2 < 0) {
       f_topics = null;
     } else {
-      const a2: ListPartitionReassignmentsRequestListPartitionReassignmentsTopics[] = [];
+      const a2: ListPartitionReassignmentsRequestListPartitionReassignmentsTopics[] = n2 <= 4096 ? new Array<ListPartitionReassignmentsRequestListPartitionReassignmentsTopics>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListPartitionReassignmentsRequestListPartitionReassignmentsTopics(r, v));
+        a2[i] = readListPartitionReassignmentsRequestListPartitionReassignmentsTopics(r, v);
       }
       f_topics = a2;
     }
@@ -105,9 +105,9 @@ function readListPartitionReassignmentsRequestListPartitionReassignmentsTopics(r
       r.fail('non-nullable field ListPartitionReassignmentsRequest.PartitionIndexes was serialized as null');
       f_partitionIndexes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitionIndexes = a2;
     }
@@ -262,9 +262,9 @@ function readListPartitionReassignmentsResponse(r: Reader, v: number): ListParti
       r.fail('non-nullable field ListPartitionReassignmentsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ListPartitionReassignmentsResponseOngoingTopicReassignment[] = [];
+      const a2: ListPartitionReassignmentsResponseOngoingTopicReassignment[] = n2 <= 4096 ? new Array<ListPartitionReassignmentsResponseOngoingTopicReassignment>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListPartitionReassignmentsResponseOngoingTopicReassignment(r, v));
+        a2[i] = readListPartitionReassignmentsResponseOngoingTopicReassignment(r, v);
       }
       f_topics = a2;
     }
@@ -288,9 +288,9 @@ function readListPartitionReassignmentsResponseOngoingTopicReassignment(r: Reade
       r.fail('non-nullable field ListPartitionReassignmentsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ListPartitionReassignmentsResponseOngoingPartitionReassignment[] = [];
+      const a2: ListPartitionReassignmentsResponseOngoingPartitionReassignment[] = n2 <= 4096 ? new Array<ListPartitionReassignmentsResponseOngoingPartitionReassignment>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListPartitionReassignmentsResponseOngoingPartitionReassignment(r, v));
+        a2[i] = readListPartitionReassignmentsResponseOngoingPartitionReassignment(r, v);
       }
       f_partitions = a2;
     }
@@ -314,9 +314,9 @@ function readListPartitionReassignmentsResponseOngoingPartitionReassignment(r: R
       r.fail('non-nullable field ListPartitionReassignmentsResponse.Replicas was serialized as null');
       f_replicas = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_replicas = a2;
     }
@@ -328,9 +328,9 @@ function readListPartitionReassignmentsResponseOngoingPartitionReassignment(r: R
       r.fail('non-nullable field ListPartitionReassignmentsResponse.AddingReplicas was serialized as null');
       f_addingReplicas = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_addingReplicas = a2;
     }
@@ -342,9 +342,9 @@ function readListPartitionReassignmentsResponseOngoingPartitionReassignment(r: R
       r.fail('non-nullable field ListPartitionReassignmentsResponse.RemovingReplicas was serialized as null');
       f_removingReplicas = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_removingReplicas = a2;
     }

@@ -93,9 +93,9 @@ function readOffsetDeleteRequest(r: Reader, v: number): OffsetDeleteRequest {
       r.fail('non-nullable field OffsetDeleteRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: OffsetDeleteRequestTopic[] = [];
+      const a2: OffsetDeleteRequestTopic[] = n2 <= 4096 ? new Array<OffsetDeleteRequestTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetDeleteRequestTopic(r, v));
+        a2[i] = readOffsetDeleteRequestTopic(r, v);
       }
       f_topics = a2;
     }
@@ -113,9 +113,9 @@ function readOffsetDeleteRequestTopic(r: Reader, v: number): OffsetDeleteRequest
       r.fail('non-nullable field OffsetDeleteRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetDeleteRequestPartition[] = [];
+      const a2: OffsetDeleteRequestPartition[] = n2 <= 4096 ? new Array<OffsetDeleteRequestPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetDeleteRequestPartition(r, v));
+        a2[i] = readOffsetDeleteRequestPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -239,9 +239,9 @@ function readOffsetDeleteResponse(r: Reader, v: number): OffsetDeleteResponse {
       r.fail('non-nullable field OffsetDeleteResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: OffsetDeleteResponseTopic[] = [];
+      const a2: OffsetDeleteResponseTopic[] = n2 <= 4096 ? new Array<OffsetDeleteResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetDeleteResponseTopic(r, v));
+        a2[i] = readOffsetDeleteResponseTopic(r, v);
       }
       f_topics = a2;
     }
@@ -259,9 +259,9 @@ function readOffsetDeleteResponseTopic(r: Reader, v: number): OffsetDeleteRespon
       r.fail('non-nullable field OffsetDeleteResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: OffsetDeleteResponsePartition[] = [];
+      const a2: OffsetDeleteResponsePartition[] = n2 <= 4096 ? new Array<OffsetDeleteResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readOffsetDeleteResponsePartition(r, v));
+        a2[i] = readOffsetDeleteResponsePartition(r, v);
       }
       f_partitions = a2;
     }

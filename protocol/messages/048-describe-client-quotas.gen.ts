@@ -97,9 +97,9 @@ function readDescribeClientQuotasRequest(r: Reader, v: number): DescribeClientQu
       r.fail('non-nullable field DescribeClientQuotasRequest.Components was serialized as null');
       f_components = [];
     } else {
-      const a2: DescribeClientQuotasRequestComponentData[] = [];
+      const a2: DescribeClientQuotasRequestComponentData[] = n2 <= 4096 ? new Array<DescribeClientQuotasRequestComponentData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeClientQuotasRequestComponentData(r, v));
+        a2[i] = readDescribeClientQuotasRequestComponentData(r, v);
       }
       f_components = a2;
     }
@@ -348,9 +348,9 @@ function readDescribeClientQuotasResponse(r: Reader, v: number): DescribeClientQ
     if (n2 < 0) {
       f_entries = null;
     } else {
-      const a2: DescribeClientQuotasResponseEntryData[] = [];
+      const a2: DescribeClientQuotasResponseEntryData[] = n2 <= 4096 ? new Array<DescribeClientQuotasResponseEntryData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeClientQuotasResponseEntryData(r, v));
+        a2[i] = readDescribeClientQuotasResponseEntryData(r, v);
       }
       f_entries = a2;
     }
@@ -375,9 +375,9 @@ function readDescribeClientQuotasResponseEntryData(r: Reader, v: number): Descri
       r.fail('non-nullable field DescribeClientQuotasResponse.Entity was serialized as null');
       f_entity = [];
     } else {
-      const a2: DescribeClientQuotasResponseEntityData[] = [];
+      const a2: DescribeClientQuotasResponseEntityData[] = n2 <= 4096 ? new Array<DescribeClientQuotasResponseEntityData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeClientQuotasResponseEntityData(r, v));
+        a2[i] = readDescribeClientQuotasResponseEntityData(r, v);
       }
       f_entity = a2;
     }
@@ -389,9 +389,9 @@ function readDescribeClientQuotasResponseEntryData(r: Reader, v: number): Descri
       r.fail('non-nullable field DescribeClientQuotasResponse.Values was serialized as null');
       f_values = [];
     } else {
-      const a2: DescribeClientQuotasResponseValueData[] = [];
+      const a2: DescribeClientQuotasResponseValueData[] = n2 <= 4096 ? new Array<DescribeClientQuotasResponseValueData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeClientQuotasResponseValueData(r, v));
+        a2[i] = readDescribeClientQuotasResponseValueData(r, v);
       }
       f_values = a2;
     }

@@ -177,9 +177,9 @@ function readAlterClientQuotasRequest(r: Reader, v: number): AlterClientQuotasRe
       r.fail('non-nullable field AlterClientQuotasRequest.Entries was serialized as null');
       f_entries = [];
     } else {
-      const a2: AlterClientQuotasRequestEntryData[] = [];
+      const a2: AlterClientQuotasRequestEntryData[] = n2 <= 4096 ? new Array<AlterClientQuotasRequestEntryData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterClientQuotasRequestEntryData(r, v));
+        a2[i] = readAlterClientQuotasRequestEntryData(r, v);
       }
       f_entries = a2;
     }
@@ -205,9 +205,9 @@ function readAlterClientQuotasRequestEntryData(r: Reader, v: number): AlterClien
       r.fail('non-nullable field AlterClientQuotasRequest.Entity was serialized as null');
       f_entity = [];
     } else {
-      const a2: AlterClientQuotasRequestEntityData[] = [];
+      const a2: AlterClientQuotasRequestEntityData[] = n2 <= 4096 ? new Array<AlterClientQuotasRequestEntityData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterClientQuotasRequestEntityData(r, v));
+        a2[i] = readAlterClientQuotasRequestEntityData(r, v);
       }
       f_entity = a2;
     }
@@ -219,9 +219,9 @@ function readAlterClientQuotasRequestEntryData(r: Reader, v: number): AlterClien
       r.fail('non-nullable field AlterClientQuotasRequest.Ops was serialized as null');
       f_ops = [];
     } else {
-      const a2: AlterClientQuotasRequestOpData[] = [];
+      const a2: AlterClientQuotasRequestOpData[] = n2 <= 4096 ? new Array<AlterClientQuotasRequestOpData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterClientQuotasRequestOpData(r, v));
+        a2[i] = readAlterClientQuotasRequestOpData(r, v);
       }
       f_ops = a2;
     }
@@ -427,9 +427,9 @@ function readAlterClientQuotasResponse(r: Reader, v: number): AlterClientQuotasR
       r.fail('non-nullable field AlterClientQuotasResponse.Entries was serialized as null');
       f_entries = [];
     } else {
-      const a2: AlterClientQuotasResponseEntryData[] = [];
+      const a2: AlterClientQuotasResponseEntryData[] = n2 <= 4096 ? new Array<AlterClientQuotasResponseEntryData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterClientQuotasResponseEntryData(r, v));
+        a2[i] = readAlterClientQuotasResponseEntryData(r, v);
       }
       f_entries = a2;
     }
@@ -461,9 +461,9 @@ function readAlterClientQuotasResponseEntryData(r: Reader, v: number): AlterClie
       r.fail('non-nullable field AlterClientQuotasResponse.Entity was serialized as null');
       f_entity = [];
     } else {
-      const a2: AlterClientQuotasResponseEntityData[] = [];
+      const a2: AlterClientQuotasResponseEntityData[] = n2 <= 4096 ? new Array<AlterClientQuotasResponseEntityData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterClientQuotasResponseEntityData(r, v));
+        a2[i] = readAlterClientQuotasResponseEntityData(r, v);
       }
       f_entity = a2;
     }

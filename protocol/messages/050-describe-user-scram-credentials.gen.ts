@@ -63,9 +63,9 @@ function readDescribeUserScramCredentialsRequest(r: Reader, v: number): Describe
     if (n2 < 0) {
       f_users = null;
     } else {
-      const a2: DescribeUserScramCredentialsRequestUserName[] = [];
+      const a2: DescribeUserScramCredentialsRequestUserName[] = n2 <= 4096 ? new Array<DescribeUserScramCredentialsRequestUserName>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeUserScramCredentialsRequestUserName(r, v));
+        a2[i] = readDescribeUserScramCredentialsRequestUserName(r, v);
       }
       f_users = a2;
     }
@@ -223,9 +223,9 @@ function readDescribeUserScramCredentialsResponse(r: Reader, v: number): Describ
       r.fail('non-nullable field DescribeUserScramCredentialsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: DescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult[] = [];
+      const a2: DescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult[] = n2 <= 4096 ? new Array<DescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult(r, v));
+        a2[i] = readDescribeUserScramCredentialsResponseDescribeUserScramCredentialsResult(r, v);
       }
       f_results = a2;
     }
@@ -251,9 +251,9 @@ function readDescribeUserScramCredentialsResponseDescribeUserScramCredentialsRes
       r.fail('non-nullable field DescribeUserScramCredentialsResponse.CredentialInfos was serialized as null');
       f_credentialInfos = [];
     } else {
-      const a2: DescribeUserScramCredentialsResponseCredentialInfo[] = [];
+      const a2: DescribeUserScramCredentialsResponseCredentialInfo[] = n2 <= 4096 ? new Array<DescribeUserScramCredentialsResponseCredentialInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeUserScramCredentialsResponseCredentialInfo(r, v));
+        a2[i] = readDescribeUserScramCredentialsResponseCredentialInfo(r, v);
       }
       f_credentialInfos = a2;
     }

@@ -121,9 +121,9 @@ function readAlterUserScramCredentialsRequest(r: Reader, v: number): AlterUserSc
       r.fail('non-nullable field AlterUserScramCredentialsRequest.Deletions was serialized as null');
       f_deletions = [];
     } else {
-      const a2: AlterUserScramCredentialsRequestScramCredentialDeletion[] = [];
+      const a2: AlterUserScramCredentialsRequestScramCredentialDeletion[] = n2 <= 4096 ? new Array<AlterUserScramCredentialsRequestScramCredentialDeletion>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterUserScramCredentialsRequestScramCredentialDeletion(r, v));
+        a2[i] = readAlterUserScramCredentialsRequestScramCredentialDeletion(r, v);
       }
       f_deletions = a2;
     }
@@ -135,9 +135,9 @@ function readAlterUserScramCredentialsRequest(r: Reader, v: number): AlterUserSc
       r.fail('non-nullable field AlterUserScramCredentialsRequest.Upsertions was serialized as null');
       f_upsertions = [];
     } else {
-      const a2: AlterUserScramCredentialsRequestScramCredentialUpsertion[] = [];
+      const a2: AlterUserScramCredentialsRequestScramCredentialUpsertion[] = n2 <= 4096 ? new Array<AlterUserScramCredentialsRequestScramCredentialUpsertion>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterUserScramCredentialsRequestScramCredentialUpsertion(r, v));
+        a2[i] = readAlterUserScramCredentialsRequestScramCredentialUpsertion(r, v);
       }
       f_upsertions = a2;
     }
@@ -263,9 +263,9 @@ function readAlterUserScramCredentialsResponse(r: Reader, v: number): AlterUserS
       r.fail('non-nullable field AlterUserScramCredentialsResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: AlterUserScramCredentialsResponseAlterUserScramCredentialsResult[] = [];
+      const a2: AlterUserScramCredentialsResponseAlterUserScramCredentialsResult[] = n2 <= 4096 ? new Array<AlterUserScramCredentialsResponseAlterUserScramCredentialsResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterUserScramCredentialsResponseAlterUserScramCredentialsResult(r, v));
+        a2[i] = readAlterUserScramCredentialsResponseAlterUserScramCredentialsResult(r, v);
       }
       f_results = a2;
     }

@@ -161,9 +161,9 @@ function readVoteRequest(r: Reader, v: number): VoteRequest {
       r.fail('non-nullable field VoteRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: VoteRequestTopicData[] = [];
+      const a2: VoteRequestTopicData[] = n2 <= 4096 ? new Array<VoteRequestTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readVoteRequestTopicData(r, v));
+        a2[i] = readVoteRequestTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -187,9 +187,9 @@ function readVoteRequestTopicData(r: Reader, v: number): VoteRequestTopicData {
       r.fail('non-nullable field VoteRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: VoteRequestPartitionData[] = [];
+      const a2: VoteRequestPartitionData[] = n2 <= 4096 ? new Array<VoteRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readVoteRequestPartitionData(r, v));
+        a2[i] = readVoteRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -410,9 +410,9 @@ function readVoteResponse(r: Reader, v: number): VoteResponse {
       r.fail('non-nullable field VoteResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: VoteResponseTopicData[] = [];
+      const a2: VoteResponseTopicData[] = n2 <= 4096 ? new Array<VoteResponseTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readVoteResponseTopicData(r, v));
+        a2[i] = readVoteResponseTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -434,9 +434,9 @@ function readVoteResponse(r: Reader, v: number): VoteResponse {
                 t.fail('non-nullable field VoteResponse.NodeEndpoints was serialized as null');
                 f_nodeEndpoints = [];
               } else {
-                const a10: VoteResponseNodeEndpoint[] = [];
+                const a10: VoteResponseNodeEndpoint[] = n10 <= 4096 ? new Array<VoteResponseNodeEndpoint>(n10) : [];
                 for (let i = 0; i < n10 && t.ok; i++) {
-                  a10.push(readVoteResponseNodeEndpoint(t, v));
+                  a10[i] = readVoteResponseNodeEndpoint(t, v);
                 }
                 f_nodeEndpoints = a10;
               }
@@ -461,9 +461,9 @@ function readVoteResponseTopicData(r: Reader, v: number): VoteResponseTopicData 
       r.fail('non-nullable field VoteResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: VoteResponsePartitionData[] = [];
+      const a2: VoteResponsePartitionData[] = n2 <= 4096 ? new Array<VoteResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readVoteResponsePartitionData(r, v));
+        a2[i] = readVoteResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }

@@ -207,9 +207,9 @@ function readBeginQuorumEpochRequest(r: Reader, v: number): BeginQuorumEpochRequ
       r.fail('non-nullable field BeginQuorumEpochRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: BeginQuorumEpochRequestTopicData[] = [];
+      const a2: BeginQuorumEpochRequestTopicData[] = n2 <= 4096 ? new Array<BeginQuorumEpochRequestTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readBeginQuorumEpochRequestTopicData(r, v));
+        a2[i] = readBeginQuorumEpochRequestTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -222,9 +222,9 @@ function readBeginQuorumEpochRequest(r: Reader, v: number): BeginQuorumEpochRequ
         r.fail('non-nullable field BeginQuorumEpochRequest.LeaderEndpoints was serialized as null');
         f_leaderEndpoints = [];
       } else {
-        const a2: BeginQuorumEpochRequestLeaderEndpoint[] = [];
+        const a2: BeginQuorumEpochRequestLeaderEndpoint[] = n2 <= 4096 ? new Array<BeginQuorumEpochRequestLeaderEndpoint>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readBeginQuorumEpochRequestLeaderEndpoint(r, v));
+          a2[i] = readBeginQuorumEpochRequestLeaderEndpoint(r, v);
         }
         f_leaderEndpoints = a2;
       }
@@ -258,9 +258,9 @@ function readBeginQuorumEpochRequestTopicData(r: Reader, v: number): BeginQuorum
       r.fail('non-nullable field BeginQuorumEpochRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: BeginQuorumEpochRequestPartitionData[] = [];
+      const a2: BeginQuorumEpochRequestPartitionData[] = n2 <= 4096 ? new Array<BeginQuorumEpochRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readBeginQuorumEpochRequestPartitionData(r, v));
+        a2[i] = readBeginQuorumEpochRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -503,9 +503,9 @@ function readBeginQuorumEpochResponse(r: Reader, v: number): BeginQuorumEpochRes
       r.fail('non-nullable field BeginQuorumEpochResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: BeginQuorumEpochResponseTopicData[] = [];
+      const a2: BeginQuorumEpochResponseTopicData[] = n2 <= 4096 ? new Array<BeginQuorumEpochResponseTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readBeginQuorumEpochResponseTopicData(r, v));
+        a2[i] = readBeginQuorumEpochResponseTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -528,9 +528,9 @@ function readBeginQuorumEpochResponse(r: Reader, v: number): BeginQuorumEpochRes
                   t.fail('non-nullable field BeginQuorumEpochResponse.NodeEndpoints was serialized as null');
                   f_nodeEndpoints = [];
                 } else {
-                  const a10: BeginQuorumEpochResponseNodeEndpoint[] = [];
+                  const a10: BeginQuorumEpochResponseNodeEndpoint[] = n10 <= 4096 ? new Array<BeginQuorumEpochResponseNodeEndpoint>(n10) : [];
                   for (let i = 0; i < n10 && t.ok; i++) {
-                    a10.push(readBeginQuorumEpochResponseNodeEndpoint(t, v));
+                    a10[i] = readBeginQuorumEpochResponseNodeEndpoint(t, v);
                   }
                   f_nodeEndpoints = a10;
                 }
@@ -561,9 +561,9 @@ function readBeginQuorumEpochResponseTopicData(r: Reader, v: number): BeginQuoru
       r.fail('non-nullable field BeginQuorumEpochResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: BeginQuorumEpochResponsePartitionData[] = [];
+      const a2: BeginQuorumEpochResponsePartitionData[] = n2 <= 4096 ? new Array<BeginQuorumEpochResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readBeginQuorumEpochResponsePartitionData(r, v));
+        a2[i] = readBeginQuorumEpochResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }

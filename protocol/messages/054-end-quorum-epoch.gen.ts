@@ -233,9 +233,9 @@ function readEndQuorumEpochRequest(r: Reader, v: number): EndQuorumEpochRequest 
       r.fail('non-nullable field EndQuorumEpochRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: EndQuorumEpochRequestTopicData[] = [];
+      const a2: EndQuorumEpochRequestTopicData[] = n2 <= 4096 ? new Array<EndQuorumEpochRequestTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readEndQuorumEpochRequestTopicData(r, v));
+        a2[i] = readEndQuorumEpochRequestTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -248,9 +248,9 @@ function readEndQuorumEpochRequest(r: Reader, v: number): EndQuorumEpochRequest 
         r.fail('non-nullable field EndQuorumEpochRequest.LeaderEndpoints was serialized as null');
         f_leaderEndpoints = [];
       } else {
-        const a2: EndQuorumEpochRequestLeaderEndpoint[] = [];
+        const a2: EndQuorumEpochRequestLeaderEndpoint[] = n2 <= 4096 ? new Array<EndQuorumEpochRequestLeaderEndpoint>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readEndQuorumEpochRequestLeaderEndpoint(r, v));
+          a2[i] = readEndQuorumEpochRequestLeaderEndpoint(r, v);
         }
         f_leaderEndpoints = a2;
       }
@@ -284,9 +284,9 @@ function readEndQuorumEpochRequestTopicData(r: Reader, v: number): EndQuorumEpoc
       r.fail('non-nullable field EndQuorumEpochRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: EndQuorumEpochRequestPartitionData[] = [];
+      const a2: EndQuorumEpochRequestPartitionData[] = n2 <= 4096 ? new Array<EndQuorumEpochRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readEndQuorumEpochRequestPartitionData(r, v));
+        a2[i] = readEndQuorumEpochRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -315,9 +315,9 @@ function readEndQuorumEpochRequestPartitionData(r: Reader, v: number): EndQuorum
         r.fail('non-nullable field EndQuorumEpochRequest.PreferredSuccessors was serialized as null');
         f_preferredSuccessors = [];
       } else {
-        const a2: number[] = [];
+        const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int32());
+          a2[i] = r.int32();
         }
         f_preferredSuccessors = a2;
       }
@@ -333,9 +333,9 @@ function readEndQuorumEpochRequestPartitionData(r: Reader, v: number): EndQuorum
         r.fail('non-nullable field EndQuorumEpochRequest.PreferredCandidates was serialized as null');
         f_preferredCandidates = [];
       } else {
-        const a2: EndQuorumEpochRequestReplicaInfo[] = [];
+        const a2: EndQuorumEpochRequestReplicaInfo[] = n2 <= 4096 ? new Array<EndQuorumEpochRequestReplicaInfo>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readEndQuorumEpochRequestReplicaInfo(r, v));
+          a2[i] = readEndQuorumEpochRequestReplicaInfo(r, v);
         }
         f_preferredCandidates = a2;
       }
@@ -572,9 +572,9 @@ function readEndQuorumEpochResponse(r: Reader, v: number): EndQuorumEpochRespons
       r.fail('non-nullable field EndQuorumEpochResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: EndQuorumEpochResponseTopicData[] = [];
+      const a2: EndQuorumEpochResponseTopicData[] = n2 <= 4096 ? new Array<EndQuorumEpochResponseTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readEndQuorumEpochResponseTopicData(r, v));
+        a2[i] = readEndQuorumEpochResponseTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -597,9 +597,9 @@ function readEndQuorumEpochResponse(r: Reader, v: number): EndQuorumEpochRespons
                   t.fail('non-nullable field EndQuorumEpochResponse.NodeEndpoints was serialized as null');
                   f_nodeEndpoints = [];
                 } else {
-                  const a10: EndQuorumEpochResponseNodeEndpoint[] = [];
+                  const a10: EndQuorumEpochResponseNodeEndpoint[] = n10 <= 4096 ? new Array<EndQuorumEpochResponseNodeEndpoint>(n10) : [];
                   for (let i = 0; i < n10 && t.ok; i++) {
-                    a10.push(readEndQuorumEpochResponseNodeEndpoint(t, v));
+                    a10[i] = readEndQuorumEpochResponseNodeEndpoint(t, v);
                   }
                   f_nodeEndpoints = a10;
                 }
@@ -630,9 +630,9 @@ function readEndQuorumEpochResponseTopicData(r: Reader, v: number): EndQuorumEpo
       r.fail('non-nullable field EndQuorumEpochResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: EndQuorumEpochResponsePartitionData[] = [];
+      const a2: EndQuorumEpochResponsePartitionData[] = n2 <= 4096 ? new Array<EndQuorumEpochResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readEndQuorumEpochResponsePartitionData(r, v));
+        a2[i] = readEndQuorumEpochResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }

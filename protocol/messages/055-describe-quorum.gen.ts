@@ -90,9 +90,9 @@ function readDescribeQuorumRequest(r: Reader, v: number): DescribeQuorumRequest 
       r.fail('non-nullable field DescribeQuorumRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeQuorumRequestTopicData[] = [];
+      const a2: DescribeQuorumRequestTopicData[] = n2 <= 4096 ? new Array<DescribeQuorumRequestTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeQuorumRequestTopicData(r, v));
+        a2[i] = readDescribeQuorumRequestTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -116,9 +116,9 @@ function readDescribeQuorumRequestTopicData(r: Reader, v: number): DescribeQuoru
       r.fail('non-nullable field DescribeQuorumRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DescribeQuorumRequestPartitionData[] = [];
+      const a2: DescribeQuorumRequestPartitionData[] = n2 <= 4096 ? new Array<DescribeQuorumRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeQuorumRequestPartitionData(r, v));
+        a2[i] = readDescribeQuorumRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -434,9 +434,9 @@ function readDescribeQuorumResponse(r: Reader, v: number): DescribeQuorumRespons
       r.fail('non-nullable field DescribeQuorumResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeQuorumResponseTopicData[] = [];
+      const a2: DescribeQuorumResponseTopicData[] = n2 <= 4096 ? new Array<DescribeQuorumResponseTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeQuorumResponseTopicData(r, v));
+        a2[i] = readDescribeQuorumResponseTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -449,9 +449,9 @@ function readDescribeQuorumResponse(r: Reader, v: number): DescribeQuorumRespons
         r.fail('non-nullable field DescribeQuorumResponse.Nodes was serialized as null');
         f_nodes = [];
       } else {
-        const a2: DescribeQuorumResponseNode[] = [];
+        const a2: DescribeQuorumResponseNode[] = n2 <= 4096 ? new Array<DescribeQuorumResponseNode>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readDescribeQuorumResponseNode(r, v));
+          a2[i] = readDescribeQuorumResponseNode(r, v);
         }
         f_nodes = a2;
       }
@@ -478,9 +478,9 @@ function readDescribeQuorumResponseTopicData(r: Reader, v: number): DescribeQuor
       r.fail('non-nullable field DescribeQuorumResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DescribeQuorumResponsePartitionData[] = [];
+      const a2: DescribeQuorumResponsePartitionData[] = n2 <= 4096 ? new Array<DescribeQuorumResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeQuorumResponsePartitionData(r, v));
+        a2[i] = readDescribeQuorumResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -514,9 +514,9 @@ function readDescribeQuorumResponsePartitionData(r: Reader, v: number): Describe
       r.fail('non-nullable field DescribeQuorumResponse.CurrentVoters was serialized as null');
       f_currentVoters = [];
     } else {
-      const a2: DescribeQuorumResponseReplicaState[] = [];
+      const a2: DescribeQuorumResponseReplicaState[] = n2 <= 4096 ? new Array<DescribeQuorumResponseReplicaState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeQuorumResponseReplicaState(r, v));
+        a2[i] = readDescribeQuorumResponseReplicaState(r, v);
       }
       f_currentVoters = a2;
     }
@@ -528,9 +528,9 @@ function readDescribeQuorumResponsePartitionData(r: Reader, v: number): Describe
       r.fail('non-nullable field DescribeQuorumResponse.Observers was serialized as null');
       f_observers = [];
     } else {
-      const a2: DescribeQuorumResponseReplicaState[] = [];
+      const a2: DescribeQuorumResponseReplicaState[] = n2 <= 4096 ? new Array<DescribeQuorumResponseReplicaState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeQuorumResponseReplicaState(r, v));
+        a2[i] = readDescribeQuorumResponseReplicaState(r, v);
       }
       f_observers = a2;
     }
@@ -554,9 +554,9 @@ function readDescribeQuorumResponseNode(r: Reader, v: number): DescribeQuorumRes
       r.fail('non-nullable field DescribeQuorumResponse.Listeners was serialized as null');
       f_listeners = [];
     } else {
-      const a2: DescribeQuorumResponseListener[] = [];
+      const a2: DescribeQuorumResponseListener[] = n2 <= 4096 ? new Array<DescribeQuorumResponseListener>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeQuorumResponseListener(r, v));
+        a2[i] = readDescribeQuorumResponseListener(r, v);
       }
       f_listeners = a2;
     }

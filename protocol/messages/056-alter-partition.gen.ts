@@ -190,9 +190,9 @@ function readAlterPartitionRequest(r: Reader, v: number): AlterPartitionRequest 
       r.fail('non-nullable field AlterPartitionRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AlterPartitionRequestTopicData[] = [];
+      const a2: AlterPartitionRequestTopicData[] = n2 <= 4096 ? new Array<AlterPartitionRequestTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionRequestTopicData(r, v));
+        a2[i] = readAlterPartitionRequestTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -227,9 +227,9 @@ function readAlterPartitionRequestTopicData(r: Reader, v: number): AlterPartitio
       r.fail('non-nullable field AlterPartitionRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AlterPartitionRequestPartitionData[] = [];
+      const a2: AlterPartitionRequestPartitionData[] = n2 <= 4096 ? new Array<AlterPartitionRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionRequestPartitionData(r, v));
+        a2[i] = readAlterPartitionRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -255,9 +255,9 @@ function readAlterPartitionRequestPartitionData(r: Reader, v: number): AlterPart
         r.fail('non-nullable field AlterPartitionRequest.NewIsr was serialized as null');
         f_newIsr = [];
       } else {
-        const a2: number[] = [];
+        const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int32());
+          a2[i] = r.int32();
         }
         f_newIsr = a2;
       }
@@ -273,9 +273,9 @@ function readAlterPartitionRequestPartitionData(r: Reader, v: number): AlterPart
         r.fail('non-nullable field AlterPartitionRequest.NewIsrWithEpochs was serialized as null');
         f_newIsrWithEpochs = [];
       } else {
-        const a2: AlterPartitionRequestBrokerState[] = [];
+        const a2: AlterPartitionRequestBrokerState[] = n2 <= 4096 ? new Array<AlterPartitionRequestBrokerState>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readAlterPartitionRequestBrokerState(r, v));
+          a2[i] = readAlterPartitionRequestBrokerState(r, v);
         }
         f_newIsrWithEpochs = a2;
       }
@@ -470,9 +470,9 @@ function readAlterPartitionResponse(r: Reader, v: number): AlterPartitionRespons
       r.fail('non-nullable field AlterPartitionResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AlterPartitionResponseTopicData[] = [];
+      const a2: AlterPartitionResponseTopicData[] = n2 <= 4096 ? new Array<AlterPartitionResponseTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionResponseTopicData(r, v));
+        a2[i] = readAlterPartitionResponseTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -507,9 +507,9 @@ function readAlterPartitionResponseTopicData(r: Reader, v: number): AlterPartiti
       r.fail('non-nullable field AlterPartitionResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AlterPartitionResponsePartitionData[] = [];
+      const a2: AlterPartitionResponsePartitionData[] = n2 <= 4096 ? new Array<AlterPartitionResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterPartitionResponsePartitionData(r, v));
+        a2[i] = readAlterPartitionResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -536,9 +536,9 @@ function readAlterPartitionResponsePartitionData(r: Reader, v: number): AlterPar
       r.fail('non-nullable field AlterPartitionResponse.Isr was serialized as null');
       f_isr = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_isr = a2;
     }

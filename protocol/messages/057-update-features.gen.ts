@@ -103,9 +103,9 @@ function readUpdateFeaturesRequest(r: Reader, v: number): UpdateFeaturesRequest 
       r.fail('non-nullable field UpdateFeaturesRequest.FeatureUpdates was serialized as null');
       f_featureUpdates = [];
     } else {
-      const a2: UpdateFeaturesRequestFeatureUpdateKey[] = [];
+      const a2: UpdateFeaturesRequestFeatureUpdateKey[] = n2 <= 4096 ? new Array<UpdateFeaturesRequestFeatureUpdateKey>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readUpdateFeaturesRequestFeatureUpdateKey(r, v));
+        a2[i] = readUpdateFeaturesRequestFeatureUpdateKey(r, v);
       }
       f_featureUpdates = a2;
     }
@@ -250,9 +250,9 @@ function readUpdateFeaturesResponse(r: Reader, v: number): UpdateFeaturesRespons
         r.fail('non-nullable field UpdateFeaturesResponse.Results was serialized as null');
         f_results = [];
       } else {
-        const a2: UpdateFeaturesResponseUpdatableFeatureResult[] = [];
+        const a2: UpdateFeaturesResponseUpdatableFeatureResult[] = n2 <= 4096 ? new Array<UpdateFeaturesResponseUpdatableFeatureResult>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readUpdateFeaturesResponseUpdatableFeatureResult(r, v));
+          a2[i] = readUpdateFeaturesResponseUpdatableFeatureResult(r, v);
         }
         f_results = a2;
       }

@@ -173,9 +173,9 @@ function readFetchSnapshotRequest(r: Reader, v: number): FetchSnapshotRequest {
       r.fail('non-nullable field FetchSnapshotRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: FetchSnapshotRequestTopicSnapshot[] = [];
+      const a2: FetchSnapshotRequestTopicSnapshot[] = n2 <= 4096 ? new Array<FetchSnapshotRequestTopicSnapshot>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchSnapshotRequestTopicSnapshot(r, v));
+        a2[i] = readFetchSnapshotRequestTopicSnapshot(r, v);
       }
       f_topics = a2;
     }
@@ -208,9 +208,9 @@ function readFetchSnapshotRequestTopicSnapshot(r: Reader, v: number): FetchSnaps
       r.fail('non-nullable field FetchSnapshotRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: FetchSnapshotRequestPartitionSnapshot[] = [];
+      const a2: FetchSnapshotRequestPartitionSnapshot[] = n2 <= 4096 ? new Array<FetchSnapshotRequestPartitionSnapshot>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchSnapshotRequestPartitionSnapshot(r, v));
+        a2[i] = readFetchSnapshotRequestPartitionSnapshot(r, v);
       }
       f_partitions = a2;
     }
@@ -516,9 +516,9 @@ function readFetchSnapshotResponse(r: Reader, v: number): FetchSnapshotResponse 
       r.fail('non-nullable field FetchSnapshotResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: FetchSnapshotResponseTopicSnapshot[] = [];
+      const a2: FetchSnapshotResponseTopicSnapshot[] = n2 <= 4096 ? new Array<FetchSnapshotResponseTopicSnapshot>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchSnapshotResponseTopicSnapshot(r, v));
+        a2[i] = readFetchSnapshotResponseTopicSnapshot(r, v);
       }
       f_topics = a2;
     }
@@ -540,9 +540,9 @@ function readFetchSnapshotResponse(r: Reader, v: number): FetchSnapshotResponse 
                 t.fail('non-nullable field FetchSnapshotResponse.NodeEndpoints was serialized as null');
                 f_nodeEndpoints = [];
               } else {
-                const a10: FetchSnapshotResponseNodeEndpoint[] = [];
+                const a10: FetchSnapshotResponseNodeEndpoint[] = n10 <= 4096 ? new Array<FetchSnapshotResponseNodeEndpoint>(n10) : [];
                 for (let i = 0; i < n10 && t.ok; i++) {
-                  a10.push(readFetchSnapshotResponseNodeEndpoint(t, v));
+                  a10[i] = readFetchSnapshotResponseNodeEndpoint(t, v);
                 }
                 f_nodeEndpoints = a10;
               }
@@ -567,9 +567,9 @@ function readFetchSnapshotResponseTopicSnapshot(r: Reader, v: number): FetchSnap
       r.fail('non-nullable field FetchSnapshotResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: FetchSnapshotResponsePartitionSnapshot[] = [];
+      const a2: FetchSnapshotResponsePartitionSnapshot[] = n2 <= 4096 ? new Array<FetchSnapshotResponsePartitionSnapshot>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readFetchSnapshotResponsePartitionSnapshot(r, v));
+        a2[i] = readFetchSnapshotResponsePartitionSnapshot(r, v);
       }
       f_partitions = a2;
     }

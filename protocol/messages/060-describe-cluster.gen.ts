@@ -221,9 +221,9 @@ function readDescribeClusterResponse(r: Reader, v: number): DescribeClusterRespo
       r.fail('non-nullable field DescribeClusterResponse.Brokers was serialized as null');
       f_brokers = [];
     } else {
-      const a2: DescribeClusterResponseDescribeClusterBroker[] = [];
+      const a2: DescribeClusterResponseDescribeClusterBroker[] = n2 <= 4096 ? new Array<DescribeClusterResponseDescribeClusterBroker>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeClusterResponseDescribeClusterBroker(r, v));
+        a2[i] = readDescribeClusterResponseDescribeClusterBroker(r, v);
       }
       f_brokers = a2;
     }

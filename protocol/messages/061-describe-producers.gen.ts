@@ -69,9 +69,9 @@ function readDescribeProducersRequest(r: Reader, v: number): DescribeProducersRe
       r.fail('non-nullable field DescribeProducersRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeProducersRequestTopicRequest[] = [];
+      const a2: DescribeProducersRequestTopicRequest[] = n2 <= 4096 ? new Array<DescribeProducersRequestTopicRequest>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeProducersRequestTopicRequest(r, v));
+        a2[i] = readDescribeProducersRequestTopicRequest(r, v);
       }
       f_topics = a2;
     }
@@ -95,9 +95,9 @@ function readDescribeProducersRequestTopicRequest(r: Reader, v: number): Describ
       r.fail('non-nullable field DescribeProducersRequest.PartitionIndexes was serialized as null');
       f_partitionIndexes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitionIndexes = a2;
     }
@@ -282,9 +282,9 @@ function readDescribeProducersResponse(r: Reader, v: number): DescribeProducersR
       r.fail('non-nullable field DescribeProducersResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeProducersResponseTopicResponse[] = [];
+      const a2: DescribeProducersResponseTopicResponse[] = n2 <= 4096 ? new Array<DescribeProducersResponseTopicResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeProducersResponseTopicResponse(r, v));
+        a2[i] = readDescribeProducersResponseTopicResponse(r, v);
       }
       f_topics = a2;
     }
@@ -308,9 +308,9 @@ function readDescribeProducersResponseTopicResponse(r: Reader, v: number): Descr
       r.fail('non-nullable field DescribeProducersResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DescribeProducersResponsePartitionResponse[] = [];
+      const a2: DescribeProducersResponsePartitionResponse[] = n2 <= 4096 ? new Array<DescribeProducersResponsePartitionResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeProducersResponsePartitionResponse(r, v));
+        a2[i] = readDescribeProducersResponsePartitionResponse(r, v);
       }
       f_partitions = a2;
     }
@@ -336,9 +336,9 @@ function readDescribeProducersResponsePartitionResponse(r: Reader, v: number): D
       r.fail('non-nullable field DescribeProducersResponse.ActiveProducers was serialized as null');
       f_activeProducers = [];
     } else {
-      const a2: DescribeProducersResponseProducerState[] = [];
+      const a2: DescribeProducersResponseProducerState[] = n2 <= 4096 ? new Array<DescribeProducersResponseProducerState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeProducersResponseProducerState(r, v));
+        a2[i] = readDescribeProducersResponseProducerState(r, v);
       }
       f_activeProducers = a2;
     }

@@ -176,9 +176,9 @@ function readBrokerRegistrationRequest(r: Reader, v: number): BrokerRegistration
       r.fail('non-nullable field BrokerRegistrationRequest.Listeners was serialized as null');
       f_listeners = [];
     } else {
-      const a2: BrokerRegistrationRequestListener[] = [];
+      const a2: BrokerRegistrationRequestListener[] = n2 <= 4096 ? new Array<BrokerRegistrationRequestListener>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readBrokerRegistrationRequestListener(r, v));
+        a2[i] = readBrokerRegistrationRequestListener(r, v);
       }
       f_listeners = a2;
     }
@@ -190,9 +190,9 @@ function readBrokerRegistrationRequest(r: Reader, v: number): BrokerRegistration
       r.fail('non-nullable field BrokerRegistrationRequest.Features was serialized as null');
       f_features = [];
     } else {
-      const a2: BrokerRegistrationRequestFeature[] = [];
+      const a2: BrokerRegistrationRequestFeature[] = n2 <= 4096 ? new Array<BrokerRegistrationRequestFeature>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readBrokerRegistrationRequestFeature(r, v));
+        a2[i] = readBrokerRegistrationRequestFeature(r, v);
       }
       f_features = a2;
     }
@@ -212,9 +212,9 @@ function readBrokerRegistrationRequest(r: Reader, v: number): BrokerRegistration
         r.fail('non-nullable field BrokerRegistrationRequest.LogDirs was serialized as null');
         f_logDirs = [];
       } else {
-        const a2: string[] = [];
+        const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.uuid());
+          a2[i] = r.uuid();
         }
         f_logDirs = a2;
       }

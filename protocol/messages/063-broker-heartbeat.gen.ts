@@ -114,9 +114,9 @@ function readBrokerHeartbeatRequest(r: Reader, v: number): BrokerHeartbeatReques
                 t.fail('non-nullable field BrokerHeartbeatRequest.OfflineLogDirs was serialized as null');
                 f_offlineLogDirs = [];
               } else {
-                const a10: string[] = [];
+                const a10: string[] = n10 <= 4096 ? new Array<string>(n10) : [];
                 for (let i = 0; i < n10 && t.ok; i++) {
-                  a10.push(t.uuid());
+                  a10[i] = t.uuid();
                 }
                 f_offlineLogDirs = a10;
               }
@@ -135,9 +135,9 @@ function readBrokerHeartbeatRequest(r: Reader, v: number): BrokerHeartbeatReques
               if (n10 < 0) {
                 f_cordonedLogDirs = null;
               } else {
-                const a10: string[] = [];
+                const a10: string[] = n10 <= 4096 ? new Array<string>(n10) : [];
                 for (let i = 0; i < n10 && t.ok; i++) {
-                  a10.push(t.uuid());
+                  a10[i] = t.uuid();
                 }
                 f_cordonedLogDirs = a10;
               }

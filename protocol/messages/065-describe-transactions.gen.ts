@@ -40,9 +40,9 @@ function readDescribeTransactionsRequest(r: Reader, v: number): DescribeTransact
       r.fail('non-nullable field DescribeTransactionsRequest.TransactionalIds was serialized as null');
       f_transactionalIds = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_transactionalIds = a2;
     }
@@ -201,9 +201,9 @@ function readDescribeTransactionsResponse(r: Reader, v: number): DescribeTransac
       r.fail('non-nullable field DescribeTransactionsResponse.TransactionStates was serialized as null');
       f_transactionStates = [];
     } else {
-      const a2: DescribeTransactionsResponseTransactionState[] = [];
+      const a2: DescribeTransactionsResponseTransactionState[] = n2 <= 4096 ? new Array<DescribeTransactionsResponseTransactionState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeTransactionsResponseTransactionState(r, v));
+        a2[i] = readDescribeTransactionsResponseTransactionState(r, v);
       }
       f_transactionStates = a2;
     }
@@ -233,9 +233,9 @@ function readDescribeTransactionsResponseTransactionState(r: Reader, v: number):
       r.fail('non-nullable field DescribeTransactionsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeTransactionsResponseTopicData[] = [];
+      const a2: DescribeTransactionsResponseTopicData[] = n2 <= 4096 ? new Array<DescribeTransactionsResponseTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeTransactionsResponseTopicData(r, v));
+        a2[i] = readDescribeTransactionsResponseTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -259,9 +259,9 @@ function readDescribeTransactionsResponseTopicData(r: Reader, v: number): Descri
       r.fail('non-nullable field DescribeTransactionsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

@@ -69,9 +69,9 @@ function readListTransactionsRequest(r: Reader, v: number): ListTransactionsRequ
       r.fail('non-nullable field ListTransactionsRequest.StateFilters was serialized as null');
       f_stateFilters = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_stateFilters = a2;
     }
@@ -83,9 +83,9 @@ function readListTransactionsRequest(r: Reader, v: number): ListTransactionsRequ
       r.fail('non-nullable field ListTransactionsRequest.ProducerIdFilters was serialized as null');
       f_producerIdFilters = [];
     } else {
-      const a2: bigint[] = [];
+      const a2: bigint[] = n2 <= 4096 ? new Array<bigint>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int64());
+        a2[i] = r.int64();
       }
       f_producerIdFilters = a2;
     }
@@ -210,9 +210,9 @@ function readListTransactionsResponse(r: Reader, v: number): ListTransactionsRes
       r.fail('non-nullable field ListTransactionsResponse.UnknownStateFilters was serialized as null');
       f_unknownStateFilters = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_unknownStateFilters = a2;
     }
@@ -224,9 +224,9 @@ function readListTransactionsResponse(r: Reader, v: number): ListTransactionsRes
       r.fail('non-nullable field ListTransactionsResponse.TransactionStates was serialized as null');
       f_transactionStates = [];
     } else {
-      const a2: ListTransactionsResponseTransactionState[] = [];
+      const a2: ListTransactionsResponseTransactionState[] = n2 <= 4096 ? new Array<ListTransactionsResponseTransactionState>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListTransactionsResponseTransactionState(r, v));
+        a2[i] = readListTransactionsResponseTransactionState(r, v);
       }
       f_transactionStates = a2;
     }

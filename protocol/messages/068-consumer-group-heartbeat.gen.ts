@@ -144,9 +144,9 @@ function readConsumerGroupHeartbeatRequest(r: Reader, v: number): ConsumerGroupH
     if (n2 < 0) {
       f_subscribedTopicNames = null;
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_subscribedTopicNames = a2;
     }
@@ -164,9 +164,9 @@ function readConsumerGroupHeartbeatRequest(r: Reader, v: number): ConsumerGroupH
     if (n2 < 0) {
       f_topicPartitions = null;
     } else {
-      const a2: ConsumerGroupHeartbeatRequestTopicPartitions[] = [];
+      const a2: ConsumerGroupHeartbeatRequestTopicPartitions[] = n2 <= 4096 ? new Array<ConsumerGroupHeartbeatRequestTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupHeartbeatRequestTopicPartitions(r, v));
+        a2[i] = readConsumerGroupHeartbeatRequestTopicPartitions(r, v);
       }
       f_topicPartitions = a2;
     }
@@ -190,9 +190,9 @@ function readConsumerGroupHeartbeatRequestTopicPartitions(r: Reader, v: number):
       r.fail('non-nullable field ConsumerGroupHeartbeatRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -363,9 +363,9 @@ function readConsumerGroupHeartbeatResponseAssignment(r: Reader, v: number): Con
       r.fail('non-nullable field ConsumerGroupHeartbeatResponse.TopicPartitions was serialized as null');
       f_topicPartitions = [];
     } else {
-      const a2: ConsumerGroupHeartbeatResponseTopicPartitions[] = [];
+      const a2: ConsumerGroupHeartbeatResponseTopicPartitions[] = n2 <= 4096 ? new Array<ConsumerGroupHeartbeatResponseTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupHeartbeatResponseTopicPartitions(r, v));
+        a2[i] = readConsumerGroupHeartbeatResponseTopicPartitions(r, v);
       }
       f_topicPartitions = a2;
     }
@@ -389,9 +389,9 @@ function readConsumerGroupHeartbeatResponseTopicPartitions(r: Reader, v: number)
       r.fail('non-nullable field ConsumerGroupHeartbeatResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

@@ -47,9 +47,9 @@ function readConsumerGroupDescribeRequest(r: Reader, v: number): ConsumerGroupDe
       r.fail('non-nullable field ConsumerGroupDescribeRequest.GroupIds was serialized as null');
       f_groupIds = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_groupIds = a2;
     }
@@ -329,9 +329,9 @@ function readConsumerGroupDescribeResponse(r: Reader, v: number): ConsumerGroupD
       r.fail('non-nullable field ConsumerGroupDescribeResponse.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: ConsumerGroupDescribeResponseDescribedGroup[] = [];
+      const a2: ConsumerGroupDescribeResponseDescribedGroup[] = n2 <= 4096 ? new Array<ConsumerGroupDescribeResponseDescribedGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupDescribeResponseDescribedGroup(r, v));
+        a2[i] = readConsumerGroupDescribeResponseDescribedGroup(r, v);
       }
       f_groups = a2;
     }
@@ -361,9 +361,9 @@ function readConsumerGroupDescribeResponseDescribedGroup(r: Reader, v: number): 
       r.fail('non-nullable field ConsumerGroupDescribeResponse.Members was serialized as null');
       f_members = [];
     } else {
-      const a2: ConsumerGroupDescribeResponseMember[] = [];
+      const a2: ConsumerGroupDescribeResponseMember[] = n2 <= 4096 ? new Array<ConsumerGroupDescribeResponseMember>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupDescribeResponseMember(r, v));
+        a2[i] = readConsumerGroupDescribeResponseMember(r, v);
       }
       f_members = a2;
     }
@@ -393,9 +393,9 @@ function readConsumerGroupDescribeResponseMember(r: Reader, v: number): Consumer
       r.fail('non-nullable field ConsumerGroupDescribeResponse.SubscribedTopicNames was serialized as null');
       f_subscribedTopicNames = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_subscribedTopicNames = a2;
     }
@@ -429,9 +429,9 @@ function readConsumerGroupDescribeResponseTopicPartitions(r: Reader, v: number):
       r.fail('non-nullable field ConsumerGroupDescribeResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -454,9 +454,9 @@ function readConsumerGroupDescribeResponseAssignment(r: Reader, v: number): Cons
       r.fail('non-nullable field ConsumerGroupDescribeResponse.TopicPartitions was serialized as null');
       f_topicPartitions = [];
     } else {
-      const a2: ConsumerGroupDescribeResponseTopicPartitions[] = [];
+      const a2: ConsumerGroupDescribeResponseTopicPartitions[] = n2 <= 4096 ? new Array<ConsumerGroupDescribeResponseTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupDescribeResponseTopicPartitions(r, v));
+        a2[i] = readConsumerGroupDescribeResponseTopicPartitions(r, v);
       }
       f_topicPartitions = a2;
     }

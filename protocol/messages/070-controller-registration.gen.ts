@@ -141,9 +141,9 @@ function readControllerRegistrationRequest(r: Reader, v: number): ControllerRegi
       r.fail('non-nullable field ControllerRegistrationRequest.Listeners was serialized as null');
       f_listeners = [];
     } else {
-      const a2: ControllerRegistrationRequestListener[] = [];
+      const a2: ControllerRegistrationRequestListener[] = n2 <= 4096 ? new Array<ControllerRegistrationRequestListener>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readControllerRegistrationRequestListener(r, v));
+        a2[i] = readControllerRegistrationRequestListener(r, v);
       }
       f_listeners = a2;
     }
@@ -155,9 +155,9 @@ function readControllerRegistrationRequest(r: Reader, v: number): ControllerRegi
       r.fail('non-nullable field ControllerRegistrationRequest.Features was serialized as null');
       f_features = [];
     } else {
-      const a2: ControllerRegistrationRequestFeature[] = [];
+      const a2: ControllerRegistrationRequestFeature[] = n2 <= 4096 ? new Array<ControllerRegistrationRequestFeature>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readControllerRegistrationRequestFeature(r, v));
+        a2[i] = readControllerRegistrationRequestFeature(r, v);
       }
       f_features = a2;
     }

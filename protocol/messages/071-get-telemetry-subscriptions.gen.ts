@@ -140,9 +140,9 @@ function readGetTelemetrySubscriptionsResponse(r: Reader, v: number): GetTelemet
       r.fail('non-nullable field GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes was serialized as null');
       f_acceptedCompressionTypes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int8());
+        a2[i] = r.int8();
       }
       f_acceptedCompressionTypes = a2;
     }
@@ -157,9 +157,9 @@ function readGetTelemetrySubscriptionsResponse(r: Reader, v: number): GetTelemet
       r.fail('non-nullable field GetTelemetrySubscriptionsResponse.RequestedMetrics was serialized as null');
       f_requestedMetrics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_requestedMetrics = a2;
     }

@@ -133,9 +133,9 @@ function readAssignReplicasToDirsRequest(r: Reader, v: number): AssignReplicasTo
       r.fail('non-nullable field AssignReplicasToDirsRequest.Directories was serialized as null');
       f_directories = [];
     } else {
-      const a2: AssignReplicasToDirsRequestDirectoryData[] = [];
+      const a2: AssignReplicasToDirsRequestDirectoryData[] = n2 <= 4096 ? new Array<AssignReplicasToDirsRequestDirectoryData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAssignReplicasToDirsRequestDirectoryData(r, v));
+        a2[i] = readAssignReplicasToDirsRequestDirectoryData(r, v);
       }
       f_directories = a2;
     }
@@ -159,9 +159,9 @@ function readAssignReplicasToDirsRequestDirectoryData(r: Reader, v: number): Ass
       r.fail('non-nullable field AssignReplicasToDirsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AssignReplicasToDirsRequestTopicData[] = [];
+      const a2: AssignReplicasToDirsRequestTopicData[] = n2 <= 4096 ? new Array<AssignReplicasToDirsRequestTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAssignReplicasToDirsRequestTopicData(r, v));
+        a2[i] = readAssignReplicasToDirsRequestTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -185,9 +185,9 @@ function readAssignReplicasToDirsRequestTopicData(r: Reader, v: number): AssignR
       r.fail('non-nullable field AssignReplicasToDirsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AssignReplicasToDirsRequestPartitionData[] = [];
+      const a2: AssignReplicasToDirsRequestPartitionData[] = n2 <= 4096 ? new Array<AssignReplicasToDirsRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAssignReplicasToDirsRequestPartitionData(r, v));
+        a2[i] = readAssignReplicasToDirsRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -355,9 +355,9 @@ function readAssignReplicasToDirsResponse(r: Reader, v: number): AssignReplicasT
       r.fail('non-nullable field AssignReplicasToDirsResponse.Directories was serialized as null');
       f_directories = [];
     } else {
-      const a2: AssignReplicasToDirsResponseDirectoryData[] = [];
+      const a2: AssignReplicasToDirsResponseDirectoryData[] = n2 <= 4096 ? new Array<AssignReplicasToDirsResponseDirectoryData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAssignReplicasToDirsResponseDirectoryData(r, v));
+        a2[i] = readAssignReplicasToDirsResponseDirectoryData(r, v);
       }
       f_directories = a2;
     }
@@ -381,9 +381,9 @@ function readAssignReplicasToDirsResponseDirectoryData(r: Reader, v: number): As
       r.fail('non-nullable field AssignReplicasToDirsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AssignReplicasToDirsResponseTopicData[] = [];
+      const a2: AssignReplicasToDirsResponseTopicData[] = n2 <= 4096 ? new Array<AssignReplicasToDirsResponseTopicData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAssignReplicasToDirsResponseTopicData(r, v));
+        a2[i] = readAssignReplicasToDirsResponseTopicData(r, v);
       }
       f_topics = a2;
     }
@@ -407,9 +407,9 @@ function readAssignReplicasToDirsResponseTopicData(r: Reader, v: number): Assign
       r.fail('non-nullable field AssignReplicasToDirsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AssignReplicasToDirsResponsePartitionData[] = [];
+      const a2: AssignReplicasToDirsResponsePartitionData[] = n2 <= 4096 ? new Array<AssignReplicasToDirsResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAssignReplicasToDirsResponsePartitionData(r, v));
+        a2[i] = readAssignReplicasToDirsResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }

@@ -45,9 +45,9 @@ function readListConfigResourcesRequest(r: Reader, v: number): ListConfigResourc
         r.fail('non-nullable field ListConfigResourcesRequest.ResourceTypes was serialized as null');
         f_resourceTypes = [];
       } else {
-        const a2: number[] = [];
+        const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(r.int8());
+          a2[i] = r.int8();
         }
         f_resourceTypes = a2;
       }
@@ -150,9 +150,9 @@ function readListConfigResourcesResponse(r: Reader, v: number): ListConfigResour
       r.fail('non-nullable field ListConfigResourcesResponse.ConfigResources was serialized as null');
       f_configResources = [];
     } else {
-      const a2: ListConfigResourcesResponseConfigResource[] = [];
+      const a2: ListConfigResourcesResponseConfigResource[] = n2 <= 4096 ? new Array<ListConfigResourcesResponseConfigResource>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readListConfigResourcesResponseConfigResource(r, v));
+        a2[i] = readListConfigResourcesResponseConfigResource(r, v);
       }
       f_configResources = a2;
     }

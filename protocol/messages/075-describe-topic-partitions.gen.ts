@@ -104,9 +104,9 @@ function readDescribeTopicPartitionsRequest(r: Reader, v: number): DescribeTopic
       r.fail('non-nullable field DescribeTopicPartitionsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeTopicPartitionsRequestTopicRequest[] = [];
+      const a2: DescribeTopicPartitionsRequestTopicRequest[] = n2 <= 4096 ? new Array<DescribeTopicPartitionsRequestTopicRequest>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeTopicPartitionsRequestTopicRequest(r, v));
+        a2[i] = readDescribeTopicPartitionsRequestTopicRequest(r, v);
       }
       f_topics = a2;
     }
@@ -384,9 +384,9 @@ function readDescribeTopicPartitionsResponse(r: Reader, v: number): DescribeTopi
       r.fail('non-nullable field DescribeTopicPartitionsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeTopicPartitionsResponseTopic[] = [];
+      const a2: DescribeTopicPartitionsResponseTopic[] = n2 <= 4096 ? new Array<DescribeTopicPartitionsResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeTopicPartitionsResponseTopic(r, v));
+        a2[i] = readDescribeTopicPartitionsResponseTopic(r, v);
       }
       f_topics = a2;
     }
@@ -419,9 +419,9 @@ function readDescribeTopicPartitionsResponseTopic(r: Reader, v: number): Describ
       r.fail('non-nullable field DescribeTopicPartitionsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DescribeTopicPartitionsResponsePartition[] = [];
+      const a2: DescribeTopicPartitionsResponsePartition[] = n2 <= 4096 ? new Array<DescribeTopicPartitionsResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeTopicPartitionsResponsePartition(r, v));
+        a2[i] = readDescribeTopicPartitionsResponsePartition(r, v);
       }
       f_partitions = a2;
     }
@@ -449,9 +449,9 @@ function readDescribeTopicPartitionsResponsePartition(r: Reader, v: number): Des
       r.fail('non-nullable field DescribeTopicPartitionsResponse.ReplicaNodes was serialized as null');
       f_replicaNodes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_replicaNodes = a2;
     }
@@ -463,9 +463,9 @@ function readDescribeTopicPartitionsResponsePartition(r: Reader, v: number): Des
       r.fail('non-nullable field DescribeTopicPartitionsResponse.IsrNodes was serialized as null');
       f_isrNodes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_isrNodes = a2;
     }
@@ -476,9 +476,9 @@ function readDescribeTopicPartitionsResponsePartition(r: Reader, v: number): Des
     if (n2 < 0) {
       f_eligibleLeaderReplicas = null;
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_eligibleLeaderReplicas = a2;
     }
@@ -489,9 +489,9 @@ function readDescribeTopicPartitionsResponsePartition(r: Reader, v: number): Des
     if (n2 < 0) {
       f_lastKnownElr = null;
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_lastKnownElr = a2;
     }
@@ -503,9 +503,9 @@ function readDescribeTopicPartitionsResponsePartition(r: Reader, v: number): Des
       r.fail('non-nullable field DescribeTopicPartitionsResponse.OfflineReplicas was serialized as null');
       f_offlineReplicas = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_offlineReplicas = a2;
     }

@@ -74,9 +74,9 @@ function readShareGroupHeartbeatRequest(r: Reader, v: number): ShareGroupHeartbe
     if (n2 < 0) {
       f_subscribedTopicNames = null;
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_subscribedTopicNames = a2;
     }
@@ -247,9 +247,9 @@ function readShareGroupHeartbeatResponseAssignment(r: Reader, v: number): ShareG
       r.fail('non-nullable field ShareGroupHeartbeatResponse.TopicPartitions was serialized as null');
       f_topicPartitions = [];
     } else {
-      const a2: ShareGroupHeartbeatResponseTopicPartitions[] = [];
+      const a2: ShareGroupHeartbeatResponseTopicPartitions[] = n2 <= 4096 ? new Array<ShareGroupHeartbeatResponseTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupHeartbeatResponseTopicPartitions(r, v));
+        a2[i] = readShareGroupHeartbeatResponseTopicPartitions(r, v);
       }
       f_topicPartitions = a2;
     }
@@ -273,9 +273,9 @@ function readShareGroupHeartbeatResponseTopicPartitions(r: Reader, v: number): S
       r.fail('non-nullable field ShareGroupHeartbeatResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

@@ -49,9 +49,9 @@ function readShareGroupDescribeRequest(r: Reader, v: number): ShareGroupDescribe
       r.fail('non-nullable field ShareGroupDescribeRequest.GroupIds was serialized as null');
       f_groupIds = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_groupIds = a2;
     }
@@ -305,9 +305,9 @@ function readShareGroupDescribeResponse(r: Reader, v: number): ShareGroupDescrib
       r.fail('non-nullable field ShareGroupDescribeResponse.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: ShareGroupDescribeResponseDescribedGroup[] = [];
+      const a2: ShareGroupDescribeResponseDescribedGroup[] = n2 <= 4096 ? new Array<ShareGroupDescribeResponseDescribedGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupDescribeResponseDescribedGroup(r, v));
+        a2[i] = readShareGroupDescribeResponseDescribedGroup(r, v);
       }
       f_groups = a2;
     }
@@ -337,9 +337,9 @@ function readShareGroupDescribeResponseDescribedGroup(r: Reader, v: number): Sha
       r.fail('non-nullable field ShareGroupDescribeResponse.Members was serialized as null');
       f_members = [];
     } else {
-      const a2: ShareGroupDescribeResponseMember[] = [];
+      const a2: ShareGroupDescribeResponseMember[] = n2 <= 4096 ? new Array<ShareGroupDescribeResponseMember>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupDescribeResponseMember(r, v));
+        a2[i] = readShareGroupDescribeResponseMember(r, v);
       }
       f_members = a2;
     }
@@ -368,9 +368,9 @@ function readShareGroupDescribeResponseMember(r: Reader, v: number): ShareGroupD
       r.fail('non-nullable field ShareGroupDescribeResponse.SubscribedTopicNames was serialized as null');
       f_subscribedTopicNames = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_subscribedTopicNames = a2;
     }
@@ -396,9 +396,9 @@ function readShareGroupDescribeResponseTopicPartitions(r: Reader, v: number): Sh
       r.fail('non-nullable field ShareGroupDescribeResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -421,9 +421,9 @@ function readShareGroupDescribeResponseAssignment(r: Reader, v: number): ShareGr
       r.fail('non-nullable field ShareGroupDescribeResponse.TopicPartitions was serialized as null');
       f_topicPartitions = [];
     } else {
-      const a2: ShareGroupDescribeResponseTopicPartitions[] = [];
+      const a2: ShareGroupDescribeResponseTopicPartitions[] = n2 <= 4096 ? new Array<ShareGroupDescribeResponseTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupDescribeResponseTopicPartitions(r, v));
+        a2[i] = readShareGroupDescribeResponseTopicPartitions(r, v);
       }
       f_topicPartitions = a2;
     }

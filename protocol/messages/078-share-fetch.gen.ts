@@ -288,9 +288,9 @@ function readShareFetchRequest(r: Reader, v: number): ShareFetchRequest {
       r.fail('non-nullable field ShareFetchRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ShareFetchRequestFetchTopic[] = [];
+      const a2: ShareFetchRequestFetchTopic[] = n2 <= 4096 ? new Array<ShareFetchRequestFetchTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchRequestFetchTopic(r, v));
+        a2[i] = readShareFetchRequestFetchTopic(r, v);
       }
       f_topics = a2;
     }
@@ -302,9 +302,9 @@ function readShareFetchRequest(r: Reader, v: number): ShareFetchRequest {
       r.fail('non-nullable field ShareFetchRequest.ForgottenTopicsData was serialized as null');
       f_forgottenTopicsData = [];
     } else {
-      const a2: ShareFetchRequestForgottenTopic[] = [];
+      const a2: ShareFetchRequestForgottenTopic[] = n2 <= 4096 ? new Array<ShareFetchRequestForgottenTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchRequestForgottenTopic(r, v));
+        a2[i] = readShareFetchRequestForgottenTopic(r, v);
       }
       f_forgottenTopicsData = a2;
     }
@@ -328,9 +328,9 @@ function readShareFetchRequestFetchTopic(r: Reader, v: number): ShareFetchReques
       r.fail('non-nullable field ShareFetchRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ShareFetchRequestFetchPartition[] = [];
+      const a2: ShareFetchRequestFetchPartition[] = n2 <= 4096 ? new Array<ShareFetchRequestFetchPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchRequestFetchPartition(r, v));
+        a2[i] = readShareFetchRequestFetchPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -360,9 +360,9 @@ function readShareFetchRequestFetchPartition(r: Reader, v: number): ShareFetchRe
       r.fail('non-nullable field ShareFetchRequest.AcknowledgementBatches was serialized as null');
       f_acknowledgementBatches = [];
     } else {
-      const a2: ShareFetchRequestAcknowledgementBatch[] = [];
+      const a2: ShareFetchRequestAcknowledgementBatch[] = n2 <= 4096 ? new Array<ShareFetchRequestAcknowledgementBatch>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchRequestAcknowledgementBatch(r, v));
+        a2[i] = readShareFetchRequestAcknowledgementBatch(r, v);
       }
       f_acknowledgementBatches = a2;
     }
@@ -387,9 +387,9 @@ function readShareFetchRequestAcknowledgementBatch(r: Reader, v: number): ShareF
       r.fail('non-nullable field ShareFetchRequest.AcknowledgeTypes was serialized as null');
       f_acknowledgeTypes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int8());
+        a2[i] = r.int8();
       }
       f_acknowledgeTypes = a2;
     }
@@ -413,9 +413,9 @@ function readShareFetchRequestForgottenTopic(r: Reader, v: number): ShareFetchRe
       r.fail('non-nullable field ShareFetchRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -713,9 +713,9 @@ function readShareFetchResponse(r: Reader, v: number): ShareFetchResponse {
       r.fail('non-nullable field ShareFetchResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: ShareFetchResponseShareFetchableTopicResponse[] = [];
+      const a2: ShareFetchResponseShareFetchableTopicResponse[] = n2 <= 4096 ? new Array<ShareFetchResponseShareFetchableTopicResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchResponseShareFetchableTopicResponse(r, v));
+        a2[i] = readShareFetchResponseShareFetchableTopicResponse(r, v);
       }
       f_responses = a2;
     }
@@ -727,9 +727,9 @@ function readShareFetchResponse(r: Reader, v: number): ShareFetchResponse {
       r.fail('non-nullable field ShareFetchResponse.NodeEndpoints was serialized as null');
       f_nodeEndpoints = [];
     } else {
-      const a2: ShareFetchResponseNodeEndpoint[] = [];
+      const a2: ShareFetchResponseNodeEndpoint[] = n2 <= 4096 ? new Array<ShareFetchResponseNodeEndpoint>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchResponseNodeEndpoint(r, v));
+        a2[i] = readShareFetchResponseNodeEndpoint(r, v);
       }
       f_nodeEndpoints = a2;
     }
@@ -753,9 +753,9 @@ function readShareFetchResponseShareFetchableTopicResponse(r: Reader, v: number)
       r.fail('non-nullable field ShareFetchResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ShareFetchResponsePartitionData[] = [];
+      const a2: ShareFetchResponsePartitionData[] = n2 <= 4096 ? new Array<ShareFetchResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchResponsePartitionData(r, v));
+        a2[i] = readShareFetchResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -790,9 +790,9 @@ function readShareFetchResponsePartitionData(r: Reader, v: number): ShareFetchRe
       r.fail('non-nullable field ShareFetchResponse.AcquiredRecords was serialized as null');
       f_acquiredRecords = [];
     } else {
-      const a2: ShareFetchResponseAcquiredRecords[] = [];
+      const a2: ShareFetchResponseAcquiredRecords[] = n2 <= 4096 ? new Array<ShareFetchResponseAcquiredRecords>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareFetchResponseAcquiredRecords(r, v));
+        a2[i] = readShareFetchResponseAcquiredRecords(r, v);
       }
       f_acquiredRecords = a2;
     }

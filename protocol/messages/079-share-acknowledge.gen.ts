@@ -173,9 +173,9 @@ function readShareAcknowledgeRequest(r: Reader, v: number): ShareAcknowledgeRequ
       r.fail('non-nullable field ShareAcknowledgeRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ShareAcknowledgeRequestAcknowledgeTopic[] = [];
+      const a2: ShareAcknowledgeRequestAcknowledgeTopic[] = n2 <= 4096 ? new Array<ShareAcknowledgeRequestAcknowledgeTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareAcknowledgeRequestAcknowledgeTopic(r, v));
+        a2[i] = readShareAcknowledgeRequestAcknowledgeTopic(r, v);
       }
       f_topics = a2;
     }
@@ -199,9 +199,9 @@ function readShareAcknowledgeRequestAcknowledgeTopic(r: Reader, v: number): Shar
       r.fail('non-nullable field ShareAcknowledgeRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ShareAcknowledgeRequestAcknowledgePartition[] = [];
+      const a2: ShareAcknowledgeRequestAcknowledgePartition[] = n2 <= 4096 ? new Array<ShareAcknowledgeRequestAcknowledgePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareAcknowledgeRequestAcknowledgePartition(r, v));
+        a2[i] = readShareAcknowledgeRequestAcknowledgePartition(r, v);
       }
       f_partitions = a2;
     }
@@ -225,9 +225,9 @@ function readShareAcknowledgeRequestAcknowledgePartition(r: Reader, v: number): 
       r.fail('non-nullable field ShareAcknowledgeRequest.AcknowledgementBatches was serialized as null');
       f_acknowledgementBatches = [];
     } else {
-      const a2: ShareAcknowledgeRequestAcknowledgementBatch[] = [];
+      const a2: ShareAcknowledgeRequestAcknowledgementBatch[] = n2 <= 4096 ? new Array<ShareAcknowledgeRequestAcknowledgementBatch>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareAcknowledgeRequestAcknowledgementBatch(r, v));
+        a2[i] = readShareAcknowledgeRequestAcknowledgementBatch(r, v);
       }
       f_acknowledgementBatches = a2;
     }
@@ -252,9 +252,9 @@ function readShareAcknowledgeRequestAcknowledgementBatch(r: Reader, v: number): 
       r.fail('non-nullable field ShareAcknowledgeRequest.AcknowledgeTypes was serialized as null');
       f_acknowledgeTypes = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int8());
+        a2[i] = r.int8();
       }
       f_acknowledgeTypes = a2;
     }
@@ -487,9 +487,9 @@ function readShareAcknowledgeResponse(r: Reader, v: number): ShareAcknowledgeRes
       r.fail('non-nullable field ShareAcknowledgeResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: ShareAcknowledgeResponseShareAcknowledgeTopicResponse[] = [];
+      const a2: ShareAcknowledgeResponseShareAcknowledgeTopicResponse[] = n2 <= 4096 ? new Array<ShareAcknowledgeResponseShareAcknowledgeTopicResponse>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareAcknowledgeResponseShareAcknowledgeTopicResponse(r, v));
+        a2[i] = readShareAcknowledgeResponseShareAcknowledgeTopicResponse(r, v);
       }
       f_responses = a2;
     }
@@ -501,9 +501,9 @@ function readShareAcknowledgeResponse(r: Reader, v: number): ShareAcknowledgeRes
       r.fail('non-nullable field ShareAcknowledgeResponse.NodeEndpoints was serialized as null');
       f_nodeEndpoints = [];
     } else {
-      const a2: ShareAcknowledgeResponseNodeEndpoint[] = [];
+      const a2: ShareAcknowledgeResponseNodeEndpoint[] = n2 <= 4096 ? new Array<ShareAcknowledgeResponseNodeEndpoint>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareAcknowledgeResponseNodeEndpoint(r, v));
+        a2[i] = readShareAcknowledgeResponseNodeEndpoint(r, v);
       }
       f_nodeEndpoints = a2;
     }
@@ -527,9 +527,9 @@ function readShareAcknowledgeResponseShareAcknowledgeTopicResponse(r: Reader, v:
       r.fail('non-nullable field ShareAcknowledgeResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ShareAcknowledgeResponsePartitionData[] = [];
+      const a2: ShareAcknowledgeResponsePartitionData[] = n2 <= 4096 ? new Array<ShareAcknowledgeResponsePartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareAcknowledgeResponsePartitionData(r, v));
+        a2[i] = readShareAcknowledgeResponsePartitionData(r, v);
       }
       f_partitions = a2;
     }

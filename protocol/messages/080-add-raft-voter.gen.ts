@@ -111,9 +111,9 @@ function readAddRaftVoterRequest(r: Reader, v: number): AddRaftVoterRequest {
       r.fail('non-nullable field AddRaftVoterRequest.Listeners was serialized as null');
       f_listeners = [];
     } else {
-      const a2: AddRaftVoterRequestListener[] = [];
+      const a2: AddRaftVoterRequestListener[] = n2 <= 4096 ? new Array<AddRaftVoterRequestListener>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAddRaftVoterRequestListener(r, v));
+        a2[i] = readAddRaftVoterRequestListener(r, v);
       }
       f_listeners = a2;
     }

@@ -133,9 +133,9 @@ function readUpdateRaftVoterRequest(r: Reader, v: number): UpdateRaftVoterReques
       r.fail('non-nullable field UpdateRaftVoterRequest.Listeners was serialized as null');
       f_listeners = [];
     } else {
-      const a2: UpdateRaftVoterRequestListener[] = [];
+      const a2: UpdateRaftVoterRequestListener[] = n2 <= 4096 ? new Array<UpdateRaftVoterRequestListener>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readUpdateRaftVoterRequestListener(r, v));
+        a2[i] = readUpdateRaftVoterRequestListener(r, v);
       }
       f_listeners = a2;
     }

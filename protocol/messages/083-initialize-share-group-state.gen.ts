@@ -109,9 +109,9 @@ function readInitializeShareGroupStateRequest(r: Reader, v: number): InitializeS
       r.fail('non-nullable field InitializeShareGroupStateRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: InitializeShareGroupStateRequestInitializeStateData[] = [];
+      const a2: InitializeShareGroupStateRequestInitializeStateData[] = n2 <= 4096 ? new Array<InitializeShareGroupStateRequestInitializeStateData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readInitializeShareGroupStateRequestInitializeStateData(r, v));
+        a2[i] = readInitializeShareGroupStateRequestInitializeStateData(r, v);
       }
       f_topics = a2;
     }
@@ -135,9 +135,9 @@ function readInitializeShareGroupStateRequestInitializeStateData(r: Reader, v: n
       r.fail('non-nullable field InitializeShareGroupStateRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: InitializeShareGroupStateRequestPartitionData[] = [];
+      const a2: InitializeShareGroupStateRequestPartitionData[] = n2 <= 4096 ? new Array<InitializeShareGroupStateRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readInitializeShareGroupStateRequestPartitionData(r, v));
+        a2[i] = readInitializeShareGroupStateRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -270,9 +270,9 @@ function readInitializeShareGroupStateResponse(r: Reader, v: number): Initialize
       r.fail('non-nullable field InitializeShareGroupStateResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: InitializeShareGroupStateResponseInitializeStateResult[] = [];
+      const a2: InitializeShareGroupStateResponseInitializeStateResult[] = n2 <= 4096 ? new Array<InitializeShareGroupStateResponseInitializeStateResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readInitializeShareGroupStateResponseInitializeStateResult(r, v));
+        a2[i] = readInitializeShareGroupStateResponseInitializeStateResult(r, v);
       }
       f_results = a2;
     }
@@ -296,9 +296,9 @@ function readInitializeShareGroupStateResponseInitializeStateResult(r: Reader, v
       r.fail('non-nullable field InitializeShareGroupStateResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: InitializeShareGroupStateResponsePartitionResult[] = [];
+      const a2: InitializeShareGroupStateResponsePartitionResult[] = n2 <= 4096 ? new Array<InitializeShareGroupStateResponsePartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readInitializeShareGroupStateResponsePartitionResult(r, v));
+        a2[i] = readInitializeShareGroupStateResponsePartitionResult(r, v);
       }
       f_partitions = a2;
     }

@@ -103,9 +103,9 @@ function readReadShareGroupStateRequest(r: Reader, v: number): ReadShareGroupSta
       r.fail('non-nullable field ReadShareGroupStateRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ReadShareGroupStateRequestReadStateData[] = [];
+      const a2: ReadShareGroupStateRequestReadStateData[] = n2 <= 4096 ? new Array<ReadShareGroupStateRequestReadStateData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateRequestReadStateData(r, v));
+        a2[i] = readReadShareGroupStateRequestReadStateData(r, v);
       }
       f_topics = a2;
     }
@@ -129,9 +129,9 @@ function readReadShareGroupStateRequestReadStateData(r: Reader, v: number): Read
       r.fail('non-nullable field ReadShareGroupStateRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ReadShareGroupStateRequestPartitionData[] = [];
+      const a2: ReadShareGroupStateRequestPartitionData[] = n2 <= 4096 ? new Array<ReadShareGroupStateRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateRequestPartitionData(r, v));
+        a2[i] = readReadShareGroupStateRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -322,9 +322,9 @@ function readReadShareGroupStateResponse(r: Reader, v: number): ReadShareGroupSt
       r.fail('non-nullable field ReadShareGroupStateResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: ReadShareGroupStateResponseReadStateResult[] = [];
+      const a2: ReadShareGroupStateResponseReadStateResult[] = n2 <= 4096 ? new Array<ReadShareGroupStateResponseReadStateResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateResponseReadStateResult(r, v));
+        a2[i] = readReadShareGroupStateResponseReadStateResult(r, v);
       }
       f_results = a2;
     }
@@ -348,9 +348,9 @@ function readReadShareGroupStateResponseReadStateResult(r: Reader, v: number): R
       r.fail('non-nullable field ReadShareGroupStateResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ReadShareGroupStateResponsePartitionResult[] = [];
+      const a2: ReadShareGroupStateResponsePartitionResult[] = n2 <= 4096 ? new Array<ReadShareGroupStateResponsePartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateResponsePartitionResult(r, v));
+        a2[i] = readReadShareGroupStateResponsePartitionResult(r, v);
       }
       f_partitions = a2;
     }
@@ -378,9 +378,9 @@ function readReadShareGroupStateResponsePartitionResult(r: Reader, v: number): R
       r.fail('non-nullable field ReadShareGroupStateResponse.StateBatches was serialized as null');
       f_stateBatches = [];
     } else {
-      const a2: ReadShareGroupStateResponseStateBatch[] = [];
+      const a2: ReadShareGroupStateResponseStateBatch[] = n2 <= 4096 ? new Array<ReadShareGroupStateResponseStateBatch>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateResponseStateBatch(r, v));
+        a2[i] = readReadShareGroupStateResponseStateBatch(r, v);
       }
       f_stateBatches = a2;
     }

@@ -170,9 +170,9 @@ function readWriteShareGroupStateRequest(r: Reader, v: number): WriteShareGroupS
       r.fail('non-nullable field WriteShareGroupStateRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: WriteShareGroupStateRequestWriteStateData[] = [];
+      const a2: WriteShareGroupStateRequestWriteStateData[] = n2 <= 4096 ? new Array<WriteShareGroupStateRequestWriteStateData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteShareGroupStateRequestWriteStateData(r, v));
+        a2[i] = readWriteShareGroupStateRequestWriteStateData(r, v);
       }
       f_topics = a2;
     }
@@ -196,9 +196,9 @@ function readWriteShareGroupStateRequestWriteStateData(r: Reader, v: number): Wr
       r.fail('non-nullable field WriteShareGroupStateRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: WriteShareGroupStateRequestPartitionData[] = [];
+      const a2: WriteShareGroupStateRequestPartitionData[] = n2 <= 4096 ? new Array<WriteShareGroupStateRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteShareGroupStateRequestPartitionData(r, v));
+        a2[i] = readWriteShareGroupStateRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -231,9 +231,9 @@ function readWriteShareGroupStateRequestPartitionData(r: Reader, v: number): Wri
       r.fail('non-nullable field WriteShareGroupStateRequest.StateBatches was serialized as null');
       f_stateBatches = [];
     } else {
-      const a2: WriteShareGroupStateRequestStateBatch[] = [];
+      const a2: WriteShareGroupStateRequestStateBatch[] = n2 <= 4096 ? new Array<WriteShareGroupStateRequestStateBatch>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteShareGroupStateRequestStateBatch(r, v));
+        a2[i] = readWriteShareGroupStateRequestStateBatch(r, v);
       }
       f_stateBatches = a2;
     }
@@ -367,9 +367,9 @@ function readWriteShareGroupStateResponse(r: Reader, v: number): WriteShareGroup
       r.fail('non-nullable field WriteShareGroupStateResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: WriteShareGroupStateResponseWriteStateResult[] = [];
+      const a2: WriteShareGroupStateResponseWriteStateResult[] = n2 <= 4096 ? new Array<WriteShareGroupStateResponseWriteStateResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteShareGroupStateResponseWriteStateResult(r, v));
+        a2[i] = readWriteShareGroupStateResponseWriteStateResult(r, v);
       }
       f_results = a2;
     }
@@ -393,9 +393,9 @@ function readWriteShareGroupStateResponseWriteStateResult(r: Reader, v: number):
       r.fail('non-nullable field WriteShareGroupStateResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: WriteShareGroupStateResponsePartitionResult[] = [];
+      const a2: WriteShareGroupStateResponsePartitionResult[] = n2 <= 4096 ? new Array<WriteShareGroupStateResponsePartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readWriteShareGroupStateResponsePartitionResult(r, v));
+        a2[i] = readWriteShareGroupStateResponsePartitionResult(r, v);
       }
       f_partitions = a2;
     }

@@ -97,9 +97,9 @@ function readDeleteShareGroupStateRequest(r: Reader, v: number): DeleteShareGrou
       r.fail('non-nullable field DeleteShareGroupStateRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DeleteShareGroupStateRequestDeleteStateData[] = [];
+      const a2: DeleteShareGroupStateRequestDeleteStateData[] = n2 <= 4096 ? new Array<DeleteShareGroupStateRequestDeleteStateData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteShareGroupStateRequestDeleteStateData(r, v));
+        a2[i] = readDeleteShareGroupStateRequestDeleteStateData(r, v);
       }
       f_topics = a2;
     }
@@ -123,9 +123,9 @@ function readDeleteShareGroupStateRequestDeleteStateData(r: Reader, v: number): 
       r.fail('non-nullable field DeleteShareGroupStateRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DeleteShareGroupStateRequestPartitionData[] = [];
+      const a2: DeleteShareGroupStateRequestPartitionData[] = n2 <= 4096 ? new Array<DeleteShareGroupStateRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteShareGroupStateRequestPartitionData(r, v));
+        a2[i] = readDeleteShareGroupStateRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -256,9 +256,9 @@ function readDeleteShareGroupStateResponse(r: Reader, v: number): DeleteShareGro
       r.fail('non-nullable field DeleteShareGroupStateResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: DeleteShareGroupStateResponseDeleteStateResult[] = [];
+      const a2: DeleteShareGroupStateResponseDeleteStateResult[] = n2 <= 4096 ? new Array<DeleteShareGroupStateResponseDeleteStateResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteShareGroupStateResponseDeleteStateResult(r, v));
+        a2[i] = readDeleteShareGroupStateResponseDeleteStateResult(r, v);
       }
       f_results = a2;
     }
@@ -282,9 +282,9 @@ function readDeleteShareGroupStateResponseDeleteStateResult(r: Reader, v: number
       r.fail('non-nullable field DeleteShareGroupStateResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DeleteShareGroupStateResponsePartitionResult[] = [];
+      const a2: DeleteShareGroupStateResponsePartitionResult[] = n2 <= 4096 ? new Array<DeleteShareGroupStateResponsePartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteShareGroupStateResponsePartitionResult(r, v));
+        a2[i] = readDeleteShareGroupStateResponsePartitionResult(r, v);
       }
       f_partitions = a2;
     }

@@ -103,9 +103,9 @@ function readReadShareGroupStateSummaryRequest(r: Reader, v: number): ReadShareG
       r.fail('non-nullable field ReadShareGroupStateSummaryRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ReadShareGroupStateSummaryRequestReadStateSummaryData[] = [];
+      const a2: ReadShareGroupStateSummaryRequestReadStateSummaryData[] = n2 <= 4096 ? new Array<ReadShareGroupStateSummaryRequestReadStateSummaryData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateSummaryRequestReadStateSummaryData(r, v));
+        a2[i] = readReadShareGroupStateSummaryRequestReadStateSummaryData(r, v);
       }
       f_topics = a2;
     }
@@ -129,9 +129,9 @@ function readReadShareGroupStateSummaryRequestReadStateSummaryData(r: Reader, v:
       r.fail('non-nullable field ReadShareGroupStateSummaryRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ReadShareGroupStateSummaryRequestPartitionData[] = [];
+      const a2: ReadShareGroupStateSummaryRequestPartitionData[] = n2 <= 4096 ? new Array<ReadShareGroupStateSummaryRequestPartitionData>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateSummaryRequestPartitionData(r, v));
+        a2[i] = readReadShareGroupStateSummaryRequestPartitionData(r, v);
       }
       f_partitions = a2;
     }
@@ -289,9 +289,9 @@ function readReadShareGroupStateSummaryResponse(r: Reader, v: number): ReadShare
       r.fail('non-nullable field ReadShareGroupStateSummaryResponse.Results was serialized as null');
       f_results = [];
     } else {
-      const a2: ReadShareGroupStateSummaryResponseReadStateSummaryResult[] = [];
+      const a2: ReadShareGroupStateSummaryResponseReadStateSummaryResult[] = n2 <= 4096 ? new Array<ReadShareGroupStateSummaryResponseReadStateSummaryResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateSummaryResponseReadStateSummaryResult(r, v));
+        a2[i] = readReadShareGroupStateSummaryResponseReadStateSummaryResult(r, v);
       }
       f_results = a2;
     }
@@ -315,9 +315,9 @@ function readReadShareGroupStateSummaryResponseReadStateSummaryResult(r: Reader,
       r.fail('non-nullable field ReadShareGroupStateSummaryResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: ReadShareGroupStateSummaryResponsePartitionResult[] = [];
+      const a2: ReadShareGroupStateSummaryResponsePartitionResult[] = n2 <= 4096 ? new Array<ReadShareGroupStateSummaryResponsePartitionResult>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readReadShareGroupStateSummaryResponsePartitionResult(r, v));
+        a2[i] = readReadShareGroupStateSummaryResponsePartitionResult(r, v);
       }
       f_partitions = a2;
     }

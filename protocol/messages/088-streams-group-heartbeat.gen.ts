@@ -495,9 +495,9 @@ function readStreamsGroupHeartbeatRequest(r: Reader, v: number): StreamsGroupHea
     if (n2 < 0) {
       f_activeTasks = null;
     } else {
-      const a2: StreamsGroupHeartbeatRequestTaskIds[] = [];
+      const a2: StreamsGroupHeartbeatRequestTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestTaskIds(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestTaskIds(r, v);
       }
       f_activeTasks = a2;
     }
@@ -508,9 +508,9 @@ function readStreamsGroupHeartbeatRequest(r: Reader, v: number): StreamsGroupHea
     if (n2 < 0) {
       f_standbyTasks = null;
     } else {
-      const a2: StreamsGroupHeartbeatRequestTaskIds[] = [];
+      const a2: StreamsGroupHeartbeatRequestTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestTaskIds(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestTaskIds(r, v);
       }
       f_standbyTasks = a2;
     }
@@ -521,9 +521,9 @@ function readStreamsGroupHeartbeatRequest(r: Reader, v: number): StreamsGroupHea
     if (n2 < 0) {
       f_warmupTasks = null;
     } else {
-      const a2: StreamsGroupHeartbeatRequestTaskIds[] = [];
+      const a2: StreamsGroupHeartbeatRequestTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestTaskIds(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestTaskIds(r, v);
       }
       f_warmupTasks = a2;
     }
@@ -541,9 +541,9 @@ function readStreamsGroupHeartbeatRequest(r: Reader, v: number): StreamsGroupHea
     if (n2 < 0) {
       f_clientTags = null;
     } else {
-      const a2: StreamsGroupHeartbeatRequestKeyValue[] = [];
+      const a2: StreamsGroupHeartbeatRequestKeyValue[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestKeyValue>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestKeyValue(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestKeyValue(r, v);
       }
       f_clientTags = a2;
     }
@@ -554,9 +554,9 @@ function readStreamsGroupHeartbeatRequest(r: Reader, v: number): StreamsGroupHea
     if (n2 < 0) {
       f_taskOffsets = null;
     } else {
-      const a2: StreamsGroupHeartbeatRequestTaskOffset[] = [];
+      const a2: StreamsGroupHeartbeatRequestTaskOffset[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestTaskOffset>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestTaskOffset(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestTaskOffset(r, v);
       }
       f_taskOffsets = a2;
     }
@@ -567,9 +567,9 @@ function readStreamsGroupHeartbeatRequest(r: Reader, v: number): StreamsGroupHea
     if (n2 < 0) {
       f_taskEndOffsets = null;
     } else {
-      const a2: StreamsGroupHeartbeatRequestTaskOffset[] = [];
+      const a2: StreamsGroupHeartbeatRequestTaskOffset[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestTaskOffset>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestTaskOffset(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestTaskOffset(r, v);
       }
       f_taskEndOffsets = a2;
     }
@@ -594,9 +594,9 @@ function readStreamsGroupHeartbeatRequestTopology(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.Subtopologies was serialized as null');
       f_subtopologies = [];
     } else {
-      const a2: StreamsGroupHeartbeatRequestSubtopology[] = [];
+      const a2: StreamsGroupHeartbeatRequestSubtopology[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestSubtopology>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestSubtopology(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestSubtopology(r, v);
       }
       f_subtopologies = a2;
     }
@@ -620,9 +620,9 @@ function readStreamsGroupHeartbeatRequestSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.SourceTopics was serialized as null');
       f_sourceTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_sourceTopics = a2;
     }
@@ -634,9 +634,9 @@ function readStreamsGroupHeartbeatRequestSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.SourceTopicRegex was serialized as null');
       f_sourceTopicRegex = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_sourceTopicRegex = a2;
     }
@@ -648,9 +648,9 @@ function readStreamsGroupHeartbeatRequestSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.StateChangelogTopics was serialized as null');
       f_stateChangelogTopics = [];
     } else {
-      const a2: StreamsGroupHeartbeatRequestTopicInfo[] = [];
+      const a2: StreamsGroupHeartbeatRequestTopicInfo[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestTopicInfo(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestTopicInfo(r, v);
       }
       f_stateChangelogTopics = a2;
     }
@@ -662,9 +662,9 @@ function readStreamsGroupHeartbeatRequestSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.RepartitionSinkTopics was serialized as null');
       f_repartitionSinkTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_repartitionSinkTopics = a2;
     }
@@ -676,9 +676,9 @@ function readStreamsGroupHeartbeatRequestSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.RepartitionSourceTopics was serialized as null');
       f_repartitionSourceTopics = [];
     } else {
-      const a2: StreamsGroupHeartbeatRequestTopicInfo[] = [];
+      const a2: StreamsGroupHeartbeatRequestTopicInfo[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestTopicInfo(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestTopicInfo(r, v);
       }
       f_repartitionSourceTopics = a2;
     }
@@ -690,9 +690,9 @@ function readStreamsGroupHeartbeatRequestSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.CopartitionGroups was serialized as null');
       f_copartitionGroups = [];
     } else {
-      const a2: StreamsGroupHeartbeatRequestCopartitionGroup[] = [];
+      const a2: StreamsGroupHeartbeatRequestCopartitionGroup[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestCopartitionGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestCopartitionGroup(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestCopartitionGroup(r, v);
       }
       f_copartitionGroups = a2;
     }
@@ -715,9 +715,9 @@ function readStreamsGroupHeartbeatRequestCopartitionGroup(r: Reader, v: number):
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.SourceTopics was serialized as null');
       f_sourceTopics = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int16());
+        a2[i] = r.int16();
       }
       f_sourceTopics = a2;
     }
@@ -729,9 +729,9 @@ function readStreamsGroupHeartbeatRequestCopartitionGroup(r: Reader, v: number):
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.SourceTopicRegex was serialized as null');
       f_sourceTopicRegex = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int16());
+        a2[i] = r.int16();
       }
       f_sourceTopicRegex = a2;
     }
@@ -743,9 +743,9 @@ function readStreamsGroupHeartbeatRequestCopartitionGroup(r: Reader, v: number):
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.RepartitionSourceTopics was serialized as null');
       f_repartitionSourceTopics = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int16());
+        a2[i] = r.int16();
       }
       f_repartitionSourceTopics = a2;
     }
@@ -784,9 +784,9 @@ function readStreamsGroupHeartbeatRequestTopicInfo(r: Reader, v: number): Stream
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.TopicConfigs was serialized as null');
       f_topicConfigs = [];
     } else {
-      const a2: StreamsGroupHeartbeatRequestKeyValue[] = [];
+      const a2: StreamsGroupHeartbeatRequestKeyValue[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatRequestKeyValue>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatRequestKeyValue(r, v));
+        a2[i] = readStreamsGroupHeartbeatRequestKeyValue(r, v);
       }
       f_topicConfigs = a2;
     }
@@ -837,9 +837,9 @@ function readStreamsGroupHeartbeatRequestTaskIds(r: Reader, v: number): StreamsG
       r.fail('non-nullable field StreamsGroupHeartbeatRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -1195,9 +1195,9 @@ function readStreamsGroupHeartbeatResponse(r: Reader, v: number): StreamsGroupHe
     if (n2 < 0) {
       f_status = null;
     } else {
-      const a2: StreamsGroupHeartbeatResponseStatus[] = [];
+      const a2: StreamsGroupHeartbeatResponseStatus[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatResponseStatus>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatResponseStatus(r, v));
+        a2[i] = readStreamsGroupHeartbeatResponseStatus(r, v);
       }
       f_status = a2;
     }
@@ -1208,9 +1208,9 @@ function readStreamsGroupHeartbeatResponse(r: Reader, v: number): StreamsGroupHe
     if (n2 < 0) {
       f_activeTasks = null;
     } else {
-      const a2: StreamsGroupHeartbeatResponseTaskIds[] = [];
+      const a2: StreamsGroupHeartbeatResponseTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatResponseTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatResponseTaskIds(r, v));
+        a2[i] = readStreamsGroupHeartbeatResponseTaskIds(r, v);
       }
       f_activeTasks = a2;
     }
@@ -1221,9 +1221,9 @@ function readStreamsGroupHeartbeatResponse(r: Reader, v: number): StreamsGroupHe
     if (n2 < 0) {
       f_standbyTasks = null;
     } else {
-      const a2: StreamsGroupHeartbeatResponseTaskIds[] = [];
+      const a2: StreamsGroupHeartbeatResponseTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatResponseTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatResponseTaskIds(r, v));
+        a2[i] = readStreamsGroupHeartbeatResponseTaskIds(r, v);
       }
       f_standbyTasks = a2;
     }
@@ -1234,9 +1234,9 @@ function readStreamsGroupHeartbeatResponse(r: Reader, v: number): StreamsGroupHe
     if (n2 < 0) {
       f_warmupTasks = null;
     } else {
-      const a2: StreamsGroupHeartbeatResponseTaskIds[] = [];
+      const a2: StreamsGroupHeartbeatResponseTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatResponseTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatResponseTaskIds(r, v));
+        a2[i] = readStreamsGroupHeartbeatResponseTaskIds(r, v);
       }
       f_warmupTasks = a2;
     }
@@ -1254,9 +1254,9 @@ function readStreamsGroupHeartbeatResponse(r: Reader, v: number): StreamsGroupHe
     if (n2 < 0) {
       f_partitionsByUserEndpoint = null;
     } else {
-      const a2: StreamsGroupHeartbeatResponseEndpointToPartitions[] = [];
+      const a2: StreamsGroupHeartbeatResponseEndpointToPartitions[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatResponseEndpointToPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatResponseEndpointToPartitions(r, v));
+        a2[i] = readStreamsGroupHeartbeatResponseEndpointToPartitions(r, v);
       }
       f_partitionsByUserEndpoint = a2;
     }
@@ -1280,9 +1280,9 @@ function readStreamsGroupHeartbeatResponseEndpointToPartitions(r: Reader, v: num
       r.fail('non-nullable field StreamsGroupHeartbeatResponse.ActivePartitions was serialized as null');
       f_activePartitions = [];
     } else {
-      const a2: StreamsGroupHeartbeatResponseTopicPartition[] = [];
+      const a2: StreamsGroupHeartbeatResponseTopicPartition[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatResponseTopicPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatResponseTopicPartition(r, v));
+        a2[i] = readStreamsGroupHeartbeatResponseTopicPartition(r, v);
       }
       f_activePartitions = a2;
     }
@@ -1294,9 +1294,9 @@ function readStreamsGroupHeartbeatResponseEndpointToPartitions(r: Reader, v: num
       r.fail('non-nullable field StreamsGroupHeartbeatResponse.StandbyPartitions was serialized as null');
       f_standbyPartitions = [];
     } else {
-      const a2: StreamsGroupHeartbeatResponseTopicPartition[] = [];
+      const a2: StreamsGroupHeartbeatResponseTopicPartition[] = n2 <= 4096 ? new Array<StreamsGroupHeartbeatResponseTopicPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupHeartbeatResponseTopicPartition(r, v));
+        a2[i] = readStreamsGroupHeartbeatResponseTopicPartition(r, v);
       }
       f_standbyPartitions = a2;
     }
@@ -1333,9 +1333,9 @@ function readStreamsGroupHeartbeatResponseTopicPartition(r: Reader, v: number): 
       r.fail('non-nullable field StreamsGroupHeartbeatResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -1359,9 +1359,9 @@ function readStreamsGroupHeartbeatResponseTaskIds(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupHeartbeatResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

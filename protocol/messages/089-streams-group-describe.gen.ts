@@ -56,9 +56,9 @@ function readStreamsGroupDescribeRequest(r: Reader, v: number): StreamsGroupDesc
       r.fail('non-nullable field StreamsGroupDescribeRequest.GroupIds was serialized as null');
       f_groupIds = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_groupIds = a2;
     }
@@ -785,9 +785,9 @@ function readStreamsGroupDescribeResponse(r: Reader, v: number): StreamsGroupDes
       r.fail('non-nullable field StreamsGroupDescribeResponse.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: StreamsGroupDescribeResponseDescribedGroup[] = [];
+      const a2: StreamsGroupDescribeResponseDescribedGroup[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseDescribedGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseDescribedGroup(r, v));
+        a2[i] = readStreamsGroupDescribeResponseDescribedGroup(r, v);
       }
       f_groups = a2;
     }
@@ -822,9 +822,9 @@ function readStreamsGroupDescribeResponseDescribedGroup(r: Reader, v: number): S
       r.fail('non-nullable field StreamsGroupDescribeResponse.Members was serialized as null');
       f_members = [];
     } else {
-      const a2: StreamsGroupDescribeResponseMember[] = [];
+      const a2: StreamsGroupDescribeResponseMember[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseMember>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseMember(r, v));
+        a2[i] = readStreamsGroupDescribeResponseMember(r, v);
       }
       f_members = a2;
     }
@@ -870,9 +870,9 @@ function readStreamsGroupDescribeResponseTopology(r: Reader, v: number): Streams
     if (n2 < 0) {
       f_subtopologies = null;
     } else {
-      const a2: StreamsGroupDescribeResponseSubtopology[] = [];
+      const a2: StreamsGroupDescribeResponseSubtopology[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseSubtopology>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseSubtopology(r, v));
+        a2[i] = readStreamsGroupDescribeResponseSubtopology(r, v);
       }
       f_subtopologies = a2;
     }
@@ -896,9 +896,9 @@ function readStreamsGroupDescribeResponseSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupDescribeResponse.SourceTopics was serialized as null');
       f_sourceTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_sourceTopics = a2;
     }
@@ -910,9 +910,9 @@ function readStreamsGroupDescribeResponseSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupDescribeResponse.RepartitionSinkTopics was serialized as null');
       f_repartitionSinkTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_repartitionSinkTopics = a2;
     }
@@ -924,9 +924,9 @@ function readStreamsGroupDescribeResponseSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupDescribeResponse.StateChangelogTopics was serialized as null');
       f_stateChangelogTopics = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTopicInfo[] = [];
+      const a2: StreamsGroupDescribeResponseTopicInfo[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTopicInfo(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTopicInfo(r, v);
       }
       f_stateChangelogTopics = a2;
     }
@@ -938,9 +938,9 @@ function readStreamsGroupDescribeResponseSubtopology(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupDescribeResponse.RepartitionSourceTopics was serialized as null');
       f_repartitionSourceTopics = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTopicInfo[] = [];
+      const a2: StreamsGroupDescribeResponseTopicInfo[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTopicInfo(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTopicInfo(r, v);
       }
       f_repartitionSourceTopics = a2;
     }
@@ -977,9 +977,9 @@ function readStreamsGroupDescribeResponseMember(r: Reader, v: number): StreamsGr
       r.fail('non-nullable field StreamsGroupDescribeResponse.ClientTags was serialized as null');
       f_clientTags = [];
     } else {
-      const a2: StreamsGroupDescribeResponseKeyValue[] = [];
+      const a2: StreamsGroupDescribeResponseKeyValue[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseKeyValue>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseKeyValue(r, v));
+        a2[i] = readStreamsGroupDescribeResponseKeyValue(r, v);
       }
       f_clientTags = a2;
     }
@@ -991,9 +991,9 @@ function readStreamsGroupDescribeResponseMember(r: Reader, v: number): StreamsGr
       r.fail('non-nullable field StreamsGroupDescribeResponse.TaskOffsets was serialized as null');
       f_taskOffsets = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTaskOffset[] = [];
+      const a2: StreamsGroupDescribeResponseTaskOffset[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTaskOffset>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTaskOffset(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTaskOffset(r, v);
       }
       f_taskOffsets = a2;
     }
@@ -1005,9 +1005,9 @@ function readStreamsGroupDescribeResponseMember(r: Reader, v: number): StreamsGr
       r.fail('non-nullable field StreamsGroupDescribeResponse.TaskEndOffsets was serialized as null');
       f_taskEndOffsets = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTaskOffset[] = [];
+      const a2: StreamsGroupDescribeResponseTaskOffset[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTaskOffset>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTaskOffset(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTaskOffset(r, v);
       }
       f_taskEndOffsets = a2;
     }
@@ -1060,9 +1060,9 @@ function readStreamsGroupDescribeResponseAssignment(r: Reader, v: number): Strea
       r.fail('non-nullable field StreamsGroupDescribeResponse.ActiveTasks was serialized as null');
       f_activeTasks = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTaskIds[] = [];
+      const a2: StreamsGroupDescribeResponseTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTaskIds(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTaskIds(r, v);
       }
       f_activeTasks = a2;
     }
@@ -1074,9 +1074,9 @@ function readStreamsGroupDescribeResponseAssignment(r: Reader, v: number): Strea
       r.fail('non-nullable field StreamsGroupDescribeResponse.StandbyTasks was serialized as null');
       f_standbyTasks = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTaskIds[] = [];
+      const a2: StreamsGroupDescribeResponseTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTaskIds(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTaskIds(r, v);
       }
       f_standbyTasks = a2;
     }
@@ -1088,9 +1088,9 @@ function readStreamsGroupDescribeResponseAssignment(r: Reader, v: number): Strea
       r.fail('non-nullable field StreamsGroupDescribeResponse.WarmupTasks was serialized as null');
       f_warmupTasks = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTaskIds[] = [];
+      const a2: StreamsGroupDescribeResponseTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTaskIds(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTaskIds(r, v);
       }
       f_warmupTasks = a2;
     }
@@ -1114,9 +1114,9 @@ function readStreamsGroupDescribeResponseTaskIds(r: Reader, v: number): StreamsG
       r.fail('non-nullable field StreamsGroupDescribeResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -1155,9 +1155,9 @@ function readStreamsGroupDescribeResponseTopicInfo(r: Reader, v: number): Stream
       r.fail('non-nullable field StreamsGroupDescribeResponse.TopicConfigs was serialized as null');
       f_topicConfigs = [];
     } else {
-      const a2: StreamsGroupDescribeResponseKeyValue[] = [];
+      const a2: StreamsGroupDescribeResponseKeyValue[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseKeyValue>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseKeyValue(r, v));
+        a2[i] = readStreamsGroupDescribeResponseKeyValue(r, v);
       }
       f_topicConfigs = a2;
     }
@@ -1180,9 +1180,9 @@ function readStreamsGroupDescribeResponseTopologyDescription(r: Reader, v: numbe
       r.fail('non-nullable field StreamsGroupDescribeResponse.Subtopologies was serialized as null');
       f_subtopologies = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTopologyDescriptionSubtopology[] = [];
+      const a2: StreamsGroupDescribeResponseTopologyDescriptionSubtopology[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTopologyDescriptionSubtopology>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTopologyDescriptionSubtopology(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTopologyDescriptionSubtopology(r, v);
       }
       f_subtopologies = a2;
     }
@@ -1194,9 +1194,9 @@ function readStreamsGroupDescribeResponseTopologyDescription(r: Reader, v: numbe
       r.fail('non-nullable field StreamsGroupDescribeResponse.GlobalStores was serialized as null');
       f_globalStores = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTopologyDescriptionGlobalStore[] = [];
+      const a2: StreamsGroupDescribeResponseTopologyDescriptionGlobalStore[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTopologyDescriptionGlobalStore>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTopologyDescriptionGlobalStore(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTopologyDescriptionGlobalStore(r, v);
       }
       f_globalStores = a2;
     }
@@ -1220,9 +1220,9 @@ function readStreamsGroupDescribeResponseTopologyDescriptionSubtopology(r: Reade
       r.fail('non-nullable field StreamsGroupDescribeResponse.Nodes was serialized as null');
       f_nodes = [];
     } else {
-      const a2: StreamsGroupDescribeResponseTopologyDescriptionNode[] = [];
+      const a2: StreamsGroupDescribeResponseTopologyDescriptionNode[] = n2 <= 4096 ? new Array<StreamsGroupDescribeResponseTopologyDescriptionNode>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupDescribeResponseTopologyDescriptionNode(r, v));
+        a2[i] = readStreamsGroupDescribeResponseTopologyDescriptionNode(r, v);
       }
       f_nodes = a2;
     }
@@ -1247,9 +1247,9 @@ function readStreamsGroupDescribeResponseTopologyDescriptionNode(r: Reader, v: n
       r.fail('non-nullable field StreamsGroupDescribeResponse.SourceTopics was serialized as null');
       f_sourceTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_sourceTopics = a2;
     }
@@ -1262,9 +1262,9 @@ function readStreamsGroupDescribeResponseTopologyDescriptionNode(r: Reader, v: n
       r.fail('non-nullable field StreamsGroupDescribeResponse.Stores was serialized as null');
       f_stores = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_stores = a2;
     }
@@ -1276,9 +1276,9 @@ function readStreamsGroupDescribeResponseTopologyDescriptionNode(r: Reader, v: n
       r.fail('non-nullable field StreamsGroupDescribeResponse.Successors was serialized as null');
       f_successors = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_successors = a2;
     }

@@ -103,9 +103,9 @@ function readDescribeShareGroupOffsetsRequest(r: Reader, v: number): DescribeSha
       r.fail('non-nullable field DescribeShareGroupOffsetsRequest.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: DescribeShareGroupOffsetsRequestGroup[] = [];
+      const a2: DescribeShareGroupOffsetsRequestGroup[] = n2 <= 4096 ? new Array<DescribeShareGroupOffsetsRequestGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeShareGroupOffsetsRequestGroup(r, v));
+        a2[i] = readDescribeShareGroupOffsetsRequestGroup(r, v);
       }
       f_groups = a2;
     }
@@ -128,9 +128,9 @@ function readDescribeShareGroupOffsetsRequestGroup(r: Reader, v: number): Descri
     if (n2 < 0) {
       f_topics = null;
     } else {
-      const a2: DescribeShareGroupOffsetsRequestTopic[] = [];
+      const a2: DescribeShareGroupOffsetsRequestTopic[] = n2 <= 4096 ? new Array<DescribeShareGroupOffsetsRequestTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeShareGroupOffsetsRequestTopic(r, v));
+        a2[i] = readDescribeShareGroupOffsetsRequestTopic(r, v);
       }
       f_topics = a2;
     }
@@ -154,9 +154,9 @@ function readDescribeShareGroupOffsetsRequestTopic(r: Reader, v: number): Descri
       r.fail('non-nullable field DescribeShareGroupOffsetsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -346,9 +346,9 @@ function readDescribeShareGroupOffsetsResponse(r: Reader, v: number): DescribeSh
       r.fail('non-nullable field DescribeShareGroupOffsetsResponse.Groups was serialized as null');
       f_groups = [];
     } else {
-      const a2: DescribeShareGroupOffsetsResponseGroup[] = [];
+      const a2: DescribeShareGroupOffsetsResponseGroup[] = n2 <= 4096 ? new Array<DescribeShareGroupOffsetsResponseGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeShareGroupOffsetsResponseGroup(r, v));
+        a2[i] = readDescribeShareGroupOffsetsResponseGroup(r, v);
       }
       f_groups = a2;
     }
@@ -372,9 +372,9 @@ function readDescribeShareGroupOffsetsResponseGroup(r: Reader, v: number): Descr
       r.fail('non-nullable field DescribeShareGroupOffsetsResponse.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DescribeShareGroupOffsetsResponseTopic[] = [];
+      const a2: DescribeShareGroupOffsetsResponseTopic[] = n2 <= 4096 ? new Array<DescribeShareGroupOffsetsResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeShareGroupOffsetsResponseTopic(r, v));
+        a2[i] = readDescribeShareGroupOffsetsResponseTopic(r, v);
       }
       f_topics = a2;
     }
@@ -401,9 +401,9 @@ function readDescribeShareGroupOffsetsResponseTopic(r: Reader, v: number): Descr
       r.fail('non-nullable field DescribeShareGroupOffsetsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: DescribeShareGroupOffsetsResponsePartition[] = [];
+      const a2: DescribeShareGroupOffsetsResponsePartition[] = n2 <= 4096 ? new Array<DescribeShareGroupOffsetsResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDescribeShareGroupOffsetsResponsePartition(r, v));
+        a2[i] = readDescribeShareGroupOffsetsResponsePartition(r, v);
       }
       f_partitions = a2;
     }

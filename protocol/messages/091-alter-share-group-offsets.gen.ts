@@ -103,9 +103,9 @@ function readAlterShareGroupOffsetsRequest(r: Reader, v: number): AlterShareGrou
       r.fail('non-nullable field AlterShareGroupOffsetsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: AlterShareGroupOffsetsRequestTopic[] = [];
+      const a2: AlterShareGroupOffsetsRequestTopic[] = n2 <= 4096 ? new Array<AlterShareGroupOffsetsRequestTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterShareGroupOffsetsRequestTopic(r, v));
+        a2[i] = readAlterShareGroupOffsetsRequestTopic(r, v);
       }
       f_topics = a2;
     }
@@ -129,9 +129,9 @@ function readAlterShareGroupOffsetsRequestTopic(r: Reader, v: number): AlterShar
       r.fail('non-nullable field AlterShareGroupOffsetsRequest.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AlterShareGroupOffsetsRequestPartition[] = [];
+      const a2: AlterShareGroupOffsetsRequestPartition[] = n2 <= 4096 ? new Array<AlterShareGroupOffsetsRequestPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterShareGroupOffsetsRequestPartition(r, v));
+        a2[i] = readAlterShareGroupOffsetsRequestPartition(r, v);
       }
       f_partitions = a2;
     }
@@ -287,9 +287,9 @@ function readAlterShareGroupOffsetsResponse(r: Reader, v: number): AlterShareGro
       r.fail('non-nullable field AlterShareGroupOffsetsResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: AlterShareGroupOffsetsResponseTopic[] = [];
+      const a2: AlterShareGroupOffsetsResponseTopic[] = n2 <= 4096 ? new Array<AlterShareGroupOffsetsResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterShareGroupOffsetsResponseTopic(r, v));
+        a2[i] = readAlterShareGroupOffsetsResponseTopic(r, v);
       }
       f_responses = a2;
     }
@@ -314,9 +314,9 @@ function readAlterShareGroupOffsetsResponseTopic(r: Reader, v: number): AlterSha
       r.fail('non-nullable field AlterShareGroupOffsetsResponse.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: AlterShareGroupOffsetsResponsePartition[] = [];
+      const a2: AlterShareGroupOffsetsResponsePartition[] = n2 <= 4096 ? new Array<AlterShareGroupOffsetsResponsePartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readAlterShareGroupOffsetsResponsePartition(r, v));
+        a2[i] = readAlterShareGroupOffsetsResponsePartition(r, v);
       }
       f_partitions = a2;
     }

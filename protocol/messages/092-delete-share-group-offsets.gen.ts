@@ -68,9 +68,9 @@ function readDeleteShareGroupOffsetsRequest(r: Reader, v: number): DeleteShareGr
       r.fail('non-nullable field DeleteShareGroupOffsetsRequest.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: DeleteShareGroupOffsetsRequestTopic[] = [];
+      const a2: DeleteShareGroupOffsetsRequestTopic[] = n2 <= 4096 ? new Array<DeleteShareGroupOffsetsRequestTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteShareGroupOffsetsRequestTopic(r, v));
+        a2[i] = readDeleteShareGroupOffsetsRequestTopic(r, v);
       }
       f_topics = a2;
     }
@@ -199,9 +199,9 @@ function readDeleteShareGroupOffsetsResponse(r: Reader, v: number): DeleteShareG
       r.fail('non-nullable field DeleteShareGroupOffsetsResponse.Responses was serialized as null');
       f_responses = [];
     } else {
-      const a2: DeleteShareGroupOffsetsResponseTopic[] = [];
+      const a2: DeleteShareGroupOffsetsResponseTopic[] = n2 <= 4096 ? new Array<DeleteShareGroupOffsetsResponseTopic>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readDeleteShareGroupOffsetsResponseTopic(r, v));
+        a2[i] = readDeleteShareGroupOffsetsResponseTopic(r, v);
       }
       f_responses = a2;
     }

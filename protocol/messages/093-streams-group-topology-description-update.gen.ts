@@ -216,9 +216,9 @@ function readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription(r: 
       r.fail('non-nullable field StreamsGroupTopologyDescriptionUpdateRequest.Subtopologies was serialized as null');
       f_subtopologies = [];
     } else {
-      const a2: StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology[] = [];
+      const a2: StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology[] = n2 <= 4096 ? new Array<StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology(r, v));
+        a2[i] = readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology(r, v);
       }
       f_subtopologies = a2;
     }
@@ -230,9 +230,9 @@ function readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription(r: 
       r.fail('non-nullable field StreamsGroupTopologyDescriptionUpdateRequest.GlobalStores was serialized as null');
       f_globalStores = [];
     } else {
-      const a2: StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore[] = [];
+      const a2: StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore[] = n2 <= 4096 ? new Array<StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore(r, v));
+        a2[i] = readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore(r, v);
       }
       f_globalStores = a2;
     }
@@ -256,9 +256,9 @@ function readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubt
       r.fail('non-nullable field StreamsGroupTopologyDescriptionUpdateRequest.Nodes was serialized as null');
       f_nodes = [];
     } else {
-      const a2: StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode[] = [];
+      const a2: StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode[] = n2 <= 4096 ? new Array<StreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode(r, v));
+        a2[i] = readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode(r, v);
       }
       f_nodes = a2;
     }
@@ -283,9 +283,9 @@ function readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode
       r.fail('non-nullable field StreamsGroupTopologyDescriptionUpdateRequest.SourceTopics was serialized as null');
       f_sourceTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_sourceTopics = a2;
     }
@@ -298,9 +298,9 @@ function readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode
       r.fail('non-nullable field StreamsGroupTopologyDescriptionUpdateRequest.Stores was serialized as null');
       f_stores = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_stores = a2;
     }
@@ -312,9 +312,9 @@ function readStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode
       r.fail('non-nullable field StreamsGroupTopologyDescriptionUpdateRequest.Successors was serialized as null');
       f_successors = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_successors = a2;
     }

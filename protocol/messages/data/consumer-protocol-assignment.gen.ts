@@ -72,9 +72,9 @@ function readConsumerProtocolAssignment(r: Reader, v: number): ConsumerProtocolA
       r.fail('non-nullable field ConsumerProtocolAssignment.AssignedPartitions was serialized as null');
       f_assignedPartitions = [];
     } else {
-      const a2: ConsumerProtocolAssignmentTopicPartition[] = [];
+      const a2: ConsumerProtocolAssignmentTopicPartition[] = n2 <= 4096 ? new Array<ConsumerProtocolAssignmentTopicPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerProtocolAssignmentTopicPartition(r, v));
+        a2[i] = readConsumerProtocolAssignmentTopicPartition(r, v);
       }
       f_assignedPartitions = a2;
     }
@@ -93,9 +93,9 @@ function readConsumerProtocolAssignmentTopicPartition(r: Reader, v: number): Con
       r.fail('non-nullable field ConsumerProtocolAssignment.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

@@ -99,9 +99,9 @@ function readConsumerProtocolSubscription(r: Reader, v: number): ConsumerProtoco
       r.fail('non-nullable field ConsumerProtocolSubscription.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.string());
+        a2[i] = r.string();
       }
       f_topics = a2;
     }
@@ -115,9 +115,9 @@ function readConsumerProtocolSubscription(r: Reader, v: number): ConsumerProtoco
         r.fail('non-nullable field ConsumerProtocolSubscription.OwnedPartitions was serialized as null');
         f_ownedPartitions = [];
       } else {
-        const a2: ConsumerProtocolSubscriptionTopicPartition[] = [];
+        const a2: ConsumerProtocolSubscriptionTopicPartition[] = n2 <= 4096 ? new Array<ConsumerProtocolSubscriptionTopicPartition>(n2) : [];
         for (let i = 0; i < n2 && r.ok; i++) {
-          a2.push(readConsumerProtocolSubscriptionTopicPartition(r, v));
+          a2[i] = readConsumerProtocolSubscriptionTopicPartition(r, v);
         }
         f_ownedPartitions = a2;
       }
@@ -150,9 +150,9 @@ function readConsumerProtocolSubscriptionTopicPartition(r: Reader, v: number): C
       r.fail('non-nullable field ConsumerProtocolSubscription.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

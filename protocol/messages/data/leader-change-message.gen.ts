@@ -93,9 +93,9 @@ function readLeaderChangeMessage(r: Reader, v: number): LeaderChangeMessage {
       r.fail('non-nullable field LeaderChangeMessage.Voters was serialized as null');
       f_voters = [];
     } else {
-      const a2: LeaderChangeMessageVoter[] = [];
+      const a2: LeaderChangeMessageVoter[] = n2 <= 4096 ? new Array<LeaderChangeMessageVoter>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readLeaderChangeMessageVoter(r, v));
+        a2[i] = readLeaderChangeMessageVoter(r, v);
       }
       f_voters = a2;
     }
@@ -107,9 +107,9 @@ function readLeaderChangeMessage(r: Reader, v: number): LeaderChangeMessage {
       r.fail('non-nullable field LeaderChangeMessage.GrantingVoters was serialized as null');
       f_grantingVoters = [];
     } else {
-      const a2: LeaderChangeMessageVoter[] = [];
+      const a2: LeaderChangeMessageVoter[] = n2 <= 4096 ? new Array<LeaderChangeMessageVoter>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readLeaderChangeMessageVoter(r, v));
+        a2[i] = readLeaderChangeMessageVoter(r, v);
       }
       f_grantingVoters = a2;
     }

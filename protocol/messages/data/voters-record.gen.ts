@@ -146,9 +146,9 @@ function readVotersRecord(r: Reader, v: number): VotersRecord {
       r.fail('non-nullable field VotersRecord.Voters was serialized as null');
       f_voters = [];
     } else {
-      const a2: VotersRecordVoter[] = [];
+      const a2: VotersRecordVoter[] = n2 <= 4096 ? new Array<VotersRecordVoter>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readVotersRecordVoter(r, v));
+        a2[i] = readVotersRecordVoter(r, v);
       }
       f_voters = a2;
     }
@@ -173,9 +173,9 @@ function readVotersRecordVoter(r: Reader, v: number): VotersRecordVoter {
       r.fail('non-nullable field VotersRecord.Endpoints was serialized as null');
       f_endpoints = [];
     } else {
-      const a2: VotersRecordEndpoint[] = [];
+      const a2: VotersRecordEndpoint[] = n2 <= 4096 ? new Array<VotersRecordEndpoint>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readVotersRecordEndpoint(r, v));
+        a2[i] = readVotersRecordEndpoint(r, v);
       }
       f_endpoints = a2;
     }

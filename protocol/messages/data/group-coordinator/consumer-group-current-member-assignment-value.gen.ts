@@ -117,9 +117,9 @@ function readConsumerGroupCurrentMemberAssignmentValue(r: Reader, v: number): Co
       r.fail('non-nullable field ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions was serialized as null');
       f_assignedPartitions = [];
     } else {
-      const a2: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[] = [];
+      const a2: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[] = n2 <= 4096 ? new Array<ConsumerGroupCurrentMemberAssignmentValueTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r, v));
+        a2[i] = readConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r, v);
       }
       f_assignedPartitions = a2;
     }
@@ -131,9 +131,9 @@ function readConsumerGroupCurrentMemberAssignmentValue(r: Reader, v: number): Co
       r.fail('non-nullable field ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation was serialized as null');
       f_partitionsPendingRevocation = [];
     } else {
-      const a2: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[] = [];
+      const a2: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions[] = n2 <= 4096 ? new Array<ConsumerGroupCurrentMemberAssignmentValueTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r, v));
+        a2[i] = readConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r, v);
       }
       f_partitionsPendingRevocation = a2;
     }
@@ -157,9 +157,9 @@ function readConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r: Reader,
       r.fail('non-nullable field ConsumerGroupCurrentMemberAssignmentValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -179,9 +179,9 @@ function readConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r: Reader,
             if (n10 < 0) {
               f_assignmentEpochs = null;
             } else {
-              const a10: number[] = [];
+              const a10: number[] = n10 <= 4096 ? new Array<number>(n10) : [];
               for (let i = 0; i < n10 && t.ok; i++) {
-                a10.push(t.int32());
+                a10[i] = t.int32();
               }
               f_assignmentEpochs = a10;
             }

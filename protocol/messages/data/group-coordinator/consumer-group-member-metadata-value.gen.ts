@@ -158,9 +158,9 @@ function readConsumerGroupMemberMetadataValue(r: Reader, v: number): ConsumerGro
       r.fail('non-nullable field ConsumerGroupMemberMetadataValue.SubscribedTopicNames was serialized as null');
       f_subscribedTopicNames = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_subscribedTopicNames = a2;
     }
@@ -201,9 +201,9 @@ function readConsumerGroupMemberMetadataValueClassicMemberMetadata(r: Reader, v:
       r.fail('non-nullable field ConsumerGroupMemberMetadataValue.SupportedProtocols was serialized as null');
       f_supportedProtocols = [];
     } else {
-      const a2: ConsumerGroupMemberMetadataValueClassicProtocol[] = [];
+      const a2: ConsumerGroupMemberMetadataValueClassicProtocol[] = n2 <= 4096 ? new Array<ConsumerGroupMemberMetadataValueClassicProtocol>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupMemberMetadataValueClassicProtocol(r, v));
+        a2[i] = readConsumerGroupMemberMetadataValueClassicProtocol(r, v);
       }
       f_supportedProtocols = a2;
     }

@@ -110,9 +110,9 @@ function readConsumerGroupPartitionMetadataValue(r: Reader, v: number): Consumer
       r.fail('non-nullable field ConsumerGroupPartitionMetadataValue.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: ConsumerGroupPartitionMetadataValueTopicMetadata[] = [];
+      const a2: ConsumerGroupPartitionMetadataValueTopicMetadata[] = n2 <= 4096 ? new Array<ConsumerGroupPartitionMetadataValueTopicMetadata>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupPartitionMetadataValueTopicMetadata(r, v));
+        a2[i] = readConsumerGroupPartitionMetadataValueTopicMetadata(r, v);
       }
       f_topics = a2;
     }
@@ -138,9 +138,9 @@ function readConsumerGroupPartitionMetadataValueTopicMetadata(r: Reader, v: numb
       r.fail('non-nullable field ConsumerGroupPartitionMetadataValue.PartitionMetadata was serialized as null');
       f_partitionMetadata = [];
     } else {
-      const a2: ConsumerGroupPartitionMetadataValuePartitionMetadata[] = [];
+      const a2: ConsumerGroupPartitionMetadataValuePartitionMetadata[] = n2 <= 4096 ? new Array<ConsumerGroupPartitionMetadataValuePartitionMetadata>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupPartitionMetadataValuePartitionMetadata(r, v));
+        a2[i] = readConsumerGroupPartitionMetadataValuePartitionMetadata(r, v);
       }
       f_partitionMetadata = a2;
     }
@@ -164,9 +164,9 @@ function readConsumerGroupPartitionMetadataValuePartitionMetadata(r: Reader, v: 
       r.fail('non-nullable field ConsumerGroupPartitionMetadataValue.Racks was serialized as null');
       f_racks = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_racks = a2;
     }

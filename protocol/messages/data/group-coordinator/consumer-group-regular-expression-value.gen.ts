@@ -42,9 +42,9 @@ function readConsumerGroupRegularExpressionValue(r: Reader, v: number): Consumer
       r.fail('non-nullable field ConsumerGroupRegularExpressionValue.Topics was serialized as null');
       f_topics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_topics = a2;
     }

@@ -69,9 +69,9 @@ function readConsumerGroupTargetAssignmentMemberValue(r: Reader, v: number): Con
       r.fail('non-nullable field ConsumerGroupTargetAssignmentMemberValue.TopicPartitions was serialized as null');
       f_topicPartitions = [];
     } else {
-      const a2: ConsumerGroupTargetAssignmentMemberValueTopicPartition[] = [];
+      const a2: ConsumerGroupTargetAssignmentMemberValueTopicPartition[] = n2 <= 4096 ? new Array<ConsumerGroupTargetAssignmentMemberValueTopicPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readConsumerGroupTargetAssignmentMemberValueTopicPartition(r, v));
+        a2[i] = readConsumerGroupTargetAssignmentMemberValueTopicPartition(r, v);
       }
       f_topicPartitions = a2;
     }
@@ -95,9 +95,9 @@ function readConsumerGroupTargetAssignmentMemberValueTopicPartition(r: Reader, v
       r.fail('non-nullable field ConsumerGroupTargetAssignmentMemberValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

@@ -211,9 +211,9 @@ function readGroupMetadataValue(r: Reader, v: number): GroupMetadataValue {
       r.fail('non-nullable field GroupMetadataValue.members was serialized as null');
       f_members = [];
     } else {
-      const a2: GroupMetadataValueMemberMetadata[] = [];
+      const a2: GroupMetadataValueMemberMetadata[] = n2 <= 4096 ? new Array<GroupMetadataValueMemberMetadata>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readGroupMetadataValueMemberMetadata(r, v));
+        a2[i] = readGroupMetadataValueMemberMetadata(r, v);
       }
       f_members = a2;
     }

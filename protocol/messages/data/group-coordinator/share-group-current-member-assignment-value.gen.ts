@@ -90,9 +90,9 @@ function readShareGroupCurrentMemberAssignmentValue(r: Reader, v: number): Share
       r.fail('non-nullable field ShareGroupCurrentMemberAssignmentValue.AssignedPartitions was serialized as null');
       f_assignedPartitions = [];
     } else {
-      const a2: ShareGroupCurrentMemberAssignmentValueTopicPartitions[] = [];
+      const a2: ShareGroupCurrentMemberAssignmentValueTopicPartitions[] = n2 <= 4096 ? new Array<ShareGroupCurrentMemberAssignmentValueTopicPartitions>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupCurrentMemberAssignmentValueTopicPartitions(r, v));
+        a2[i] = readShareGroupCurrentMemberAssignmentValueTopicPartitions(r, v);
       }
       f_assignedPartitions = a2;
     }
@@ -116,9 +116,9 @@ function readShareGroupCurrentMemberAssignmentValueTopicPartitions(r: Reader, v:
       r.fail('non-nullable field ShareGroupCurrentMemberAssignmentValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

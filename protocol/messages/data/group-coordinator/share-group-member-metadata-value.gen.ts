@@ -60,9 +60,9 @@ function readShareGroupMemberMetadataValue(r: Reader, v: number): ShareGroupMemb
       r.fail('non-nullable field ShareGroupMemberMetadataValue.SubscribedTopicNames was serialized as null');
       f_subscribedTopicNames = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_subscribedTopicNames = a2;
     }

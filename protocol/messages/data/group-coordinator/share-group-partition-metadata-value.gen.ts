@@ -110,9 +110,9 @@ function readShareGroupPartitionMetadataValue(r: Reader, v: number): ShareGroupP
       r.fail('non-nullable field ShareGroupPartitionMetadataValue.InitializedTopics was serialized as null');
       f_initializedTopics = [];
     } else {
-      const a2: ShareGroupPartitionMetadataValueTopicPartitionsInfo[] = [];
+      const a2: ShareGroupPartitionMetadataValueTopicPartitionsInfo[] = n2 <= 4096 ? new Array<ShareGroupPartitionMetadataValueTopicPartitionsInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupPartitionMetadataValueTopicPartitionsInfo(r, v));
+        a2[i] = readShareGroupPartitionMetadataValueTopicPartitionsInfo(r, v);
       }
       f_initializedTopics = a2;
     }
@@ -124,9 +124,9 @@ function readShareGroupPartitionMetadataValue(r: Reader, v: number): ShareGroupP
       r.fail('non-nullable field ShareGroupPartitionMetadataValue.DeletingTopics was serialized as null');
       f_deletingTopics = [];
     } else {
-      const a2: ShareGroupPartitionMetadataValueTopicInfo[] = [];
+      const a2: ShareGroupPartitionMetadataValueTopicInfo[] = n2 <= 4096 ? new Array<ShareGroupPartitionMetadataValueTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupPartitionMetadataValueTopicInfo(r, v));
+        a2[i] = readShareGroupPartitionMetadataValueTopicInfo(r, v);
       }
       f_deletingTopics = a2;
     }
@@ -151,9 +151,9 @@ function readShareGroupPartitionMetadataValueTopicPartitionsInfo(r: Reader, v: n
       r.fail('non-nullable field ShareGroupPartitionMetadataValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

@@ -119,9 +119,9 @@ function readShareGroupStatePartitionMetadataValue(r: Reader, v: number): ShareG
       r.fail('non-nullable field ShareGroupStatePartitionMetadataValue.InitializingTopics was serialized as null');
       f_initializingTopics = [];
     } else {
-      const a2: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[] = [];
+      const a2: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[] = n2 <= 4096 ? new Array<ShareGroupStatePartitionMetadataValueTopicPartitionsInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupStatePartitionMetadataValueTopicPartitionsInfo(r, v));
+        a2[i] = readShareGroupStatePartitionMetadataValueTopicPartitionsInfo(r, v);
       }
       f_initializingTopics = a2;
     }
@@ -133,9 +133,9 @@ function readShareGroupStatePartitionMetadataValue(r: Reader, v: number): ShareG
       r.fail('non-nullable field ShareGroupStatePartitionMetadataValue.InitializedTopics was serialized as null');
       f_initializedTopics = [];
     } else {
-      const a2: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[] = [];
+      const a2: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[] = n2 <= 4096 ? new Array<ShareGroupStatePartitionMetadataValueTopicPartitionsInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupStatePartitionMetadataValueTopicPartitionsInfo(r, v));
+        a2[i] = readShareGroupStatePartitionMetadataValueTopicPartitionsInfo(r, v);
       }
       f_initializedTopics = a2;
     }
@@ -147,9 +147,9 @@ function readShareGroupStatePartitionMetadataValue(r: Reader, v: number): ShareG
       r.fail('non-nullable field ShareGroupStatePartitionMetadataValue.DeletingTopics was serialized as null');
       f_deletingTopics = [];
     } else {
-      const a2: ShareGroupStatePartitionMetadataValueTopicInfo[] = [];
+      const a2: ShareGroupStatePartitionMetadataValueTopicInfo[] = n2 <= 4096 ? new Array<ShareGroupStatePartitionMetadataValueTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupStatePartitionMetadataValueTopicInfo(r, v));
+        a2[i] = readShareGroupStatePartitionMetadataValueTopicInfo(r, v);
       }
       f_deletingTopics = a2;
     }
@@ -174,9 +174,9 @@ function readShareGroupStatePartitionMetadataValueTopicPartitionsInfo(r: Reader,
       r.fail('non-nullable field ShareGroupStatePartitionMetadataValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

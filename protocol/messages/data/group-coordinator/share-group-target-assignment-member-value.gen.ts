@@ -69,9 +69,9 @@ function readShareGroupTargetAssignmentMemberValue(r: Reader, v: number): ShareG
       r.fail('non-nullable field ShareGroupTargetAssignmentMemberValue.TopicPartitions was serialized as null');
       f_topicPartitions = [];
     } else {
-      const a2: ShareGroupTargetAssignmentMemberValueTopicPartition[] = [];
+      const a2: ShareGroupTargetAssignmentMemberValueTopicPartition[] = n2 <= 4096 ? new Array<ShareGroupTargetAssignmentMemberValueTopicPartition>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareGroupTargetAssignmentMemberValueTopicPartition(r, v));
+        a2[i] = readShareGroupTargetAssignmentMemberValueTopicPartition(r, v);
       }
       f_topicPartitions = a2;
     }
@@ -95,9 +95,9 @@ function readShareGroupTargetAssignmentMemberValueTopicPartition(r: Reader, v: n
       r.fail('non-nullable field ShareGroupTargetAssignmentMemberValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

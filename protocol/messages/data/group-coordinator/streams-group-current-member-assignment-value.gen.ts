@@ -152,9 +152,9 @@ function readStreamsGroupCurrentMemberAssignmentValue(r: Reader, v: number): Str
       r.fail('non-nullable field StreamsGroupCurrentMemberAssignmentValue.ActiveTasks was serialized as null');
       f_activeTasks = [];
     } else {
-      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
+      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupCurrentMemberAssignmentValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v));
+        a2[i] = readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v);
       }
       f_activeTasks = a2;
     }
@@ -166,9 +166,9 @@ function readStreamsGroupCurrentMemberAssignmentValue(r: Reader, v: number): Str
       r.fail('non-nullable field StreamsGroupCurrentMemberAssignmentValue.StandbyTasks was serialized as null');
       f_standbyTasks = [];
     } else {
-      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
+      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupCurrentMemberAssignmentValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v));
+        a2[i] = readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v);
       }
       f_standbyTasks = a2;
     }
@@ -180,9 +180,9 @@ function readStreamsGroupCurrentMemberAssignmentValue(r: Reader, v: number): Str
       r.fail('non-nullable field StreamsGroupCurrentMemberAssignmentValue.WarmupTasks was serialized as null');
       f_warmupTasks = [];
     } else {
-      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
+      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupCurrentMemberAssignmentValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v));
+        a2[i] = readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v);
       }
       f_warmupTasks = a2;
     }
@@ -194,9 +194,9 @@ function readStreamsGroupCurrentMemberAssignmentValue(r: Reader, v: number): Str
       r.fail('non-nullable field StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation was serialized as null');
       f_activeTasksPendingRevocation = [];
     } else {
-      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
+      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupCurrentMemberAssignmentValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v));
+        a2[i] = readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v);
       }
       f_activeTasksPendingRevocation = a2;
     }
@@ -208,9 +208,9 @@ function readStreamsGroupCurrentMemberAssignmentValue(r: Reader, v: number): Str
       r.fail('non-nullable field StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation was serialized as null');
       f_standbyTasksPendingRevocation = [];
     } else {
-      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
+      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupCurrentMemberAssignmentValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v));
+        a2[i] = readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v);
       }
       f_standbyTasksPendingRevocation = a2;
     }
@@ -222,9 +222,9 @@ function readStreamsGroupCurrentMemberAssignmentValue(r: Reader, v: number): Str
       r.fail('non-nullable field StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation was serialized as null');
       f_warmupTasksPendingRevocation = [];
     } else {
-      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = [];
+      const a2: StreamsGroupCurrentMemberAssignmentValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupCurrentMemberAssignmentValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v));
+        a2[i] = readStreamsGroupCurrentMemberAssignmentValueTaskIds(r, v);
       }
       f_warmupTasksPendingRevocation = a2;
     }
@@ -248,9 +248,9 @@ function readStreamsGroupCurrentMemberAssignmentValueTaskIds(r: Reader, v: numbe
       r.fail('non-nullable field StreamsGroupCurrentMemberAssignmentValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }
@@ -270,9 +270,9 @@ function readStreamsGroupCurrentMemberAssignmentValueTaskIds(r: Reader, v: numbe
             if (n10 < 0) {
               f_assignmentEpochs = null;
             } else {
-              const a10: number[] = [];
+              const a10: number[] = n10 <= 4096 ? new Array<number>(n10) : [];
               for (let i = 0; i < n10 && t.ok; i++) {
-                a10.push(t.int32());
+                a10[i] = t.int32();
               }
               f_assignmentEpochs = a10;
             }

@@ -157,9 +157,9 @@ function readStreamsGroupMemberMetadataValue(r: Reader, v: number): StreamsGroup
       r.fail('non-nullable field StreamsGroupMemberMetadataValue.ClientTags was serialized as null');
       f_clientTags = [];
     } else {
-      const a2: StreamsGroupMemberMetadataValueKeyValue[] = [];
+      const a2: StreamsGroupMemberMetadataValueKeyValue[] = n2 <= 4096 ? new Array<StreamsGroupMemberMetadataValueKeyValue>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupMemberMetadataValueKeyValue(r, v));
+        a2[i] = readStreamsGroupMemberMetadataValueKeyValue(r, v);
       }
       f_clientTags = a2;
     }

@@ -136,9 +136,9 @@ function readStreamsGroupMetadataValue(r: Reader, v: number): StreamsGroupMetada
             if (n10 < 0) {
               f_lastAssignmentConfigs = null;
             } else {
-              const a10: StreamsGroupMetadataValueLastAssignmentConfig[] = [];
+              const a10: StreamsGroupMetadataValueLastAssignmentConfig[] = n10 <= 4096 ? new Array<StreamsGroupMetadataValueLastAssignmentConfig>(n10) : [];
               for (let i = 0; i < n10 && t.ok; i++) {
-                a10.push(readStreamsGroupMetadataValueLastAssignmentConfig(t, v));
+                a10[i] = readStreamsGroupMetadataValueLastAssignmentConfig(t, v);
               }
               f_lastAssignmentConfigs = a10;
             }

@@ -86,9 +86,9 @@ function readStreamsGroupTargetAssignmentMemberValue(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupTargetAssignmentMemberValue.ActiveTasks was serialized as null');
       f_activeTasks = [];
     } else {
-      const a2: StreamsGroupTargetAssignmentMemberValueTaskIds[] = [];
+      const a2: StreamsGroupTargetAssignmentMemberValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupTargetAssignmentMemberValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTargetAssignmentMemberValueTaskIds(r, v));
+        a2[i] = readStreamsGroupTargetAssignmentMemberValueTaskIds(r, v);
       }
       f_activeTasks = a2;
     }
@@ -100,9 +100,9 @@ function readStreamsGroupTargetAssignmentMemberValue(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupTargetAssignmentMemberValue.StandbyTasks was serialized as null');
       f_standbyTasks = [];
     } else {
-      const a2: StreamsGroupTargetAssignmentMemberValueTaskIds[] = [];
+      const a2: StreamsGroupTargetAssignmentMemberValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupTargetAssignmentMemberValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTargetAssignmentMemberValueTaskIds(r, v));
+        a2[i] = readStreamsGroupTargetAssignmentMemberValueTaskIds(r, v);
       }
       f_standbyTasks = a2;
     }
@@ -114,9 +114,9 @@ function readStreamsGroupTargetAssignmentMemberValue(r: Reader, v: number): Stre
       r.fail('non-nullable field StreamsGroupTargetAssignmentMemberValue.WarmupTasks was serialized as null');
       f_warmupTasks = [];
     } else {
-      const a2: StreamsGroupTargetAssignmentMemberValueTaskIds[] = [];
+      const a2: StreamsGroupTargetAssignmentMemberValueTaskIds[] = n2 <= 4096 ? new Array<StreamsGroupTargetAssignmentMemberValueTaskIds>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTargetAssignmentMemberValueTaskIds(r, v));
+        a2[i] = readStreamsGroupTargetAssignmentMemberValueTaskIds(r, v);
       }
       f_warmupTasks = a2;
     }
@@ -140,9 +140,9 @@ function readStreamsGroupTargetAssignmentMemberValueTaskIds(r: Reader, v: number
       r.fail('non-nullable field StreamsGroupTargetAssignmentMemberValue.Partitions was serialized as null');
       f_partitions = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitions = a2;
     }

@@ -228,9 +228,9 @@ function readStreamsGroupTopologyValue(r: Reader, v: number): StreamsGroupTopolo
       r.fail('non-nullable field StreamsGroupTopologyValue.Subtopologies was serialized as null');
       f_subtopologies = [];
     } else {
-      const a2: StreamsGroupTopologyValueSubtopology[] = [];
+      const a2: StreamsGroupTopologyValueSubtopology[] = n2 <= 4096 ? new Array<StreamsGroupTopologyValueSubtopology>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyValueSubtopology(r, v));
+        a2[i] = readStreamsGroupTopologyValueSubtopology(r, v);
       }
       f_subtopologies = a2;
     }
@@ -254,9 +254,9 @@ function readStreamsGroupTopologyValueSubtopology(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupTopologyValue.SourceTopics was serialized as null');
       f_sourceTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_sourceTopics = a2;
     }
@@ -268,9 +268,9 @@ function readStreamsGroupTopologyValueSubtopology(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupTopologyValue.SourceTopicRegex was serialized as null');
       f_sourceTopicRegex = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_sourceTopicRegex = a2;
     }
@@ -282,9 +282,9 @@ function readStreamsGroupTopologyValueSubtopology(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupTopologyValue.StateChangelogTopics was serialized as null');
       f_stateChangelogTopics = [];
     } else {
-      const a2: StreamsGroupTopologyValueTopicInfo[] = [];
+      const a2: StreamsGroupTopologyValueTopicInfo[] = n2 <= 4096 ? new Array<StreamsGroupTopologyValueTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyValueTopicInfo(r, v));
+        a2[i] = readStreamsGroupTopologyValueTopicInfo(r, v);
       }
       f_stateChangelogTopics = a2;
     }
@@ -296,9 +296,9 @@ function readStreamsGroupTopologyValueSubtopology(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupTopologyValue.RepartitionSinkTopics was serialized as null');
       f_repartitionSinkTopics = [];
     } else {
-      const a2: string[] = [];
+      const a2: string[] = n2 <= 4096 ? new Array<string>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.compactString());
+        a2[i] = r.compactString();
       }
       f_repartitionSinkTopics = a2;
     }
@@ -310,9 +310,9 @@ function readStreamsGroupTopologyValueSubtopology(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupTopologyValue.RepartitionSourceTopics was serialized as null');
       f_repartitionSourceTopics = [];
     } else {
-      const a2: StreamsGroupTopologyValueTopicInfo[] = [];
+      const a2: StreamsGroupTopologyValueTopicInfo[] = n2 <= 4096 ? new Array<StreamsGroupTopologyValueTopicInfo>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyValueTopicInfo(r, v));
+        a2[i] = readStreamsGroupTopologyValueTopicInfo(r, v);
       }
       f_repartitionSourceTopics = a2;
     }
@@ -324,9 +324,9 @@ function readStreamsGroupTopologyValueSubtopology(r: Reader, v: number): Streams
       r.fail('non-nullable field StreamsGroupTopologyValue.CopartitionGroups was serialized as null');
       f_copartitionGroups = [];
     } else {
-      const a2: StreamsGroupTopologyValueCopartitionGroup[] = [];
+      const a2: StreamsGroupTopologyValueCopartitionGroup[] = n2 <= 4096 ? new Array<StreamsGroupTopologyValueCopartitionGroup>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyValueCopartitionGroup(r, v));
+        a2[i] = readStreamsGroupTopologyValueCopartitionGroup(r, v);
       }
       f_copartitionGroups = a2;
     }
@@ -349,9 +349,9 @@ function readStreamsGroupTopologyValueCopartitionGroup(r: Reader, v: number): St
       r.fail('non-nullable field StreamsGroupTopologyValue.SourceTopics was serialized as null');
       f_sourceTopics = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int16());
+        a2[i] = r.int16();
       }
       f_sourceTopics = a2;
     }
@@ -363,9 +363,9 @@ function readStreamsGroupTopologyValueCopartitionGroup(r: Reader, v: number): St
       r.fail('non-nullable field StreamsGroupTopologyValue.SourceTopicRegex was serialized as null');
       f_sourceTopicRegex = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int16());
+        a2[i] = r.int16();
       }
       f_sourceTopicRegex = a2;
     }
@@ -377,9 +377,9 @@ function readStreamsGroupTopologyValueCopartitionGroup(r: Reader, v: number): St
       r.fail('non-nullable field StreamsGroupTopologyValue.RepartitionSourceTopics was serialized as null');
       f_repartitionSourceTopics = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int16());
+        a2[i] = r.int16();
       }
       f_repartitionSourceTopics = a2;
     }
@@ -418,9 +418,9 @@ function readStreamsGroupTopologyValueTopicInfo(r: Reader, v: number): StreamsGr
       r.fail('non-nullable field StreamsGroupTopologyValue.TopicConfigs was serialized as null');
       f_topicConfigs = [];
     } else {
-      const a2: StreamsGroupTopologyValueTopicConfig[] = [];
+      const a2: StreamsGroupTopologyValueTopicConfig[] = n2 <= 4096 ? new Array<StreamsGroupTopologyValueTopicConfig>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readStreamsGroupTopologyValueTopicConfig(r, v));
+        a2[i] = readStreamsGroupTopologyValueTopicConfig(r, v);
       }
       f_topicConfigs = a2;
     }

@@ -131,9 +131,9 @@ function readShareSnapshotValue(r: Reader, v: number): ShareSnapshotValue {
       r.fail('non-nullable field ShareSnapshotValue.StateBatches was serialized as null');
       f_stateBatches = [];
     } else {
-      const a2: ShareSnapshotValueStateBatch[] = [];
+      const a2: ShareSnapshotValueStateBatch[] = n2 <= 4096 ? new Array<ShareSnapshotValueStateBatch>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareSnapshotValueStateBatch(r, v));
+        a2[i] = readShareSnapshotValueStateBatch(r, v);
       }
       f_stateBatches = a2;
     }

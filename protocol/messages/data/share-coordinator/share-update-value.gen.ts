@@ -110,9 +110,9 @@ function readShareUpdateValue(r: Reader, v: number): ShareUpdateValue {
       r.fail('non-nullable field ShareUpdateValue.StateBatches was serialized as null');
       f_stateBatches = [];
     } else {
-      const a2: ShareUpdateValueStateBatch[] = [];
+      const a2: ShareUpdateValueStateBatch[] = n2 <= 4096 ? new Array<ShareUpdateValueStateBatch>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readShareUpdateValueStateBatch(r, v));
+        a2[i] = readShareUpdateValueStateBatch(r, v);
       }
       f_stateBatches = a2;
     }

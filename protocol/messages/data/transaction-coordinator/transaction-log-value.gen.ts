@@ -193,9 +193,9 @@ function readTransactionLogValue(r: Reader, v: number): TransactionLogValue {
     if (n2 < 0) {
       f_transactionPartitions = null;
     } else {
-      const a2: TransactionLogValuePartitionsSchema[] = [];
+      const a2: TransactionLogValuePartitionsSchema[] = n2 <= 4096 ? new Array<TransactionLogValuePartitionsSchema>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(readTransactionLogValuePartitionsSchema(r, v));
+        a2[i] = readTransactionLogValuePartitionsSchema(r, v);
       }
       f_transactionPartitions = a2;
     }
@@ -271,9 +271,9 @@ function readTransactionLogValuePartitionsSchema(r: Reader, v: number): Transact
       r.fail('non-nullable field TransactionLogValue.PartitionIds was serialized as null');
       f_partitionIds = [];
     } else {
-      const a2: number[] = [];
+      const a2: number[] = n2 <= 4096 ? new Array<number>(n2) : [];
       for (let i = 0; i < n2 && r.ok; i++) {
-        a2.push(r.int32());
+        a2[i] = r.int32();
       }
       f_partitionIds = a2;
     }
