@@ -35,17 +35,30 @@ function partitionsOf(topics: readonly AddPartitionsToTxnRequestAddPartitionsToT
   return out;
 }
 
-/** Results grouped by topic, in the order of the request. */
+/**
+ * Results grouped by topic, in the order of the request. The arrays are built at their final size: a v4+ request
+ * holds one result per transaction until the last is answered, and an array grown by push keeps 17 slots.
+ */
 function byTopic(results: readonly PartitionError[], version: number): AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[] {
-  const topics = new Map<string, AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>();
+  const topics = new Map<string, PartitionError[]>();
   for (const r of results) {
-    let t = topics.get(r.topic);
-    if (!t) topics.set(r.topic, (t = createAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult({ name: r.topic })));
-    // Kafka: versions before 2 do not know PRODUCER_FENCED.
-    const code = version < 2 && r.errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : r.errorCode;
-    t.resultsByPartition.push(createAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult({ partitionIndex: r.partition, partitionErrorCode: code }));
+    const same = topics.get(r.topic);
+    if (same) same.push(r);
+    else topics.set(r.topic, [r]);
   }
-  return [...topics.values()];
+  const out = new Array<AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult>(topics.size);
+  let i = 0;
+  for (const [name, partitions] of topics) {
+    const resultsByPartition = partitions.map((r) =>
+      createAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult({
+        partitionIndex: r.partition,
+        // Kafka: versions before 2 do not know PRODUCER_FENCED.
+        partitionErrorCode: version < 2 && r.errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : r.errorCode,
+      }),
+    );
+    out[i++] = createAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult({ name, resultsByPartition });
+  }
+  return out;
 }
 
 /**
