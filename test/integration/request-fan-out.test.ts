@@ -6,7 +6,7 @@
  * Before the work was bounded, each of them took the broker past its old generation's cap (it died of it): the
  * OffsetFetch below needed more than 120 MiB, and one of 100,000 groups took the broker to 830 MiB RSS.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { CreateTopicsApi, createCreateTopicsRequest, createCreateTopicsRequestCreatableTopic } from '../../protocol/messages/019-create-topics.gen.js';
 import {
@@ -55,6 +55,11 @@ describe.sequential(`requests of ${COPIES.toLocaleString('en')} elements, with t
       30_000,
     );
     expect(committed.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, 0, 0]);
+  });
+
+  beforeEach(() => {
+    // A broker that dies of its heap says so on stderr ("Reached heap limit"), with its last collections.
+    onTestFailed(() => console.error(`broker's last log lines:\n${broker.logs.slice(-40).join('\n')}`));
   });
 
   afterAll(async () => {
