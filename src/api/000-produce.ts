@@ -24,8 +24,9 @@
 // scanned), and appended as the client sent it; only baseOffset, partitionLeaderEpoch and (as Kafka's
 // setMaxTimestamp) a maxTimestamp that disagrees with the records are rewritten, in place.
 // Appends are issued synchronously in request order, so pipelined requests keep their order per
-// partition; a zstd batch, whose codec is asynchronous, holds back the later batches of its partition until
-// it has been issued. The response waits for every append to be durable.
+// partition; a produce waiting for its partition to be served (awaitingServe), and a zstd batch, whose codec
+// is asynchronous, hold back the later batches of their partition until issued. The response waits for every
+// append to be durable.
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import {
@@ -40,7 +41,7 @@ import { isRecordsError } from '../../protocol/records/errors.js';
 import { validateProducePartitionRecords } from '../../protocol/records/produce.js';
 import { TimestampType, type RecordBatch } from '../../protocol/records/batch.js';
 import { RecordValidationError, validateProducedRecords, type RecordValidationResult } from '../../protocol/records/validate.js';
-import type { Partition } from '../cluster/partitions.js';
+import { Partition } from '../cluster/partitions.js';
 import { ENVELOPE_RULE } from '../crypto/check.js';
 import { LogError } from '../log/errors.js';
 import { kafkaErrorOf } from '../../protocol/errors.js';
@@ -74,6 +75,19 @@ function recordsFailure(index: number, e: unknown): PartitionResult {
 interface Issued {
   result: PartitionResult | Promise<PartitionResult>;
 }
+
+/**
+ * Per topic partition (`topic\0index`), the last produce waiting for the partition to be served here: opened on
+ * first use, taken by this broker (a topic just created, a partition moving here), or its topic looked up in the
+ * store (served-partition.ts). A produce to it that arrives meanwhile waits behind it, even when the partition
+ * has become servable at once: the waits settle a different number of promise steps later, and a batch issued
+ * after a later one of the same producer lands out of order. Kafka handles a connection's requests one at a
+ * time, and a producer without idempotence pipelines its batches counting on that order. Measured with
+ * confluent-kafka's produce-consume against a 3-broker cluster on a loaded 2-core machine, where four small
+ * records and then a 1 MiB one go as two requests: the 1 MiB record was written first, at offset 0, in 5 of 34
+ * runs, then in none of 16.
+ */
+const awaitingServe = new Map<string, Promise<void>>();
 
 /**
  * Per partition, the produce whose record validation is still asynchronous (zstd): later produces to the
@@ -129,19 +143,51 @@ function hasTransactionalRecords(topicData: readonly { partitionData: readonly {
 
 /** Validates and appends one partition's batch; every step before the append runs synchronously but zstd decompression. */
 function producePartition(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): PartitionResult | Promise<PartitionResult> {
+  const key = awaitingServe.size === 0 ? null : `${topicName}\0${index}`;
+  const ahead = key === null ? undefined : awaitingServe.get(key);
+  const target = ahead === undefined ? appendTarget(ctx, topicName, index) : ahead.then(() => appendTarget(ctx, topicName, index));
+  if (!(target instanceof Promise)) return target instanceof Partition ? produceToPartition(ctx, target, topicName, index, records, acks, nowMs, txnId) : target;
+  // The partition is being opened, or taken by this broker, or its topic looked up in the store: the append is
+  // issued once it is served, and the produces to it behind this one wait until it has been issued (awaitingServe).
+  let issued!: () => void;
+  const mark = new Promise<void>((resolve) => (issued = resolve));
+  const k = key ?? `${topicName}\0${index}`;
+  awaitingServe.set(k, mark);
+  void mark.then(() => {
+    if (awaitingServe.get(k) === mark) awaitingServe.delete(k);
+  });
+  return target.then(
+    (t) => {
+      try {
+        return t instanceof Partition ? produceToPartition(ctx, t, topicName, index, records, acks, nowMs, txnId) : t;
+      } finally {
+        issued();
+      }
+    },
+    (err: unknown) => {
+      issued();
+      throw err;
+    },
+  );
+}
+
+/** The partition a batch is appended to, or the answer it gets instead, checked in Kafka's order. */
+function appendTarget(ctx: ProduceContext, topicName: string, index: number): Partition | PartitionResult | Promise<Partition | PartitionResult> {
   const topic = ctx.services.topics.get(topicName);
-  if (!topic) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (!topic) {
+    // Another broker's Metadata may name this one the leader of a topic created a moment ago (served-partition.ts).
+    const refreshed = ctx.services.topics.refresh?.(topicName, index);
+    if (refreshed === undefined) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    return refreshed.then((known) => (known && ctx.services.topics.get(topicName) ? appendTarget(ctx, topicName, index) : failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)));
+  }
   if (topic.internal) return failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topicName}`);
   // A mirror topic takes records from its cluster link only, until promoted (src/replication/), as Cluster
   // Linking's mirror topics refuse produce; POLICY_VIOLATION, non-retriable: the producer fails the send at once.
   const mirror = ctx.services.mirrors.refusal(topicName);
   if (mirror !== null) return failed(index, ErrorCode.POLICY_VIOLATION, mirror);
   const served = servedPartition(ctx.services, topicName, index);
-  // A partition opened by this produce: its append is issued once it is open (concurrent first uses share the
-  // open, and continue in the order they asked, so appends keep request order).
-  if (served instanceof Promise) return served.then((p) => (typeof p === 'number' ? failed(index, p) : produceToPartition(ctx, p, topicName, index, records, acks, nowMs, txnId)));
-  if (typeof served === 'number') return failed(index, served);
-  return produceToPartition(ctx, served, topicName, index, records, acks, nowMs, txnId);
+  if (served instanceof Promise) return served.then((p) => (typeof p === 'number' ? failed(index, p) : p));
+  return typeof served === 'number' ? failed(index, served) : served;
 }
 
 /** Validates and appends one partition's batch to its open partition. */

@@ -21,7 +21,20 @@ export function servedPartition(services: Pick<Services, 'topics' | 'cluster' | 
   // until it closes, and answers NOT_LEADER_OR_FOLLOWER from the instant it stopped owning it.
   if (open && services.cluster.owns(topic, partition)) return open;
   const t = services.topics.get(topic);
-  if (!t || !Number.isInteger(partition) || partition < 0 || partition >= t.partitions) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  if (!Number.isInteger(partition) || partition < 0) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  if (!t || partition >= t.partitions) {
+    // A member of a cluster may be named this partition's leader by another broker's Metadata before its own
+    // registry has the topic: the store is asked once before the request is refused (a refused produce that the
+    // client sends again after the batches behind it would land out of order).
+    const refreshed = services.topics.refresh?.(topic, partition);
+    if (refreshed === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    return refreshed.then((known) => (known ? knownPartition(services, topic, partition) : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+  }
+  return knownPartition(services, topic, partition);
+}
+
+/** A partition of a topic this broker knows: owned (and opened now), being taken, or another broker's. */
+function knownPartition(services: Pick<Services, 'topics' | 'cluster' | 'partitions'>, topic: string, partition: number): Served | Promise<Served> {
   if (!services.cluster.owns(topic, partition)) {
     // Being taken by this broker (a topic just created, a partition moving here): wait for it, bounded.
     const taking = services.cluster.acquisition?.(topic, partition) ?? null;

@@ -48,6 +48,12 @@ export interface TopicService
    * Undefined when it cannot be created; a concurrent creation of the same name gives that topic.
    */
   autoCreate(name: string): Promise<TopicRecord | undefined>;
+  /**
+   * A broker sharing its metadata store with others: reads a topic not known here (or one of fewer partitions)
+   * from the store, for a request that another broker's Metadata sent here before this registry caught up (see
+   * TopicManager.refresh). Absent on a single node, whose registry is the store's only writer.
+   */
+  refresh?(name: string, partition: number): Promise<boolean>;
 }
 
 /**

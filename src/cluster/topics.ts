@@ -115,6 +115,8 @@ export class TopicManager {
   /** topic name → modRevision of the stored record the cache holds. */
   private readonly revisions = new Map<string, number>();
   private watch: Watch | null = null;
+  /** Store reads of topics not known here (`refresh`), by name. */
+  private readonly refreshing = new Map<string, Promise<void>>();
   private closed = false;
   /** Registered brokers, which bound the replication factor (the cluster view sets it; alone: 1). */
   liveBrokerCount: () => number = () => 1;
@@ -264,6 +266,37 @@ export class TopicManager {
 
   get(name: string): TopicRecord | undefined {
     return this.byName.get(name);
+  }
+
+  /**
+   * For a broker that shares its store with others: a topic (or a partition of it) not known here may have been
+   * created a moment ago through another broker, whose Metadata already names this one its leader, while this
+   * registry's watch has not delivered it yet. Reads the topic's record from the store and applies it as the
+   * watch would (the watch's own event is then skipped by its revision). True when the partition is known
+   * afterwards. Concurrent refreshes of one name share one read.
+   */
+  refresh(name: string, partition: number): Promise<boolean> {
+    const known = (): boolean => {
+      const t = this.byName.get(name);
+      return t !== undefined && partition < t.partitions;
+    };
+    if (known()) return Promise.resolve(true);
+    let pending = this.refreshing.get(name);
+    if (pending === undefined) {
+      const read = this.store
+        .get(topicKey(name))
+        .then((kv) => (kv === null ? undefined : this.serialize(() => this.applyEvents([{ type: 'put', kv }]))))
+        .then(
+          () => undefined,
+          (err: unknown) => this.onWatchError(err as Error),
+        );
+      pending = read;
+      this.refreshing.set(name, read);
+      void read.then(() => {
+        if (this.refreshing.get(name) === read) this.refreshing.delete(name);
+      });
+    }
+    return pending.then(known);
   }
 
   getById(topicId: string): TopicRecord | undefined {

@@ -409,7 +409,7 @@ export class Broker implements ConnectionHost {
       node: { nodeId: this.nodeId, clusterId, directoryId, controllerListeners: config.controllerListenerNames, advertisedFor: (listenerName) => this.advertisedFor(listenerName) },
       config,
       clusterConfigs,
-      topics: topicService(topics, log),
+      topics: topicService(topics, log, member !== null),
       cluster: view,
       partitions,
       groups,
@@ -597,8 +597,9 @@ export class Broker implements ConnectionHost {
 }
 
 /** The topic registry as handlers use it, with Metadata's auto-creation (auto.create.topics.enable). */
-function topicService(topics: TopicManager, log: Logger): TopicService {
+function topicService(topics: TopicManager, log: Logger, sharedStore: boolean): TopicService {
   return {
+    ...(sharedStore ? { refresh: (name: string, partition: number) => topics.refresh(name, partition) } : {}),
     get: (name) => topics.get(name),
     getById: (id) => topics.getById(id),
     list: () => topics.list(),

@@ -78,6 +78,44 @@ describe('Produce handler', () => {
     expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
   });
 
+  it('keeps request order on a partition this broker is taking, for a produce that finds it taken already', async () => {
+    // The partition is being acquired when the first request arrives; the second finds it owned, servable at once.
+    let owned = false;
+    let acquired!: (owned: boolean) => void;
+    const cluster = { ...fakeCluster({ owned: () => owned }), acquisition: () => new Promise<boolean>((resolve) => (acquired = resolve)) };
+    const taking = requestContext({ topics: world.topicService, cluster, partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification, mirrors: { refusal: () => null } }, { apiVersion: 9 });
+    const first = produce.handle(request('orders', 1, buildBatch(4)), taking);
+    await new Promise((resolve) => setImmediate(resolve));
+    owned = true;
+    acquired(true);
+    const second = produce.handle(request('orders', 1, buildBatch(1)), taking);
+    const [a, b] = (await Promise.all([first, second])) as ProduceResponse[];
+    expect(a!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n });
+    expect(b!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 4n });
+  });
+
+  it('keeps request order on a partition whose topic is being looked up in the store, for a produce that finds it known already', async () => {
+    // A member of a cluster named leader of a topic its registry has not caught up with yet (TopicManager.refresh).
+    let visible = false;
+    let refreshed!: (known: boolean) => void;
+    const topics = { ...world.topicService, get: (n: string) => (visible ? world.topicService.get(n) : undefined), refresh: () => new Promise<boolean>((resolve) => (refreshed = resolve)) };
+    const late = requestContext({ topics, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification, mirrors: { refusal: () => null } }, { apiVersion: 9 });
+    const first = produce.handle(request('orders', 0, buildBatch(4)), late);
+    await new Promise((resolve) => setImmediate(resolve));
+    visible = true;
+    refreshed(true);
+    const second = produce.handle(request('orders', 0, buildBatch(1)), late);
+    const [a, b] = (await Promise.all([first, second])) as ProduceResponse[];
+    expect(a!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n });
+    expect(b!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 4n });
+    // Not found in the store either: UNKNOWN_TOPIC_OR_PARTITION, as without the lookup.
+    visible = false;
+    const absent = produce.handle(request('orders', 0, buildBatch(1)), late);
+    await new Promise((resolve) => setImmediate(resolve));
+    refreshed(false);
+    expect(((await absent) as ProduceResponse).responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+
   it('does not answer acks=0, and still appends', async () => {
     expect(await produce.handle(request('orders', 0, buildBatch(4), 0), ctx())).toBe(NO_RESPONSE);
     const log = world.partitionService.get('orders', 0)!.log;

@@ -53,6 +53,44 @@ describe('TopicManager following the metadata store', () => {
     await store.close();
   });
 
+  it('refresh reads a topic, or a partition, that the watch has not delivered, and tells it as the watch would', async () => {
+    const store = await openMemoryMetadataStore();
+    const a = await registry(store);
+    const b = await registry(store);
+    await b.topics.close(); // b stops following: only refresh brings it a's changes
+    const created = await a.topics.create('fresh', opts(2));
+    expect(b.topics.get('fresh')).toBeUndefined();
+    await expect(b.topics.refresh('fresh', 1)).resolves.toBe(true);
+    expect(b.topics.get('fresh')).toEqual(created);
+    expect(b.topics.getById(created.topicId)?.name).toBe('fresh');
+    await expect(b.topics.refresh('fresh', 2)).resolves.toBe(false);
+    await expect(b.topics.refresh('absent', 0)).resolves.toBe(false);
+    await a.topics.addPartitions('fresh', 3, false);
+    const [one, two] = await Promise.all([b.topics.refresh('fresh', 2), b.topics.refresh('fresh', 2)]);
+    expect([one, two]).toEqual([true, true]);
+    expect(b.events).toEqual(['created fresh 2', 'added fresh 2..2']);
+    await a.topics.close();
+    await store.close();
+  });
+
+  it('a topic refreshed and then delivered by the watch is told once, whichever comes first', async () => {
+    const store = await openMemoryMetadataStore();
+    const a = await registry(store);
+    const b = await registry(store);
+    for (let i = 0; i < 20; i++) {
+      const name = `t${i}`;
+      const creating = a.topics.create(name, opts(1));
+      if (i % 2 === 0) await creating;
+      await creating.then(() => b.topics.refresh(name, 0));
+    }
+    await a.topics.create('marker', opts(1));
+    await waitFor('b to see marker', () => b.topics.get('marker'));
+    expect(b.events).toEqual([...Array.from({ length: 20 }, (_, i) => `created t${i} 1`), 'created marker 1']);
+    await a.topics.close();
+    await b.topics.close();
+    await store.close();
+  });
+
   it('refuses a name another registry took while this one had not heard of it yet', async () => {
     const store = await openMemoryMetadataStore();
     const a = await registry(store);
