@@ -26,9 +26,9 @@ afterEach(() => world.close());
 
 let mirrored: Map<string, string>;
 
-function ctx(apiVersion = 9) {
+function ctx(apiVersion = 9, o: { topics?: typeof world.topicService; cluster?: ReturnType<typeof fakeCluster> } = {}) {
   const mirrors = { refusal: (t: string) => mirrored.get(t) ?? null };
-  return requestContext({ topics: world.topicService, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification, mirrors }, { apiVersion });
+  return requestContext({ topics: o.topics ?? world.topicService, cluster: o.cluster ?? fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification, mirrors }, { apiVersion });
 }
 
 function request(topic: string, partition: number, records: Buffer | null, acks = -1) {
@@ -78,20 +78,28 @@ describe('Produce handler', () => {
     expect(world.partitionService.get('orders', 0)!.log.highWatermark).toBe(0);
   });
 
-  it('keeps request order on a partition this broker is taking, for a produce that finds it taken already', async () => {
-    // The partition is being acquired when the first request arrives; the second finds it owned, servable at once.
-    let owned = false;
-    let acquired!: (owned: boolean) => void;
-    const cluster = { ...fakeCluster({ owned: () => owned }), acquisition: () => new Promise<boolean>((resolve) => (acquired = resolve)) };
-    const taking = requestContext({ topics: world.topicService, cluster, partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification, mirrors: { refusal: () => null } }, { apiVersion: 9 });
-    const first = produce.handle(request('orders', 1, buildBatch(4)), taking);
+  /**
+   * A produce of four records to `partition` of orders starts waiting; `servable()` makes the partition servable
+   * at once; a produce of one record follows: it must land after the four.
+   */
+  async function secondFindsItServable(c: ReturnType<typeof ctx>, partition: number, servable: () => void): Promise<void> {
+    const first = produce.handle(request('orders', partition, buildBatch(4)), c);
     await new Promise((resolve) => setImmediate(resolve));
-    owned = true;
-    acquired(true);
-    const second = produce.handle(request('orders', 1, buildBatch(1)), taking);
+    servable();
+    const second = produce.handle(request('orders', partition, buildBatch(1)), c);
     const [a, b] = (await Promise.all([first, second])) as ProduceResponse[];
     expect(a!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n });
     expect(b!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 4n });
+  }
+
+  it('keeps request order on a partition this broker is taking, for a produce that finds it taken already', async () => {
+    let owned = false;
+    let acquired!: (owned: boolean) => void;
+    const cluster = { ...fakeCluster({ owned: () => owned }), acquisition: () => new Promise<boolean>((resolve) => (acquired = resolve)) };
+    await secondFindsItServable(ctx(9, { cluster }), 1, () => {
+      owned = true;
+      acquired(true);
+    });
   });
 
   it('keeps request order on a partition whose topic is being looked up in the store, for a produce that finds it known already', async () => {
@@ -99,15 +107,11 @@ describe('Produce handler', () => {
     let visible = false;
     let refreshed!: (known: boolean) => void;
     const topics = { ...world.topicService, get: (n: string) => (visible ? world.topicService.get(n) : undefined), refresh: () => new Promise<boolean>((resolve) => (refreshed = resolve)) };
-    const late = requestContext({ topics, cluster: fakeCluster(), partitions: world.partitionService, metrics, log: pino({ level: 'silent' }), txnVerification: verification, mirrors: { refusal: () => null } }, { apiVersion: 9 });
-    const first = produce.handle(request('orders', 0, buildBatch(4)), late);
-    await new Promise((resolve) => setImmediate(resolve));
-    visible = true;
-    refreshed(true);
-    const second = produce.handle(request('orders', 0, buildBatch(1)), late);
-    const [a, b] = (await Promise.all([first, second])) as ProduceResponse[];
-    expect(a!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 0n });
-    expect(b!.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 4n });
+    const late = ctx(9, { topics });
+    await secondFindsItServable(late, 0, () => {
+      visible = true;
+      refreshed(true);
+    });
     // Not found in the store either: UNKNOWN_TOPIC_OR_PARTITION, as without the lookup.
     visible = false;
     const absent = produce.handle(request('orders', 0, buildBatch(1)), late);
