@@ -24,9 +24,9 @@
 // scanned), and appended as the client sent it; only baseOffset, partitionLeaderEpoch and (as Kafka's
 // setMaxTimestamp) a maxTimestamp that disagrees with the records are rewritten, in place.
 // Appends are issued synchronously in request order, so pipelined requests keep their order per
-// partition; a produce waiting for its partition to be served (awaitingServe), and a zstd batch, whose codec
-// is asynchronous, hold back the later batches of their partition until issued. The response waits for every
-// append to be durable.
+// partition; a produce that waits before its append (for its partition to be served, a zstd codec, a KIP-890
+// verification) holds back the later ones of its partition until issued (notIssued). The response waits for
+// every append to be durable.
 import { ErrorCode, errorByCode } from '../../protocol/error-codes.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
 import {
@@ -77,23 +77,19 @@ interface Issued {
 }
 
 /**
- * Per topic partition (`topic\0index`), the last produce waiting for the partition to be served here: opened on
- * first use, taken by this broker (a topic just created, a partition moving here), or its topic looked up in the
- * store (served-partition.ts). A produce to it that arrives meanwhile waits behind it, even when the partition
- * has become servable at once: the waits settle a different number of promise steps later, and a batch issued
- * after a later one of the same producer lands out of order. Kafka handles a connection's requests one at a
- * time, and a producer without idempotence pipelines its batches counting on that order. Measured with
- * confluent-kafka's produce-consume against a 3-broker cluster on a loaded 2-core machine, where four small
- * records and then a 1 MiB one go as two requests: the 1 MiB record was written first, at offset 0, in 3 of 13
- * runs, in 4 of 24 with only the waits for an acquisition or an open kept in order, and in none of 16 with the
- * topic lookup too.
+ * Per topic partition (`topic\0index`), the last produce whose append is not issued yet. The later produces to
+ * the partition wait behind it, so appends keep request order whatever a produce waits for before its append:
+ * the partition being served here (opened on first use, taken by this broker, its topic looked up in the store:
+ * served-partition.ts), asynchronous record validation (zstd), or the transaction coordinator's verification
+ * (KIP-890). It waits for the issue, not for durability. Kafka handles a connection's requests one at a time,
+ * and a producer without idempotence pipelines its batches counting on that order: a later produce that found
+ * the partition servable at once was issued first. Measured with confluent-kafka's produce-consume against a
+ * 3-broker cluster on a loaded 2-core machine, where four small records and then a 1 MiB one go as two requests:
+ * the 1 MiB record was written first, at offset 0, in 3 of 13 runs, in 4 of 24 with only the waits for an
+ * acquisition or an open kept in order, and in none of 16 with the topic lookup too.
  */
-const awaitingServe = new Map<string, Promise<void>>();
+const notIssued = new Map<string, Promise<Issued>>();
 
-/**
- * Per partition, the produce whose record validation is still asynchronous (zstd): later produces to the
- * partition wait for it to be issued, not for it to be durable, so appends keep request order.
- */
 type ProduceContext = RequestContext<'topics' | 'cluster' | 'partitions' | 'metrics' | 'log' | 'txnVerification' | 'mirrors'>;
 
 /** Produce v11+ may carry TRANSACTION_ABORTABLE (KIP-890); v12+ is the addPartition operation (epoch bumps, TV2). */
@@ -124,8 +120,6 @@ export function verificationError(index: number, code: number, apiVersion: numbe
   return failed(index, c);
 }
 
-const validating = new WeakMap<Partition, Promise<Issued>>();
-
 /** Offset of the attributes in a v2 record batch header, and its transactional bit (DefaultRecordBatch). */
 const ATTRIBUTES_OFFSET = 21;
 const MAGIC_OFFSET = 16;
@@ -142,34 +136,32 @@ function hasTransactionalRecords(topicData: readonly { partitionData: readonly {
   return false;
 }
 
-/** Validates and appends one partition's batch; every step before the append runs synchronously but zstd decompression. */
+/** Validates and appends one partition's batch, once every earlier produce to the partition has issued its append. */
 function producePartition(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): PartitionResult | Promise<PartitionResult> {
-  const key = awaitingServe.size === 0 ? null : `${topicName}\0${index}`;
-  const ahead = key === null ? undefined : awaitingServe.get(key);
-  const target = ahead === undefined ? appendTarget(ctx, topicName, index) : ahead.then(() => appendTarget(ctx, topicName, index));
-  if (!(target instanceof Promise)) return target instanceof Partition ? produceToPartition(ctx, target, topicName, index, records, acks, nowMs, txnId) : target;
-  // The partition is being opened, or taken by this broker, or its topic looked up in the store: the append is
-  // issued once it is served, and the produces to it behind this one wait until it has been issued (awaitingServe).
-  let issued!: () => void;
-  const mark = new Promise<void>((resolve) => (issued = resolve));
+  const key = notIssued.size === 0 ? null : `${topicName}\0${index}`;
+  const ahead = key === null ? undefined : notIssued.get(key);
+  let issued: Issued | Promise<Issued>;
+  if (ahead === undefined) {
+    issued = issueAppend(ctx, topicName, index, records, acks, nowMs, txnId);
+  } else {
+    const issue = (): Issued | Promise<Issued> => issueAppend(ctx, topicName, index, records, acks, nowMs, txnId);
+    issued = ahead.then(issue, issue);
+  }
+  if (!(issued instanceof Promise)) return issued.result;
   const k = key ?? `${topicName}\0${index}`;
-  awaitingServe.set(k, mark);
-  void mark.then(() => {
-    if (awaitingServe.get(k) === mark) awaitingServe.delete(k);
-  });
-  return target.then(
-    (t) => {
-      try {
-        return t instanceof Partition ? produceToPartition(ctx, t, topicName, index, records, acks, nowMs, txnId) : t;
-      } finally {
-        issued();
-      }
-    },
-    (err: unknown) => {
-      issued();
-      throw err;
-    },
-  );
+  notIssued.set(k, issued);
+  const clear = (): void => {
+    if (notIssued.get(k) === issued) notIssued.delete(k);
+  };
+  issued.then(clear, clear);
+  return issued.then((i) => i.result);
+}
+
+/** Finds the partition and issues the batch's append to it, or answers why not. */
+function issueAppend(ctx: ProduceContext, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): Issued | Promise<Issued> {
+  const target = appendTarget(ctx, topicName, index);
+  if (!(target instanceof Promise)) return target instanceof Partition ? produceToPartition(ctx, target, topicName, index, records, acks, nowMs, txnId) : { result: target };
+  return target.then((t) => (t instanceof Partition ? produceToPartition(ctx, t, topicName, index, records, acks, nowMs, txnId) : { result: t }));
 }
 
 /** The partition a batch is appended to, or the answer it gets instead, checked in Kafka's order. */
@@ -191,8 +183,8 @@ function appendTarget(ctx: ProduceContext, topicName: string, index: number): Pa
   return typeof served === 'number' ? failed(index, served) : served;
 }
 
-/** Validates and appends one partition's batch to its open partition. */
-function produceToPartition(ctx: ProduceContext, part: Partition, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): PartitionResult | Promise<PartitionResult> {
+/** Validates one partition's batch and issues its append (synchronously, but after a zstd codec or a KIP-890 verification). */
+function produceToPartition(ctx: ProduceContext, part: Partition, topicName: string, index: number, records: Buffer | null, acks: number, nowMs: number, txnId: string | null): Issued | Promise<Issued> {
   const config = part.produceConfig;
   if (acks === -1 && config.minInsyncReplicas > 1) {
     // Kafka's NotEnoughReplicasException for acks=all: the ISR the cluster view reports (Metadata's isrNodes) is
@@ -200,14 +192,14 @@ function produceToPartition(ctx: ProduceContext, part: Partition, topicName: str
     // brokers that can take the partition over, and the ledger's ack quorum makes the write durable on that many bookies.
     const isr = ctx.services.cluster.isr(topicName, index).length;
     if (isr < config.minInsyncReplicas) {
-      return failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR ${isr} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas} for partition ${topicName}-${index}`);
+      return { result: failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR ${isr} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas} for partition ${topicName}-${index}`) };
     }
   }
   let batch: RecordBatch;
   try {
     batch = validateProducePartitionRecords(records, ctx.apiVersion, { maxMessageBytes: config.maxMessageBytes });
   } catch (e) {
-    return recordsFailure(index, e);
+    return { result: recordsFailure(index, e) };
   }
   const recordOptions = {
     nowMs,
@@ -218,31 +210,20 @@ function produceToPartition(ctx: ProduceContext, part: Partition, topicName: str
     envelope: config.encryptionRequired ? ENVELOPE_RULE : null,
     topicPartition: `${topicName}-${index}`,
   };
-  const step = (): Issued | Promise<Issued> => {
-    let validated: RecordValidationResult | Promise<RecordValidationResult>;
-    try {
-      validated = validateProducedRecords(batch, recordOptions);
-    } catch (e) {
-      return { result: recordsFailure(index, e) };
-    }
-    if (validated instanceof Promise) {
-      return validated.then(
-        (v) => (batch.isTransactional ? verifyThenAppend(ctx, topicName, index, part, batch, v, nowMs, txnId) : { result: appendValidated(ctx, topicName, index, part, batch, v, nowMs) }),
-        (e: unknown) => ({ result: recordsFailure(index, e) }),
-      );
-    }
-    if (batch.isTransactional) return verifyThenAppend(ctx, topicName, index, part, batch, validated, nowMs, txnId);
-    return { result: appendValidated(ctx, topicName, index, part, batch, validated, nowMs) };
-  };
-  const ahead = validating.get(part);
-  const issued = ahead === undefined ? step() : ahead.then(step, step);
-  if (!(issued instanceof Promise)) return issued.result;
-  validating.set(part, issued);
-  const clear = (): void => {
-    if (validating.get(part) === issued) validating.delete(part);
-  };
-  issued.then(clear, clear);
-  return issued.then((i) => i.result);
+  let validated: RecordValidationResult | Promise<RecordValidationResult>;
+  try {
+    validated = validateProducedRecords(batch, recordOptions);
+  } catch (e) {
+    return { result: recordsFailure(index, e) };
+  }
+  if (validated instanceof Promise) {
+    return validated.then(
+      (v) => (batch.isTransactional ? verifyThenAppend(ctx, topicName, index, part, batch, v, nowMs, txnId) : { result: appendValidated(ctx, topicName, index, part, batch, v, nowMs) }),
+      (e: unknown) => ({ result: recordsFailure(index, e) }),
+    );
+  }
+  if (batch.isTransactional) return verifyThenAppend(ctx, topicName, index, part, batch, validated, nowMs, txnId);
+  return { result: appendValidated(ctx, topicName, index, part, batch, validated, nowMs) };
 }
 
 /**

@@ -79,12 +79,12 @@ describe('Produce handler', () => {
   });
 
   /**
-   * A produce of four records to `partition` of orders starts waiting; `servable()` makes the partition servable
-   * at once; a produce of one record follows: it must land after the four.
+   * A produce of four records to `partition` of orders starts waiting (it asks for the acquisition, or the
+   * lookup, as it is handled); `servable()` makes the partition servable at once; a produce of one record
+   * follows: it must land after the four.
    */
   async function secondFindsItServable(c: ReturnType<typeof ctx>, partition: number, servable: () => void): Promise<void> {
     const first = produce.handle(request('orders', partition, buildBatch(4)), c);
-    await new Promise((resolve) => setImmediate(resolve));
     servable();
     const second = produce.handle(request('orders', partition, buildBatch(1)), c);
     const [a, b] = (await Promise.all([first, second])) as ProduceResponse[];
@@ -115,7 +115,6 @@ describe('Produce handler', () => {
     // Not found in the store either: UNKNOWN_TOPIC_OR_PARTITION, as without the lookup.
     visible = false;
     const absent = produce.handle(request('orders', 0, buildBatch(1)), late);
-    await new Promise((resolve) => setImmediate(resolve));
     refreshed(false);
     expect(((await absent) as ProduceResponse).responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   });
