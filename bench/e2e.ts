@@ -5,13 +5,15 @@
  *            built into batches of 100 and produced with acks=all, 4 partitions, one request in flight each;
  *            against the same records in the clear. consumer: the same topics fetched, every record decoded,
  *            and opened (RecordDecryptor) on the encrypted one.
- *   broker   the same pre-built sealed batches produced to a topic with ledgerline.encryption.required=true
- *            and to an ordinary one: what the broker's envelope check costs, with no client work in it.
+ *   broker   the same pre-built sealed batches produced, over and over until `--broker-mib` (default 1024) are
+ *            acknowledged, to a topic with ledgerline.encryption.required=true and to an ordinary one, four
+ *            requests in flight per partition: what the broker's envelope check costs, in throughput and in the
+ *            broker's CPU seconds per GiB, with no client work in it.
  *
  * Every measure alternates the two sides in pairs (`--pairs`, default 3) and prints the median ratio with
  * the ratio of each pair, since the machine is shared and noisy.
  *
- *   npm run bench -- e2e [--records 40000] [--pairs 3]
+ *   npm run bench -- e2e [--records 200000] [--pairs 3] [--broker-mib 1024] [--broker-only]
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,20 +111,39 @@ async function consumeKafkajs(kafka: kafkajs.Kafka, topic: string, expected: num
   return expected / (ms / 1000);
 }
 
-/** Produces pre-built batches (the broker's side alone); returns MiB/s of batch bytes. */
-async function produceBatches(client: KafkaClient, topic: string, batches: Buffer[][]): Promise<number> {
+/** Requests in flight per partition when the broker's side alone is measured (Kafka's max.in.flight is 5). */
+const BROKER_IN_FLIGHT = 4;
+
+/**
+ * Produces the pre-built batches again and again until `totalBytes` are acknowledged (the broker's side
+ * alone: no client work but sending), BROKER_IN_FLIGHT requests in flight per partition. Returns MiB/s of
+ * batch bytes and the broker's CPU seconds per GiB over the same window.
+ */
+async function produceBatches(client: KafkaClient, broker: StartedBroker, topic: string, batches: Buffer[][], totalBytes: number): Promise<{ mibPerSec: number; cpuPerGiB: number }> {
+  const cpu0 = broker.cpuSeconds();
   const t0 = performance.now();
   let bytes = 0;
+  const perPartition = totalBytes / batches.length;
   await Promise.all(
     batches.map(async (list, p) => {
-      for (const b of list) {
-        const [r] = await client.produce([{ topic, partition: p, records: b }], { acks: -1 });
-        if (r!.errorCode !== 0) throw new Error(`produce to ${topic}-${p} failed with error ${r!.errorCode}`);
-        bytes += b.length;
-      }
+      let sent = 0;
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (sent < perPartition) {
+          const b = list[next++ % list.length]!;
+          sent += b.length;
+          const [r] = await client.produce([{ topic, partition: p, records: b }], { acks: -1 });
+          if (r!.errorCode !== 0) throw new Error(`produce to ${topic}-${p} failed with error ${r!.errorCode}`);
+          bytes += b.length;
+        }
+      };
+      await Promise.all(Array.from({ length: BROKER_IN_FLIGHT }, lane));
     }),
   );
-  return bytes / (1024 * 1024) / ((performance.now() - t0) / 1000);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu1 = broker.cpuSeconds();
+  const gib = bytes / 2 ** 30;
+  return { mibPerSec: bytes / 2 ** 20 / seconds, cpuPerGiB: cpu0 === null || cpu1 === null ? Number.NaN : (cpu1 - cpu0) / gib };
 }
 
 /** Fetches every record of `topic`, decoding each and opening it with `open`; returns records/s. */
@@ -156,8 +177,10 @@ function ratioLine(label: string, unit: string, enc: number[], plain: number[], 
 }
 
 export default async function e2e(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { records: { type: 'string' }, pairs: { type: 'string' } } });
-  const count = Number(values.records ?? 40_000);
+  const { values } = parseArgs({ args, options: { records: { type: 'string' }, pairs: { type: 'string' }, 'broker-mib': { type: 'string' }, 'broker-only': { type: 'boolean' } } });
+  const brokerOnly = values['broker-only'] === true;
+  const count = Number(values.records ?? 200_000);
+  const brokerMiB = Number(values['broker-mib'] ?? 1024);
   const pairs = Number(values.pairs ?? 3);
   const log = (line: string): void => console.error(line);
   const keysDir = mkdtempSync(join(tmpdir(), 'bench-e2e-keys-'));
@@ -173,6 +196,7 @@ export default async function e2e(args: string[]): Promise<void> {
     for (let i = 0; i < pairs; i++) {
       for (const [name, required] of [['enc', true], ['plain', false], ['kenc', true], ['kplain', false], ['chk-req', true], ['chk-ord', false]] as const) topics.push({ name: `${name}-${i}`, required });
     }
+    topics.push({ name: 'chk-req-warm', required: true }, { name: 'chk-ord-warm', required: false });
     await client.createTopics(topics.map((t) => ({ name: t.name, numPartitions: PARTITIONS, configs: t.required ? { 'ledgerline.encryption.required': 'true' } : ({} as Record<string, string>) })));
     await client.waitForTopics(topics.map((t) => t.name));
 
@@ -195,51 +219,61 @@ export default async function e2e(args: string[]): Promise<void> {
     const plainConsume: number[] = [];
     const reqBroker: number[] = [];
     const ordBroker: number[] = [];
+    const reqBrokerCpu: number[] = [];
+    const ordBrokerCpu: number[] = [];
     const kEncProduce: number[] = [];
     const kPlainProduce: number[] = [];
     const kEncConsume: number[] = [];
     const kPlainConsume: number[] = [];
+    // An untimed round on each side first, so that no pair measures the broker's paths being compiled.
+    for (const side of ['req', 'ord']) await produceBatches(client, broker, `chk-${side}-warm`, sealedBatches, (brokerMiB / 4) * 2 ** 20);
     const kafka = new kafkajs.Kafka({ clientId: 'bench-e2e', brokers: [broker.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
     for (let i = 0; i < pairs; i++) {
       log(`pair ${i + 1} of ${pairs}`);
       const enc = new RecordEncryptor({ keys, recipients: ['bench'] });
       const order = i % 2 === 0 ? ['enc', 'plain'] : ['plain', 'enc'];
-      for (const side of order) {
-        if (side === 'enc') encProduce.push(await produce(client, `enc-${i}`, records, (r) => enc.encrypt(`enc-${i}`, r)));
-        else plainProduce.push(await produce(client, `plain-${i}`, records, null));
-      }
-      for (const side of order) {
-        if (side === 'enc') {
-          const dec = new RecordDecryptor({ keys });
-          encConsume.push(
-            await consume(client, `enc-${i}`, count, async (r) => {
-              const d = await dec.decrypt(`enc-${i}`, r);
-              if (d.status !== 'decrypted') throw new Error(`record not decrypted: ${d.status}`);
-            }),
-          );
-        } else plainConsume.push(await consume(client, `plain-${i}`, count, null));
-      }
-      for (const side of order) {
-        if (side === 'enc') kEncProduce.push(await produceKafkajs(kafka, `kenc-${i}`, records, new RecordEncryptor({ keys, recipients: ['bench'] })));
-        else kPlainProduce.push(await produceKafkajs(kafka, `kplain-${i}`, records, null));
-      }
-      for (const side of order) {
-        if (side === 'enc') kEncConsume.push(await consumeKafkajs(kafka, `kenc-${i}`, count, new RecordDecryptor({ keys })));
-        else kPlainConsume.push(await consumeKafkajs(kafka, `kplain-${i}`, count, null));
+      if (!brokerOnly) {
+        for (const side of order) {
+          if (side === 'enc') encProduce.push(await produce(client, `enc-${i}`, records, (r) => enc.encrypt(`enc-${i}`, r)));
+          else plainProduce.push(await produce(client, `plain-${i}`, records, null));
+        }
+        for (const side of order) {
+          if (side === 'enc') {
+            const dec = new RecordDecryptor({ keys });
+            encConsume.push(
+              await consume(client, `enc-${i}`, count, async (r) => {
+                const d = await dec.decrypt(`enc-${i}`, r);
+                if (d.status !== 'decrypted') throw new Error(`record not decrypted: ${d.status}`);
+              }),
+            );
+          } else plainConsume.push(await consume(client, `plain-${i}`, count, null));
+        }
+        for (const side of order) {
+          if (side === 'enc') kEncProduce.push(await produceKafkajs(kafka, `kenc-${i}`, records, new RecordEncryptor({ keys, recipients: ['bench'] })));
+          else kPlainProduce.push(await produceKafkajs(kafka, `kplain-${i}`, records, null));
+        }
+        for (const side of order) {
+          if (side === 'enc') kEncConsume.push(await consumeKafkajs(kafka, `kenc-${i}`, count, new RecordDecryptor({ keys })));
+          else kPlainConsume.push(await consumeKafkajs(kafka, `kplain-${i}`, count, null));
+        }
       }
       for (const side of order) {
         // The sealed batches name topic "chk" in their AAD: the broker does not care (it checks the form only).
-        if (side === 'enc') reqBroker.push(await produceBatches(client, `chk-req-${i}`, sealedBatches));
-        else ordBroker.push(await produceBatches(client, `chk-ord-${i}`, sealedBatches));
+        const m = await produceBatches(client, broker, `chk-${side === 'enc' ? 'req' : 'ord'}-${i}`, sealedBatches, brokerMiB * 2 ** 20);
+        (side === 'enc' ? reqBroker : ordBroker).push(m.mibPerSec);
+        (side === 'enc' ? reqBrokerCpu : ordBrokerCpu).push(m.cpuPerGiB);
       }
     }
     console.log(`\nEnd-to-end encryption, ${count} records of ${RECORD_BYTES} B, ${PARTITIONS} partitions, batches of ${BATCH}, acks=all, ${pairs} alternating pairs`);
     console.log(`${''.padEnd(44)} ${'with'.padStart(9)} ${'without'.padStart(9)} ${''.padEnd(10)} ratio`);
-    console.log(ratioLine('own client: produce (seal + build + send)', 'records/s', encProduce, plainProduce));
-    console.log(ratioLine('own client: consume (fetch + decode + open)', 'records/s', encConsume, plainConsume));
-    console.log(ratioLine('kafkajs: produce', 'records/s', kEncProduce, kPlainProduce));
-    console.log(ratioLine('kafkajs: consume (eachBatch)', 'records/s', kEncConsume, kPlainConsume));
+    if (!brokerOnly) {
+      console.log(ratioLine('own client: produce (seal + build + send)', 'records/s', encProduce, plainProduce));
+      console.log(ratioLine('own client: consume (fetch + decode + open)', 'records/s', encConsume, plainConsume));
+      console.log(ratioLine('kafkajs: produce', 'records/s', kEncProduce, kPlainProduce));
+      console.log(ratioLine('kafkajs: consume (eachBatch)', 'records/s', kEncConsume, kPlainConsume));
+    }
     console.log(ratioLine('broker: produce to required vs ordinary topic', 'MiB/s', reqBroker, ordBroker, 1));
+    console.log(ratioLine('  broker CPU per GiB produced', 's/GiB', reqBrokerCpu, ordBrokerCpu, 2));
   } finally {
     await client.close();
     await broker.stop();
