@@ -9,6 +9,7 @@
  *
  * A record without an envelope is plaintext and is delivered as it is, flagged 'plaintext'.
  */
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { envelopeOf, E2eError, openRecord, type E2eRecord } from './record.js';
 import type { Envelope } from './envelope.js';
 import type { KeyReader } from './keys.js';
@@ -30,8 +31,8 @@ export type DecryptResult =
   | { readonly status: 'failed'; readonly record: E2eRecord | null; readonly error: E2eError };
 
 export class RecordDecryptor {
-  /** Unwrapped (or unwrapping) data keys by id, oldest first. */
-  private readonly cache = new Map<string, { key: Promise<Buffer>; expires: number }>();
+  /** Unwrapped (or unwrapping) data keys by id, oldest first, imported once for every record they open. */
+  private readonly cache = new Map<string, { key: Promise<KeyObject>; expires: number }>();
   readonly onFailure: FailureAction;
   private readonly ttl: number;
   private readonly maxKeys: number;
@@ -49,12 +50,12 @@ export class RecordDecryptor {
     return this.cache.size;
   }
 
-  private async unwrap(env: Envelope): Promise<Buffer> {
+  private async unwrap(env: Envelope): Promise<KeyObject> {
     let lastError: unknown = null;
     for (const w of env.wrappedKeys) {
       try {
         const k = await this.options.keys.unwrap(w, env.dataKeyId);
-        if (k !== null) return k;
+        if (k !== null) return createSecretKey(k);
       } catch (e) {
         lastError = e;
       }
@@ -63,7 +64,7 @@ export class RecordDecryptor {
     throw new E2eError('no-key', `no private key for any recipient of data key ${env.dataKeyId.toString('hex')} (${env.wrappedKeys.map((w) => w.keyId).join(', ')})`);
   }
 
-  private dataKey(env: Envelope): Promise<Buffer> {
+  private dataKey(env: Envelope): Promise<KeyObject> {
     const id = env.dataKeyId.toString('hex');
     const now = this.now();
     const hit = this.cache.get(id);

@@ -8,7 +8,7 @@
  * at most 2^30 records (3 x 2^30 < 2^32 random nonces, NIST SP 800-38D's bound for random IVs);
  * `rotateAfterRecords` is capped there.
  */
-import { randomBytes, randomFillSync } from 'node:crypto';
+import { createSecretKey, randomBytes, randomFillSync, type KeyObject } from 'node:crypto';
 import { DATA_KEY_BYTES, DATA_KEY_ID_BYTES, encodeHead, NONCE_BYTES, type WrappedKey } from './envelope.js';
 import type { KeyReader } from './keys.js';
 import { sealRecordWith, type E2eRecord } from './record.js';
@@ -60,7 +60,8 @@ export interface EncryptorOptions {
 
 interface DataKey {
   readonly id: Buffer;
-  readonly key: Buffer;
+  /** The key, imported once for every part it seals. */
+  readonly key: KeyObject;
   readonly wrapped: readonly WrappedKey[];
   readonly madeAt: number;
   sealed: number;
@@ -103,7 +104,7 @@ export class RecordEncryptor {
       if (pub === null) throw new Error(`no public key for recipient ${name}`);
       wrapped.push({ keyId: pub.keyId, ...wrapDataKey(pub.key, pub.keyId, id, key) });
     }
-    return { id, key, wrapped, madeAt: this.now(), sealed: 0, sinceAnnounced: new Map(), heads: new Map() };
+    return { id, key: createSecretKey(key), wrapped, madeAt: this.now(), sealed: 0, sinceAnnounced: new Map(), heads: new Map() };
   }
 
   /** The data key for one more record, counted against its bound as it is handed out. */

@@ -17,7 +17,7 @@ import {
   type SealedHeader,
   type WrappedKey,
 } from './envelope.js';
-import { openPart, sealPart, sectionAad } from './seal.js';
+import { openPart, sealPart, sectionAad, type DataKeyMaterial } from './seal.js';
 
 export interface E2eHeader {
   readonly key: string;
@@ -34,7 +34,7 @@ export interface E2eRecord {
 export interface SealParams {
   readonly topic: string;
   readonly dataKeyId: Buffer;
-  readonly dataKey: Buffer;
+  readonly dataKey: DataKeyMaterial;
   readonly nonceBase: Buffer;
   /** Empty: the envelope references the data key (announced by an earlier record). */
   readonly wrappedKeys: readonly WrappedKey[];
@@ -106,7 +106,7 @@ export function envelopeOf(record: E2eRecord): Envelope | null {
 }
 
 /** Opens a sealed record with its (unwrapped) data key; throws E2eError('not-authentic') when any part fails. */
-export function openRecord(record: E2eRecord, topic: string, envelope: Envelope, dataKey: Buffer): E2eRecord {
+export function openRecord(record: E2eRecord, topic: string, envelope: Envelope, dataKey: DataKeyMaterial): E2eRecord {
   const open = (section: Section, sealed: Buffer): Buffer => {
     try {
       return openPart(dataKey, envelope.nonceBase, section, sectionAad(section, topic, record.key, envelope.head), sealed);
