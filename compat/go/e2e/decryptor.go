@@ -13,6 +13,7 @@ package e2e
 import (
 	"container/list"
 	"context"
+	"crypto/cipher"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -93,9 +94,12 @@ type DecryptorConfig struct {
 }
 
 type cached struct {
-	id      string
-	key     []byte
-	err     error
+	id  string
+	key []byte
+	err error
+	// aead is key's AES-256-GCM, made once for every record the key opens (or why it could not be).
+	aead    cipher.AEAD
+	aeadErr error
 	done    chan struct{}
 	expires time.Time
 	elem    *list.Element
@@ -147,7 +151,9 @@ func (d *Decryptor) AddDataKey(dataKeyID, key []byte) {
 	close(done)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.insertLocked(&cached{id: string(dataKeyID), key: append([]byte(nil), key...), done: done})
+	c := &cached{id: string(dataKeyID), key: append([]byte(nil), key...), done: done}
+	c.aead, c.aeadErr = newGCM(c.key)
+	d.insertLocked(c)
 }
 
 func (d *Decryptor) insertLocked(c *cached) {
@@ -171,7 +177,7 @@ func (d *Decryptor) removeLocked(c *cached) {
 	}
 }
 
-func (d *Decryptor) dataKey(ctx context.Context, env *Envelope) ([]byte, error) {
+func (d *Decryptor) dataKey(ctx context.Context, env *Envelope) (*cached, error) {
 	id := string(env.DataKeyID)
 	d.mu.Lock()
 	c, ok := d.cache[id]
@@ -192,9 +198,11 @@ func (d *Decryptor) dataKey(ctx context.Context, env *Envelope) ([]byte, error) 
 			d.mu.Lock()
 			d.removeLocked(c)
 			d.mu.Unlock()
+		} else {
+			c.aead, c.aeadErr = newGCM(c.key)
 		}
 		close(c.done)
-		return c.key, c.err
+		return c, c.err
 	}
 	d.mu.Unlock()
 	select {
@@ -202,7 +210,7 @@ func (d *Decryptor) dataKey(ctx context.Context, env *Envelope) ([]byte, error) 
 	case <-ctx.Done():
 		return nil, &Error{Reason: ReasonUnwrapFailed, Message: "waiting for the data key to unwrap: " + ctx.Err().Error(), Err: ctx.Err()}
 	}
-	return c.key, c.err
+	return c, c.err
 }
 
 func (d *Decryptor) unwrap(ctx context.Context, env *Envelope) ([]byte, error) {
@@ -241,7 +249,7 @@ func (d *Decryptor) Open(ctx context.Context, topic string, r Record) (Record, S
 	if err != nil {
 		return Record{}, StatusFailed, err
 	}
-	out, err := OpenRecord(r, topic, env, key)
+	out, err := openRecord(r, topic, env, key.aead, key.aeadErr)
 	if err != nil {
 		return Record{}, StatusFailed, err
 	}

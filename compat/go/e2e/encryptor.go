@@ -10,6 +10,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -50,6 +51,7 @@ type EncryptorConfig struct {
 
 type dataKey struct {
 	id, key   []byte
+	aead      cipher.AEAD // key's AES-256-GCM, made once for every record it seals
 	wrapped   []WrappedKey
 	madeAt    time.Time
 	sealed    int
@@ -63,7 +65,12 @@ type Encryptor struct {
 	mu        sync.Mutex
 	current   *dataKey
 	pseudonym *Pseudonym
+	// nonces holds nonce bases drawn from Rand in blocks (one read per noncesPerRead records rather than
+	// one per record); each is handed out once.
+	nonces []byte
 }
+
+const noncesPerRead = 256
 
 // NewEncryptor checks the configuration and applies its defaults. Keys are read at the first record.
 func NewEncryptor(cfg EncryptorConfig) (*Encryptor, error) {
@@ -135,21 +142,39 @@ func (e *Encryptor) makeDataKey(ctx context.Context) (*dataKey, error) {
 		}
 		wrapped = append(wrapped, WrappedKey{KeyID: pub.KeyID, Algorithm: alg, Wrapped: w})
 	}
-	return &dataKey{id: id, key: key, wrapped: wrapped, madeAt: e.cfg.Now(), announced: map[string]int{}}, nil
+	aead, err := newGCM(key)
+	if err != nil {
+		return nil, err
+	}
+	return &dataKey{id: id, key: key, aead: aead, wrapped: wrapped, madeAt: e.cfg.Now(), announced: map[string]int{}}, nil
 }
 
-// next hands out the data key for one more record of topic, counted against its bounds, and whether
-// this record announces it.
-func (e *Encryptor) next(ctx context.Context, topic string) (*dataKey, bool, *Pseudonym, error) {
+// nonceBase hands out a fresh random nonce base; e.mu is held.
+func (e *Encryptor) nonceBase() ([]byte, error) {
+	if len(e.nonces) == 0 {
+		block, err := e.random(NonceBytes * noncesPerRead)
+		if err != nil {
+			return nil, err
+		}
+		e.nonces = block
+	}
+	n := e.nonces[:NonceBytes:NonceBytes]
+	e.nonces = e.nonces[NonceBytes:]
+	return n, nil
+}
+
+// next hands out the data key for one more record of topic, counted against its bounds, whether this
+// record announces it, and the record's nonce base.
+func (e *Encryptor) next(ctx context.Context, topic string) (*dataKey, bool, *Pseudonym, []byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.pseudonym == nil && e.cfg.PseudonymKeyID != "" {
 		s, err := e.cfg.Keys.Secret(ctx, e.cfg.PseudonymKeyID)
 		if err != nil {
-			return nil, false, nil, fmt.Errorf("the pseudonym secret %s: %w", e.cfg.PseudonymKeyID, err)
+			return nil, false, nil, nil, fmt.Errorf("the pseudonym secret %s: %w", e.cfg.PseudonymKeyID, err)
 		}
 		if s == nil {
-			return nil, false, nil, fmt.Errorf("no pseudonym secret %s", e.cfg.PseudonymKeyID)
+			return nil, false, nil, nil, fmt.Errorf("no pseudonym secret %s", e.cfg.PseudonymKeyID)
 		}
 		e.pseudonym = s
 	}
@@ -157,9 +182,13 @@ func (e *Encryptor) next(ctx context.Context, topic string) (*dataKey, bool, *Ps
 	if k == nil || k.sealed >= e.cfg.RotateAfterRecords || e.cfg.Now().Sub(k.madeAt) >= e.cfg.RotateAfter {
 		var err error
 		if k, err = e.makeDataKey(ctx); err != nil {
-			return nil, false, nil, err
+			return nil, false, nil, nil, err
 		}
 		e.current = k
+	}
+	nonceBase, err := e.nonceBase()
+	if err != nil {
+		return nil, false, nil, nil, err
 	}
 	k.sealed++
 	since, seen := k.announced[topic]
@@ -169,7 +198,7 @@ func (e *Encryptor) next(ctx context.Context, topic string) (*dataKey, bool, *Ps
 	} else {
 		k.announced[topic] = since + 1
 	}
-	return k, announce, e.pseudonym, nil
+	return k, announce, e.pseudonym, nonceBase, nil
 }
 
 // Encrypt is the stored form of one record of topic. The input is not changed.
@@ -179,15 +208,11 @@ func (e *Encryptor) Encrypt(ctx context.Context, topic string, r Record) (Record
 			return Record{}, errorf(ReasonMalformed, "the record already has a %s header", EnvelopeHeader)
 		}
 	}
-	k, announce, pseudonym, err := e.next(ctx, topic)
+	k, announce, pseudonym, nonceBase, err := e.next(ctx, topic)
 	if err != nil {
 		return Record{}, err
 	}
-	nonceBase, err := e.random(NonceBytes)
-	if err != nil {
-		return Record{}, err
-	}
-	p := SealParams{Topic: topic, DataKeyID: k.id, DataKey: k.key, NonceBase: nonceBase, Pseudonym: pseudonym, SealHeaders: e.cfg.SealHeaders}
+	p := SealParams{Topic: topic, DataKeyID: k.id, DataKey: k.key, NonceBase: nonceBase, Pseudonym: pseudonym, SealHeaders: e.cfg.SealHeaders, aead: k.aead}
 	if announce {
 		p.WrappedKeys = k.wrapped
 	}

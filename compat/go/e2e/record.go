@@ -5,6 +5,7 @@ package e2e
 // and Decryptor supply them.
 
 import (
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,6 +37,8 @@ type SealParams struct {
 	Pseudonym *Pseudonym
 	// SealHeaders names the headers to seal; the others stay in the clear.
 	SealHeaders []string
+	// aead is DataKey's AEAD when the caller holds one (the Encryptor); nil: made for this record.
+	aead cipher.AEAD
 }
 
 // PseudonymOf is HMAC-SHA256(secret, key).
@@ -73,12 +76,18 @@ func SealRecord(r Record, p SealParams) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
+	g := p.aead
+	if g == nil {
+		if g, err = newGCM(p.DataKey); err != nil {
+			return Record{}, err
+		}
+	}
 	seal := func(s Section, plaintext []byte) ([]byte, error) {
 		aad, err := SectionAAD(s, p.Topic, storedKey, headBytes)
 		if err != nil {
 			return nil, err
 		}
-		return SealPart(p.DataKey, p.NonceBase, s, aad, plaintext)
+		return sealWith(g, p.NonceBase, s, aad, plaintext), nil
 	}
 	var sealedKey, sealedHeaders, value []byte
 	if pseudonym != nil {
@@ -142,11 +151,21 @@ func EnvelopeOf(headers []Header) (*Envelope, error) {
 // OpenRecord opens a stored record with its unwrapped data key: the original key, the value, the clear
 // headers (without the envelope) followed by the sealed ones. An *Error (not-authentic) when a part fails.
 func OpenRecord(r Record, topic string, env *Envelope, dataKey []byte) (Record, error) {
+	g, err := newGCM(dataKey)
+	return openRecord(r, topic, env, g, err)
+}
+
+// openRecord is OpenRecord with the data key's AEAD made already (the Decryptor keeps one per data key), or
+// why it could not be made (gErr), which fails every sealed part as a wrong key does.
+func openRecord(r Record, topic string, env *Envelope, g cipher.AEAD, gErr error) (Record, error) {
 	open := func(s Section, sealed []byte) ([]byte, error) {
 		aad, err := SectionAAD(s, topic, r.Key, env.Head)
 		if err == nil {
+			err = gErr
+		}
+		if err == nil {
 			var b []byte
-			if b, err = OpenPart(dataKey, env.NonceBase, s, aad, sealed); err == nil {
+			if b, err = openWith(g, env.NonceBase, s, aad, sealed); err == nil {
 				return b, nil
 			}
 		}
