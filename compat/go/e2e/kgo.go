@@ -20,9 +20,12 @@ func fromKgoHeaders(hs []kgo.RecordHeader) []Header {
 }
 
 func toKgoHeaders(hs []Header) []kgo.RecordHeader {
-	out := make([]kgo.RecordHeader, len(hs))
-	for i, h := range hs {
-		out[i] = kgo.RecordHeader{Key: h.Key, Value: h.Value}
+	return appendKgoHeaders(make([]kgo.RecordHeader, 0, len(hs)), hs)
+}
+
+func appendKgoHeaders(out []kgo.RecordHeader, hs []Header) []kgo.RecordHeader {
+	for _, h := range hs {
+		out = append(out, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
 	return out
 }
@@ -46,7 +49,24 @@ type outcome struct {
 	err    *Error
 }
 
+// The outcomes of records without a context of their own (as franz-go fetches them) share one context
+// each: a context is immutable, and most records are decrypted or plaintext.
+var (
+	decryptedContext = context.WithValue(context.Background(), outcomeKey{}, outcome{status: StatusDecrypted})
+	plaintextContext = context.WithValue(context.Background(), outcomeKey{}, outcome{status: StatusPlaintext})
+)
+
 func withOutcome(r *kgo.Record, status Status, err *Error) {
+	if r.Context == nil && err == nil {
+		switch status {
+		case StatusDecrypted:
+			r.Context = decryptedContext
+			return
+		case StatusPlaintext:
+			r.Context = plaintextContext
+			return
+		}
+	}
 	parent := r.Context
 	if parent == nil {
 		parent = context.Background()
@@ -99,7 +119,8 @@ func (d *Decryptor) decryptRecord(ctx context.Context, r *kgo.Record) (deliver b
 	out, status, err := d.Open(ctx, r.Topic, in)
 	if err == nil {
 		if status == StatusDecrypted {
-			r.Key, r.Value, r.Headers = out.Key, out.Value, toKgoHeaders(out.Headers)
+			// in holds copies of r's headers, so r's own slice can take the decrypted ones.
+			r.Key, r.Value, r.Headers = out.Key, out.Value, appendKgoHeaders(r.Headers[:0], out.Headers)
 		}
 		withOutcome(r, status, nil)
 		return true, nil

@@ -156,6 +156,93 @@ func TestClientAppliesTheFailureActionPerPartition(t *testing.T) {
 	}
 }
 
+// TestClientDecryptsEveryPartitionOfAPoll gives the Client a poll of two topics' partitions: every
+// partition keeps its order and applies the failure action on its own, and OnFailure hears the failures in
+// the poll's order.
+func TestClientDecryptsEveryPartitionOfAPoll(t *testing.T) {
+	ctx := context.Background()
+	keys := staticKeys(t, map[string]crypto.PrivateKey{"x": testX25519(t)})
+	enc, _ := NewEncryptor(EncryptorConfig{Keys: keys, Recipients: []string{"x"}})
+	other := staticKeys(t, map[string]crypto.PrivateKey{"y": testX25519(t)})
+	encOther, _ := NewEncryptor(EncryptorConfig{Keys: other, Recipients: []string{"y"}})
+	const perPartition = 40
+	// unreadable[topic index][partition] is the offset of the one record the consumer cannot read, or -1.
+	unreadable := [2][3]int64{{-1, 7, -1}, {-1, -1, 0}}
+	poll := func() kgo.Fetches {
+		var f kgo.Fetch
+		for ti, topic := range []string{"a", "b"} {
+			ft := kgo.FetchTopic{Topic: topic}
+			for p := range int32(3) {
+				fp := kgo.FetchPartition{Partition: p}
+				for i := range perPartition {
+					r := kgoRecord(topic, i)
+					r.Partition, r.Offset = p, int64(i)
+					e := enc
+					if int64(i) == unreadable[ti][p] {
+						e = encOther
+					}
+					if err := e.EncryptRecord(ctx, r); err != nil {
+						t.Fatal(err)
+					}
+					fp.Records = append(fp.Records, r)
+				}
+				ft.Partitions = append(ft.Partitions, fp)
+			}
+			f.Topics = append(f.Topics, ft)
+		}
+		return kgo.Fetches{f}
+	}
+	idle, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	for _, action := range []FailureAction{Fail, Discard, Consume} {
+		dec, _ := NewDecryptor(DecryptorConfig{Keys: keys, OnFailure: action})
+		var heard []string
+		c := NewClient(idle, ClientConfig{Decryptor: dec, OnFailure: func(r *kgo.Record, e *Error) {
+			heard = append(heard, fmt.Sprintf("%s-%d@%d", r.Topic, r.Partition, r.Offset))
+		}})
+		fs := c.decryptFetches(ctx, poll())
+		if got := fmt.Sprint(heard); got != "[a-1@7 b-2@0]" {
+			t.Fatalf("%s: OnFailure heard %s", action, got)
+		}
+		for ti, ft := range fs[0].Topics {
+			for _, fp := range ft.Partitions {
+				bad := unreadable[ti][fp.Partition]
+				want := perPartition
+				switch {
+				case bad < 0:
+				case action == Fail:
+					want = int(bad)
+				case action == Discard:
+					want = perPartition - 1
+				}
+				if len(fp.Records) != want || (bad >= 0 && action == Fail) != (fp.Err != nil) {
+					t.Fatalf("%s: %s-%d kept %d records (want %d), err %v", action, ft.Topic, fp.Partition, len(fp.Records), want, fp.Err)
+				}
+				last := int64(-1)
+				for _, r := range fp.Records {
+					if r.Offset <= last {
+						t.Fatalf("%s: %s-%d out of order at %d", action, ft.Topic, fp.Partition, r.Offset)
+					}
+					last = r.Offset
+					if r.Offset == bad {
+						if StatusOf(r) != StatusFailed {
+							t.Fatalf("%s: %s-%d@%d is %s", action, ft.Topic, fp.Partition, r.Offset, StatusOf(r))
+						}
+						continue
+					}
+					s := sample(int(r.Offset))
+					if StatusOf(r) != StatusDecrypted || DiffRecords(Record{Key: r.Key, Value: r.Value, Headers: fromKgoHeaders(r.Headers)}, s) != "" {
+						t.Fatalf("%s: %s-%d@%d not decrypted as produced", action, ft.Topic, fp.Partition, r.Offset)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestClientAgainstBroker runs the Client through a real broker when LEDGERLINE_E2E_BOOTSTRAP names one:
 // ProduceSync encrypts, PollFetches decrypts, FAIL stops at a record it cannot read and sets the fetch
 // offset back to it, so the next poll fails on it again; SetOffsets past it goes on.
