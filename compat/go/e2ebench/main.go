@@ -31,6 +31,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -334,10 +335,21 @@ func main() {
 	count := flag.Int("records", 100_000, "records per run")
 	pairs := flag.Int("pairs", 3, "alternating pairs")
 	prefix := flag.String("topic-prefix", fmt.Sprintf("e2ebench-%d", time.Now().Unix()), "topic name prefix")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (go tool pprof) to this file")
 	flag.Parse()
 	if *bootstrap == "" || *keysDir == "" || *recipient == "" || *count < 1 || *pairs < 1 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: e2ebench --bootstrap HOST:PORT --keys DIR --recipient ID [--records 100000] [--pairs 3] [--topic-prefix P]")
+		fmt.Fprintln(os.Stderr, "usage: e2ebench --bootstrap HOST:PORT --keys DIR --recipient ID [--records 100000] [--pairs 3] [--topic-prefix P] [--cpuprofile FILE]")
 		os.Exit(64)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail("%v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail("%v", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	keys := e2e.NewPemDirectory(*keysDir)
 	if pub, err := keys.PublicKey(context.Background(), *recipient); err != nil || pub == nil {
