@@ -97,12 +97,28 @@ func fetchesOf(topic string, partition int32, rs []*kgo.Record) kgo.Fetches {
 	return kgo.Fetches{{Topics: []kgo.FetchTopic{{Topic: topic, Partitions: []kgo.FetchPartition{{Partition: partition, Records: rs}}}}}}
 }
 
+// readableAndUnreadable are the consumer's keys, an encryptor for them, and one for a recipient it has no key of.
+func readableAndUnreadable(t *testing.T) (keys KeyReader, enc, encOther *Encryptor) {
+	keys = staticKeys(t, map[string]crypto.PrivateKey{"x": testX25519(t)})
+	enc, _ = NewEncryptor(EncryptorConfig{Keys: keys, Recipients: []string{"x"}})
+	other := staticKeys(t, map[string]crypto.PrivateKey{"y": testX25519(t)})
+	encOther, _ = NewEncryptor(EncryptorConfig{Keys: other, Recipients: []string{"y"}})
+	return keys, enc, encOther
+}
+
+// idleClient is a franz-go client that never connects: decryptFetches needs one to wrap.
+func idleClient(t *testing.T) *kgo.Client {
+	idle, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(idle.Close)
+	return idle
+}
+
 func TestClientAppliesTheFailureActionPerPartition(t *testing.T) {
 	ctx := context.Background()
-	keys := staticKeys(t, map[string]crypto.PrivateKey{"x": testX25519(t)})
-	enc, _ := NewEncryptor(EncryptorConfig{Keys: keys, Recipients: []string{"x"}})
-	other := staticKeys(t, map[string]crypto.PrivateKey{"y": testX25519(t)})
-	encOther, _ := NewEncryptor(EncryptorConfig{Keys: other, Recipients: []string{"y"}})
+	keys, enc, encOther := readableAndUnreadable(t)
 	batch := func() []*kgo.Record {
 		var rs []*kgo.Record
 		for i := 0; i < 4; i++ {
@@ -119,11 +135,7 @@ func TestClientAppliesTheFailureActionPerPartition(t *testing.T) {
 		}
 		return rs
 	}
-	idle, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
+	idle := idleClient(t)
 	for _, action := range []FailureAction{Fail, Discard, Consume} {
 		dec, _ := NewDecryptor(DecryptorConfig{Keys: keys, OnFailure: action})
 		var heard []int64
@@ -161,10 +173,7 @@ func TestClientAppliesTheFailureActionPerPartition(t *testing.T) {
 // the poll's order.
 func TestClientDecryptsEveryPartitionOfAPoll(t *testing.T) {
 	ctx := context.Background()
-	keys := staticKeys(t, map[string]crypto.PrivateKey{"x": testX25519(t)})
-	enc, _ := NewEncryptor(EncryptorConfig{Keys: keys, Recipients: []string{"x"}})
-	other := staticKeys(t, map[string]crypto.PrivateKey{"y": testX25519(t)})
-	encOther, _ := NewEncryptor(EncryptorConfig{Keys: other, Recipients: []string{"y"}})
+	keys, enc, encOther := readableAndUnreadable(t)
 	const perPartition = 40
 	// unreadable[topic index][partition] is the offset of the one record the consumer cannot read, or -1.
 	unreadable := [2][3]int64{{-1, 7, -1}, {-1, -1, 0}}
@@ -192,11 +201,7 @@ func TestClientDecryptsEveryPartitionOfAPoll(t *testing.T) {
 		}
 		return kgo.Fetches{f}
 	}
-	idle, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
+	idle := idleClient(t)
 	for _, action := range []FailureAction{Fail, Discard, Consume} {
 		dec, _ := NewDecryptor(DecryptorConfig{Keys: keys, OnFailure: action})
 		var heard []string
