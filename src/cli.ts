@@ -21,6 +21,7 @@ import { createLogger } from './observability/logger.js';
 import { routeProcessWarnings } from './observability/process-warnings.js';
 import { LINKS_USAGE, MIGRATE_USAGE, MIRRORS_USAGE, REPLICATED_USAGE } from './replication/usage.js';
 import { Broker } from './server/broker.js';
+import { reexecWithBrokerThreads } from './server/gc-threads.js';
 import { tuneHeapForBroker } from './server/heap-tuning.js';
 import { TENANTS_USAGE } from './tenants/tenants-usage.js';
 
@@ -45,6 +46,8 @@ ${[TENANTS_USAGE, LINKS_USAGE, MIRRORS_USAGE, REPLICATED_USAGE, MIGRATE_USAGE].m
 ${TENANTS_USAGE.split('\n').at(-1)}`;
 
 async function start(args: string[]): Promise<number> {
+  // First, before anything is opened: V8's worker pool is sized as node starts (src/server/gc-threads.ts).
+  const threads = reexecWithBrokerThreads();
   let file: string | undefined;
   const overrides: [string, string][] = [];
   for (let i = 0; i < args.length; i++) {
@@ -78,6 +81,7 @@ async function start(args: string[]): Promise<number> {
   routeProcessWarnings(log);
   const heap = tuneHeapForBroker(process.execArgv, (liveBytes, percent) => log.trace({ liveBytes, percent }, 'full collection: heap growing percent for the next'));
   if (heap.flags.length > 0) log.debug({ v8Flags: heap.flags }, 'V8 flags set for a broker (src/server/heap-tuning.ts)');
+  if (threads !== 'kept') log.info({ reason: threads }, "V8's worker pool keeps Node's default size (src/server/gc-threads.ts)");
   const broker = new Broker(config, log);
   let stopping: Promise<void> | null = null;
   const shutdown = (signal: string): void => {

@@ -6,10 +6,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { brokerExecArgv } from '../../src/server/gc-threads.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,6 +25,12 @@ export interface BrokerProcessOptions {
   entry?: string;
   /** Options for node itself, before the program (`--max-old-space-size=128`); kept across restarts. */
   nodeOptions?: readonly string[];
+  /**
+   * Start node with exactly `nodeOptions`, so that `ledgerline start` sizes V8's worker pool itself by executing
+   * itself again (src/server/gc-threads.ts). By default the harness adds the size it would choose, which spares
+   * every test broker a second start.
+   */
+  nodeOptionsAsGiven?: boolean;
 }
 
 /** Log lines a BrokerProcess keeps: enough for a test that fails after minutes of faults to show how it came to. */
@@ -48,7 +55,15 @@ export class BrokerProcess {
 
   static async start(options: BrokerProcessOptions = {}): Promise<BrokerProcess> {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'ledgerline-test-'));
-    const b = new BrokerProcess(dataDir, options.configs ?? {}, options.dataDir === undefined, options.dataDirFromEnv ?? false, options.entry, options.nodeOptions);
+    const nodeOptions = options.nodeOptions ?? [];
+    const b = new BrokerProcess(
+      dataDir,
+      options.configs ?? {},
+      options.dataDir === undefined,
+      options.dataDirFromEnv ?? false,
+      options.entry,
+      options.nodeOptionsAsGiven === true ? nodeOptions : (brokerExecArgv(nodeOptions, process.env.NODE_OPTIONS, availableParallelism()) ?? nodeOptions),
+    );
     await b.spawn(options.startTimeoutMs ?? 30_000);
     return b;
   }
