@@ -95,9 +95,8 @@ type DecryptorConfig struct {
 
 type cached struct {
 	id  string
-	key []byte
-	err error
-	// aead is key's AES-256-GCM, made once for every record the key opens (or why it could not be).
+	err error // why the data key did not unwrap
+	// aead is the data key's AES-256-GCM, made once for every record the key opens (or why it could not be).
 	aead    cipher.AEAD
 	aeadErr error
 	done    chan struct{}
@@ -151,8 +150,8 @@ func (d *Decryptor) AddDataKey(dataKeyID, key []byte) {
 	close(done)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	c := &cached{id: string(dataKeyID), key: append([]byte(nil), key...), done: done}
-	c.aead, c.aeadErr = newGCM(c.key)
+	c := &cached{id: string(dataKeyID), done: done}
+	c.aead, c.aeadErr = newGCM(key) // the key schedule is a copy: the caller may reuse key
 	d.insertLocked(c)
 }
 
@@ -193,13 +192,14 @@ func (d *Decryptor) dataKey(ctx context.Context, env *Envelope) (*cached, error)
 		c = &cached{id: id, done: make(chan struct{})}
 		d.insertLocked(c)
 		d.mu.Unlock()
-		c.key, c.err = d.unwrap(ctx, env)
+		var key []byte
+		key, c.err = d.unwrap(ctx, env)
 		if c.err != nil {
 			d.mu.Lock()
 			d.removeLocked(c)
 			d.mu.Unlock()
 		} else {
-			c.aead, c.aeadErr = newGCM(c.key)
+			c.aead, c.aeadErr = newGCM(key)
 		}
 		close(c.done)
 		return c, c.err
