@@ -47,9 +47,8 @@ export function reexecWithBrokerThreads(): string {
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
   if (typeof execve !== 'function') return 'process.execve is not available';
   try {
-    execve.call(process, process.execPath, [process.execPath, ...execArgv, ...process.argv.slice(1)], process.env);
+    return execve.call(process, process.execPath, [process.execPath, ...execArgv, ...process.argv.slice(1)], process.env);
   } catch (err) {
     return `process.execve failed: ${(err as Error).message}`;
   }
-  return 'unreachable';
 }
