@@ -410,6 +410,7 @@ export class LocalLedgerStore implements LedgerStore {
 
   /** Makes a committed group visible, in queue order. */
   private apply(group: Op[], segment: Segment, offsets: number[]): void {
+    const together = bytesPerBuffer(group);
     for (let i = 0; i < group.length; i++) {
       const op = group[i]!;
       const ledger = op.ledger;
@@ -421,7 +422,7 @@ export class LocalLedgerStore implements LedgerStore {
           segment.ledgers.add(ledger.id);
           if (!ledger.deleted) countLive(ledger, segment, RECORD_HEADER_BYTES + len);
           this.stats.entriesAppended++;
-          if (!ledger.deleted) this.cache.add(ledger, op.data);
+          if (!ledger.deleted) this.cache.add(ledger, op.data, together?.get(op.data.buffer) ?? 0);
           op.resolve(op.entryId);
           break;
         }
@@ -486,4 +487,16 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   const out: Partial<T> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   return out;
+}
+
+/**
+ * The bytes of a group's entries per ArrayBuffer they are slices of (null for a group of one entry): the tail
+ * cache keeps entries by reference when those of one buffer, cached together, are a fair share of it
+ * (retained-buffers.ts).
+ */
+function bytesPerBuffer(group: readonly Op[]): Map<ArrayBufferLike, number> | null {
+  if (group.length < 2) return null;
+  const bytes = new Map<ArrayBufferLike, number>();
+  for (const op of group) if (op.kind === 'entry') bytes.set(op.data.buffer, (bytes.get(op.data.buffer) ?? 0) + op.data.byteLength);
+  return bytes;
 }

@@ -13,8 +13,17 @@
  *
  * An entry that is at least an eighth of its buffer is kept by reference (no copy, no allocation: at full
  * produce rate the copies were a third of the broker's buffer allocations, and V8 answers external
- * allocations with full collections). A smaller one (a 100-byte batch in a 64 KiB chunk) is copied into memory
- * of its own, so that no entry pins more than eight times its size and a budget keeps its meaning.
+ * allocations with full collections). So is a smaller one that arrives together with other entries of the same
+ * buffer making up an eighth of it between them (`alongside`): the store's group commit hands the cache all the
+ * entries of a group at once, and a fetch answer a mirror copies (one ArrayBuffer of up to 50 MiB, a batch of
+ * 64 KiB is 1/240 of it) or a produce request of many small partitions arrives as many entries of one buffer.
+ * Anything else (a 100-byte batch in a 64 KiB chunk) is copied into memory of its own, so that the entries of
+ * one arrival never pin more than eight times their size and a budget keeps its meaning.
+ *
+ * ```
+ *   fetch answer (one ArrayBuffer, 15 MiB)   [h│ p0 b0 │ p0 b1 │ … │ p15 b15 ]      240 batches of 64 KiB
+ *   one group commit (≤ 4 MiB of them)          └──── alongside: 4 MiB ────┘      ≥ 1/8: all by reference
+ * ```
  */
 
 /** An entry smaller than 1/SHARE_LIMIT of its ArrayBuffer is copied rather than pin that buffer. */
@@ -35,14 +44,18 @@ export class RetainedBuffers {
   /** Bytes of the ArrayBuffers retained now. */
   bytes = 0;
 
-  /** The entry as a cache must keep it (itself or an owned copy), its buffer charged unless already charged. */
-  retain(data: Buffer): Buffer {
+  /**
+   * The entry as a cache must keep it (itself or an owned copy), its buffer charged unless already charged.
+   * `alongside`: the bytes of the entries of the same ArrayBuffer that the cache takes together with this one,
+   * this one's included (0: it comes alone).
+   */
+  retain(data: Buffer, alongside = 0): Buffer {
     const shared = this.counts.get(data.buffer);
     if (shared !== undefined) {
       this.counts.set(data.buffer, shared + 1);
       return data;
     }
-    const kept = data.byteLength * SHARE_LIMIT >= data.buffer.byteLength ? data : ownedCopy(data);
+    const kept = Math.max(data.byteLength, alongside) * SHARE_LIMIT >= data.buffer.byteLength ? data : ownedCopy(data);
     this.counts.set(kept.buffer, 1);
     this.bytes += kept.buffer.byteLength;
     return kept;

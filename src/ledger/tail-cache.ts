@@ -4,8 +4,8 @@
  * ledger ending at its lastAddConfirmed, so a tailing reader is served without a disk read.
  *
  * What is counted is what is retained: the byte budget is charged with the ArrayBuffers the cached entries
- * keep alive, not with the entries' lengths, and an entry much smaller than its buffer is copied
- * (retained-buffers.ts).
+ * keep alive, not with the entries' lengths, and an entry much smaller than its buffer is copied unless its
+ * group commit brings a fair share of that buffer with it (retained-buffers.ts).
  */
 import { RetainedBuffers } from './retained-buffers.js';
 
@@ -37,13 +37,17 @@ export class TailCache {
     private readonly stats: TailCacheStats,
   ) {}
 
-  add(ledger: CachedLedger, data: Buffer): void {
+  /**
+   * Caches a durable entry. `alongside`: the bytes of the entries of the same ArrayBuffer cached together with it
+   * (its group commit's; RetainedBuffers.retain), which decide whether it is kept by reference or copied.
+   */
+  add(ledger: CachedLedger, data: Buffer, alongside = 0): void {
     if (this.maxBytes <= 0 || this.maxEntries <= 0) return;
     if (ledger.cache.length === ledger.cacheHead && ledger.cacheHead > 0) {
       ledger.cache = [];
       ledger.cacheHead = 0;
     }
-    const kept = this.retain(data);
+    const kept = this.retain(data, alongside);
     ledger.cache.push(kept);
     this.ledgers.push(ledger);
     this.entries.push(kept);
@@ -56,9 +60,9 @@ export class TailCache {
     return this.retained.recount();
   }
 
-  private retain(data: Buffer): Buffer {
+  private retain(data: Buffer, alongside: number): Buffer {
     const before = this.retained.bytes;
-    const kept = this.retained.retain(data);
+    const kept = this.retained.retain(data, alongside);
     this.stats.cachedBytes += this.retained.bytes - before;
     return kept;
   }

@@ -47,6 +47,18 @@ describe('RetainedBuffers', () => {
     expect(r.recount()).toBe(r.bytes);
   });
 
+  it('keeps a small entry by reference when the entries of its buffer arriving with it are an eighth of it', () => {
+    const r = new RetainedBuffers();
+    const answer = Buffer.alloc(1024 * 1024);
+    // 1/64 of the buffer alone is copied; with 1/8 of it arriving together, it is kept and the buffer charged.
+    expect(r.retain(answer.subarray(0, 16 * 1024), 16 * 1024).buffer).not.toBe(answer.buffer);
+    expect(r.retain(answer.subarray(16 * 1024, 32 * 1024), 128 * 1024 - 1).buffer).not.toBe(answer.buffer);
+    const kept = r.retain(answer.subarray(32 * 1024, 48 * 1024), 128 * 1024);
+    expect(kept.buffer).toBe(answer.buffer);
+    expect(r.bytes).toBe(2 * 16 * 1024 + 1024 * 1024);
+    expect(r.recount()).toBe(r.bytes);
+  });
+
   it('refuses to release what it does not retain', () => {
     expect(() => new RetainedBuffers().release(Buffer.alloc(1))).toThrow(/not retained/);
   });

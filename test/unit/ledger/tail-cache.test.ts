@@ -44,6 +44,35 @@ describe('tail cache budget', () => {
     }
   });
 
+  it('keeps by reference the entries of one buffer committed together, and copies one that comes alone', async () => {
+    const store = await openMemoryLedgerStore({ cacheBytes: 64 * 1024 * 1024 });
+    try {
+      const writers = await Promise.all([0, 1, 2, 3].map(() => store.create()));
+      // A fetch answer a mirror copies: one 1 MiB frame, 64 batches of 16 KiB for 4 partitions, appended in one go.
+      const answer = Buffer.allocUnsafeSlow(1024 * 1024);
+      for (let i = 0; i < 64; i++) answer.fill(i, i * 16 * 1024, (i + 1) * 16 * 1024);
+      await Promise.all(Array.from({ length: 64 }, (_, i) => writers[i % 4]!.append(answer.subarray(i * 16 * 1024, (i + 1) * 16 * 1024))));
+      expect(store.stats.cachedBytes).toBe(1024 * 1024);
+      for (let p = 0; p < 4; p++) {
+        const entries = await store.read(writers[p]!.ledgerId, 0, 15);
+        entries.forEach((e, k) => {
+          expect(e.data.buffer).toBe(answer.buffer);
+          expect(e.data[0]).toBe(k * 4 + p);
+        });
+      }
+      // The same share of another frame, alone in its group: copied, so it does not pin the 1 MiB.
+      const other = Buffer.alloc(1024 * 1024, 0xab);
+      await writers[0]!.append(other.subarray(0, 16 * 1024));
+      const [lone] = await store.read(writers[0]!.ledgerId, 16, 16);
+      expect(lone!.data.buffer).not.toBe(other.buffer);
+      expect(lone!.data.equals(other.subarray(0, 16 * 1024))).toBe(true);
+      expect(store.stats.cachedBytes).toBe(1024 * 1024 + 16 * 1024);
+      expect(store.stats.cachedBytes).toBe((store as unknown as { cache: TailCache }).cache.retainedBytes());
+    } finally {
+      await store.close();
+    }
+  });
+
   it('evicts oldest first across ledgers and keeps each ledger a suffix', () => {
     const stats = { cachedEntries: 0, cachedBytes: 0 };
     const cache = new TailCache(300, 100, stats);
