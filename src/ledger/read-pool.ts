@@ -43,10 +43,11 @@
  *
  * The reads of one file all go to one worker, which owns the cache of its windows. A window is kept only when
  * it lies wholly below the caller's `cacheBelow` (a segment's committed bytes, which never change); a window of
- * the active segment's tail is read for the request alone. Up to CONCURRENT requests of a worker read at once,
- * each pinning at most GROUP windows while it copies from them, their disk reads in flight together on libuv's
- * pool; a window another request is already reading is waited for, not read twice. A file system that refuses
- * direct reads (EINVAL) has the file read through the page cache from then on.
+ * the active segment's tail is read for the request alone. Up to CONCURRENT requests of a worker read at once
+ * (the others wait, and are taken in window order), each pinning at most GROUP windows while it copies from
+ * them, their disk reads in flight together on libuv's pool; a window another request is already reading is
+ * waited for, not read twice. A file system that refuses direct reads (EINVAL) has the file read through the
+ * page cache from then on.
  *
  * Measured by hand on a 2 GiB backlog of 16 interleaved partitions (`npm run bench -- run catch-up-read`): the
  * workers' CPU time fell from 322-391 to 110-136 ticks, and the broker's whole from 2.5 to 1.2-1.3 s per GiB read.
@@ -268,15 +269,35 @@ async function readDirect(d, m, bufs, counts) {
 }
 let reading = 0;
 const waiting = [];
-// A request that finds CONCURRENT reading waits; one that finishes hands its place to the first waiting.
+// Where the last request to start reads first: the sweep's position (file key * 2^21 + window index).
+let head = 0;
+// A request that finds CONCURRENT reading waits; one that finishes hands its place to a waiting one, taken in
+// window order as a disk elevator (C-SCAN) takes requests: the nearest at or past the last one started, else the
+// lowest. A request waits at most one sweep. In arrival order, a fetch of partitions larger than the cache's
+// reach (16 interleaved partitions of 4 MiB span 64 windows) read one partition's windows after another, and
+// each next partition found the windows it shared with the one before evicted: 4.4 window reads per MiB asked,
+// 2.5 in window order (1.05 for partitions of 1 MiB either way).
+function nextWaiting() {
+  let best = -1;
+  let wrap = -1;
+  for (let i = 0; i < waiting.length; i++) {
+    const at = waiting[i].at;
+    if (at >= head && (best < 0 || at < waiting[best].at)) best = i;
+    if (wrap < 0 || at < waiting[wrap].at) wrap = i;
+  }
+  const chosen = best >= 0 ? best : wrap;
+  return chosen < 0 ? null : waiting.splice(chosen, 1)[0];
+}
 async function readDirectWhenFree(d, m, bufs, counts) {
+  const at = d.key * 2097152 + Math.floor(Math.min(...m.positions) / WINDOW);
   if (reading < CONCURRENT) reading++;
-  else await new Promise((resolve) => waiting.push(resolve));
+  else await new Promise((resolve) => waiting.push({ at, resolve }));
+  head = at;
   try {
     return await readDirect(d, m, bufs, counts);
   } finally {
-    const next = waiting.shift();
-    if (next) next();
+    const next = nextWaiting();
+    if (next) next.resolve();
     else reading--;
   }
 }

@@ -219,6 +219,25 @@ describe('ReadPool direct reads', () => {
     }
   });
 
+  it('takes waiting reads in window order, so interleaved partitions larger than the cache share their windows', async (t) => {
+    if (!direct) t.skip();
+    // 4 concurrent reads, 8 cached windows. Four "partitions" interleaved in windows 0-15, each read as 8 requests
+    // of two windows in turn (a fetch of partitions larger than the cache's reach): taken as they arrive, every
+    // partition reads all 16 windows again (64 reads); in window order, each sweep reads them once.
+    const pool = new ReadPool(1, { windowBytes: WINDOW, cacheWindows: 8 });
+    try {
+      const source = { fd: directFd, key: nextKey++, cacheBelow: data.length };
+      const requests: { fd: number; position: number; length: number }[] = [];
+      for (let p = 0; p < 4; p++) for (let b = 0; b < 8; b++) requests.push({ fd, position: 2 * b * WINDOW + p * 1000, length: WINDOW + 500 });
+      const answers = await Promise.all(requests.map((r) => pool.read([r], { direct: source })));
+      answers.forEach(({ buffers }, i) => expect(buffers[0]!.equals(data.subarray(requests[i]!.position, requests[i]!.position + requests[i]!.length))).toBe(true));
+      expect(pool.stats.windowReads + pool.stats.windowHits).toBe(64);
+      expect(pool.stats.windowReads).toBeLessThanOrEqual(24);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('sees what is written past cacheBelow, and reports a run past the end as EOF', async (t) => {
     if (!direct) t.skip();
     const pool = new ReadPool(1, { windowBytes: WINDOW, cacheWindows: 4 });
