@@ -1,8 +1,9 @@
 /**
  * The loop every replicator of a cluster link runs (link-replicator.ts for mirror topics, active-replicator.ts for
  * active-active ones): rounds one after another, an idle wait when a round had nothing to do (cut short by
- * `poke`), and on a failure to reach the link's cluster a growing backoff (up to 10 s) with the client dropped, so
- * the next round reconnects with the link's current settings.
+ * `poke`, and skipped when a poke came during the round, which may have looked before the change), and on a
+ * failure to reach the link's cluster a growing backoff (up to 10 s) with the client dropped, so the next round
+ * reconnects with the link's current settings.
  */
 import type { KafkaClient } from '../client/client.js';
 import type { Logger } from '../observability/logger.js';
@@ -17,6 +18,8 @@ export abstract class ReplicatorLoop {
   private running: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private backoffMs = 0;
+  /** A poke since the current round began: the round may have looked before the change, so no idle wait follows it. */
+  private poked = false;
   /** The link's cluster's last error, or null. */
   sourceError: string | null = null;
 
@@ -57,6 +60,7 @@ export abstract class ReplicatorLoop {
   /** Something changed (a topic, an ownership): look again now rather than after the idle wait. */
   poke(): void {
     this.backoffMs = Math.min(this.backoffMs, 100);
+    this.poked = true;
     this.wake?.();
   }
 
@@ -91,6 +95,7 @@ export abstract class ReplicatorLoop {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       let worked = false;
+      this.poked = false;
       try {
         worked = await this.round();
         this.backoffMs = 0;
@@ -105,7 +110,7 @@ export abstract class ReplicatorLoop {
         await this.sleep(this.backoffMs);
         continue;
       }
-      if (!worked && !this.stopped) await this.sleep(IDLE_WAIT_MS);
+      if (!worked && !this.stopped && !this.poked) await this.sleep(IDLE_WAIT_MS);
     }
   }
 }
