@@ -96,6 +96,7 @@ export class ActiveReplicator extends ReplicatorLoop {
   private async tasks(): Promise<Task[]> {
     const out: Task[] = [];
     const seen = new Set<string>();
+    const wanted: { topic: string; partition: number; key: string }[] = [];
     for (const t of this.deps.topics()) {
       if (this.deps.isMirror(t.name) || !this.deps.linksFor(t.name).includes(this.link.name)) continue;
       for (let p = 0; p < t.partitions; p++) {
@@ -104,13 +105,18 @@ export class ActiveReplicator extends ReplicatorLoop {
         seen.add(key);
         const missingAt = this.missing.get(key);
         if (missingAt !== undefined && Date.now() - missingAt < MISSING_RETRY_MS) continue;
-        const log = await this.deps.openLog(t.name, p);
-        if (!log) continue;
-        let status = this.status.get(key);
-        if (!status) this.status.set(key, (status = { topic: t.name, partition: p, link: this.link.name, sourceTopic: t.name, position: 0, sourceHighWatermark: -1, lastFetchMs: 0, copiedRecords: 0, copiedBytes: 0, error: null }));
-        out.push({ topic: t.name, partition: p, log, status });
+        wanted.push({ topic: t.name, partition: p, key });
       }
     }
+    // Opened together, not one after another (link-replicator.ts measures why).
+    const logs = await Promise.all(wanted.map((w) => this.deps.openLog(w.topic, w.partition)));
+    wanted.forEach(({ topic, partition, key }, i) => {
+      const log = logs[i];
+      if (!log) return;
+      let status = this.status.get(key);
+      if (!status) this.status.set(key, (status = { topic, partition, link: this.link.name, sourceTopic: topic, position: 0, sourceHighWatermark: -1, lastFetchMs: 0, copiedRecords: 0, copiedBytes: 0, error: null }));
+      out.push({ topic, partition, log, status });
+    });
     for (const key of [...this.status.keys()]) {
       if (seen.has(key)) continue;
       this.status.delete(key);

