@@ -289,7 +289,9 @@ function nextWaiting() {
   return chosen < 0 ? null : waiting.splice(chosen, 1)[0];
 }
 async function readDirectWhenFree(d, m, bufs, counts) {
-  const at = d.key * 2097152 + Math.floor(Math.min(...m.positions) / WINDOW);
+  let first = Infinity;
+  for (const p of m.positions) if (p < first) first = p;
+  const at = d.key * 2097152 + Math.floor(first / WINDOW);
   if (reading < CONCURRENT) reading++;
   else await new Promise((resolve) => waiting.push({ at, resolve }));
   head = at;
