@@ -5,7 +5,6 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { KafkaClient } from '../../../src/client/client.js';
 import type { ClusterLink } from '../../../src/replication/model.js';
 import { ReplicatorLoop } from '../../../src/replication/replicator-loop.js';
 
