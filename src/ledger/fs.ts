@@ -18,6 +18,16 @@ import { ReadPool, type RunsRead } from './read-pool.js';
 const READ_THREADS = 2;
 let readPool: ReadPool | undefined;
 
+function sharedReadPool(): ReadPool {
+  readPool ??= new ReadPool(READ_THREADS);
+  return readPool;
+}
+
+/** The read workers running in this process (for tests and diagnostics). */
+export function readWorkersRunning(): number {
+  return readPool?.running ?? 0;
+}
+
 /** `r`: read only. `r+`: read and write an existing file. `w+`: create or truncate. `wx+`: create, failing with EEXIST. */
 export type LedgerFsOpenMode = 'r' | 'r+' | 'w+' | 'wx+';
 
@@ -129,9 +139,8 @@ class NodeLedgerFile implements LedgerFile {
   }
 
   readRuns(runs: readonly { readonly position: number; readonly length: number }[], options: ReadRunsOptions = {}): Promise<RunsRead> {
-    readPool ??= new ReadPool(READ_THREADS);
     const direct = this.directReadFd === null ? undefined : { fd: this.directReadFd, key: this.key, cacheBelow: options.stableBytes ?? 0 };
-    return readPool.read(
+    return sharedReadPool().read(
       runs.map((r) => ({ fd: this.fd, position: r.position, length: r.length })),
       { checkRecords: options.checkRecords, direct },
     );
@@ -231,7 +240,12 @@ export const nodeLedgerFs: LedgerFs = {
     const opened = [fd];
     try {
       const directReadFd = options?.directRead ? await openDirectFd(file, 'read') : null;
-      if (directReadFd !== null) opened.push(directReadFd);
+      if (directReadFd !== null) {
+        opened.push(directReadFd);
+        // A store reading its segments directly reads them all through the pool: its workers start with the
+        // store, not with the first Fetch that misses the tail cache (read-pool.ts `start`).
+        sharedReadPool().start();
+      }
       if (!options?.directAppend || mode === 'r') return new NodeLedgerFile(fd, null, directReadFd);
       const directFd = await openDirectFd(file, 'write');
       if (directFd === null) return new NodeLedgerFile(fd, null, directReadFd);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DIRECT_IO_ALIGN } from '../../../src/ledger/direct-file.js';
-import { nodeLedgerFs, type LedgerFile } from '../../../src/ledger/fs.js';
+import { nodeLedgerFs, readWorkersRunning, type LedgerFile } from '../../../src/ledger/fs.js';
 import { LocalLedgerStore } from '../../../src/ledger/local-store.js';
 import { takesDirectIo } from '../../support/direct-io.js';
 
@@ -210,6 +210,16 @@ describe('direct appends', () => {
       expect(readFileSync(path.join(shm, 'seg')).equals(Buffer.concat([a, b]))).toBe(true);
     } finally {
       rmSync(shm, { recursive: true, force: true });
+    }
+  });
+
+  it('a file opened for direct reads starts the read workers, before its first read', async (t) => {
+    if (!takesDirectIo(dir)) t.skip();
+    const file = await nodeLedgerFs.open(path.join(dir, 'segment'), 'w+', { directAppend: true, directRead: true });
+    try {
+      expect(readWorkersRunning()).toBe(2);
+    } finally {
+      await file.close();
     }
   });
 

@@ -119,6 +119,20 @@ describe('ReadPool', () => {
     }
   });
 
+  it('starts every worker on start(), before any read, and none once closed', async () => {
+    const fresh = new ReadPool(2);
+    expect(fresh.running).toBe(0);
+    fresh.start();
+    expect(fresh.running).toBe(2);
+    fresh.start();
+    expect(fresh.running).toBe(2);
+    expect((await fresh.read([{ fd, position: 0, length: 10 }])).buffers[0]!.equals(data.subarray(0, 10))).toBe(true);
+    expect(fresh.running).toBe(2);
+    await fresh.close();
+    fresh.start();
+    expect(fresh.running).toBe(0);
+  });
+
   it('refuses reads once closed', async () => {
     const closedPool = new ReadPool(1);
     await closedPool.read([{ fd, position: 0, length: 1 }]);
