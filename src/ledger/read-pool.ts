@@ -375,8 +375,6 @@ class ReadWorker {
   ) {
     // execArgv []: none of the process's flags (an inherited --input-type=module would make the source an ES module).
     this.worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], name: 'ledgerline-segment-reads', workerData: { crcModule: crcModulePath(), ...windows } });
-    // Referenced only while reads are pending: an idle worker must not keep a process alive, a busy one must.
-    this.worker.unref();
     this.worker.on('message', (reply: Reply) => this.settle(reply));
     const die = (err: Error): void => {
       if (this.dead) return;
@@ -387,6 +385,10 @@ class ReadWorker {
     };
     this.worker.on('error', (err) => die(err));
     this.worker.on('exit', (code) => die(new Error(`the segment read worker exited (code ${code})`)));
+    // Referenced only while reads are pending: an idle worker must not keep a process alive, a busy one must.
+    // After the listeners: adding a 'message' listener refs the worker again, and one started ahead of any read
+    // (`start`) held its process open until the first read had come and gone.
+    this.worker.unref();
   }
 
   send(request: Request, pending: Pending): void {

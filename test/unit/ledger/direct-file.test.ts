@@ -4,16 +4,19 @@
  * another descriptor; the zero padding past the logical end is cut at close and tolerated after a crash; writes
  * that are not appends, truncation, concurrent writers and a file system that refuses O_DIRECT stay correct.
  */
+import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DIRECT_IO_ALIGN } from '../../../src/ledger/direct-file.js';
-import { nodeLedgerFs, readWorkersRunning, type LedgerFile } from '../../../src/ledger/fs.js';
+import { nodeLedgerFs, type LedgerFile } from '../../../src/ledger/fs.js';
 import { LocalLedgerStore } from '../../../src/ledger/local-store.js';
 import { takesDirectIo } from '../../support/direct-io.js';
 
+const REPO = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 let dir: string;
 
 beforeEach(() => {
@@ -213,14 +216,21 @@ describe('direct appends', () => {
     }
   });
 
-  it('a file opened for direct reads starts the read workers, before its first read', async (t) => {
+  it('a file opened for direct reads starts the read workers, before its first read, and they hold no process', (t) => {
     if (!takesDirectIo(dir)) t.skip();
-    const file = await nodeLedgerFs.open(path.join(dir, 'segment'), 'w+', { directAppend: true, directRead: true });
-    try {
-      expect(readWorkersRunning()).toBe(2);
-    } finally {
+    // In a process of its own, where nothing else has used the read pool: none before the open, both after it,
+    // and the process still ends by itself (execFileSync would time out if the idle workers held it).
+    const script = `
+      import { nodeLedgerFs, readWorkersRunning } from ${JSON.stringify(path.join(REPO, 'src/ledger/fs.ts'))};
+      const plain = await nodeLedgerFs.open(${JSON.stringify(path.join(dir, 'plain'))}, 'w+');
+      console.log(readWorkersRunning());
+      const file = await nodeLedgerFs.open(${JSON.stringify(path.join(dir, 'segment'))}, 'w+', { directAppend: true, directRead: true });
+      console.log(readWorkersRunning());
+      await plain.close();
       await file.close();
-    }
+    `;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8', timeout: 20_000 });
+    expect(out.trim().split('\n')).toEqual(['0', '2']);
   });
 
   it('a file opened without directAppend, or read only, never bypasses the page cache', async () => {
