@@ -88,6 +88,8 @@ export interface LoadResult {
   clientCpuPercent: number;
   /** GC pauses of this process over the window, in seconds. */
   clientGcSeconds?: number;
+  /** How late this process's event loop ran, 99th percentile over the window, ms (usage.ts); absent in older results. */
+  clientLoopDelayP99Ms?: number | null;
   /** CPU seconds the broker's processes used over the window (see LoadOptions.brokerCpuSeconds), or null. */
   brokerCpuSeconds: number | null;
   /** Seconds the broker's processes spent in GC pauses over the window (LoadOptions.brokerGcSeconds), or null. */
@@ -646,6 +648,7 @@ function finish(meter: Meter, seconds: number, usage: WindowUsage, timeline: Tim
     errors: meter.errors,
     clientCpuPercent: usage.clientCpuPercent,
     clientGcSeconds: usage.clientGcSeconds,
+    clientLoopDelayP99Ms: usage.clientLoopDelayP99Ms,
     brokerCpuSeconds: usage.brokerCpuSeconds,
     brokerGcSeconds: usage.brokerGcSeconds,
     timeline,

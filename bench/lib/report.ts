@@ -110,6 +110,8 @@ export interface BrokerMedians {
   brokerGcPercent?: number | null;
   /** The load generator's GC pauses in the same window, in % of it. */
   clientGcPercent?: number | null;
+  /** How late the load generator's event loop ran in the produce phase's window, 99th percentile, ms (usage.ts). */
+  clientLoopDelayP99Ms?: number | null;
   /** Transactional workloads: transactions committed per second (median, min, max over the runs) and commit latency medians. */
   transactions?: {
     perSec: number;
@@ -250,6 +252,7 @@ export function mediansOf(runs: readonly RunRecord[]): BrokerMedians {
     ...(runs.some((r) => r.backlogWrite !== undefined) ? { readCpuSecondsPerGiB: medianOrNull(runs.map(readCpuPerGiB)) } : {}),
     brokerGcPercent: medianOrNull(runs.map((r) => gcPercent(r, 'broker'))),
     clientGcPercent: medianOrNull(runs.map((r) => gcPercent(r, 'client'))),
+    clientLoopDelayP99Ms: medianOrNull(runs.map((r) => producePhase(r).clientLoopDelayP99Ms ?? null)),
     transactions:
       txns.length === 0
         ? undefined
@@ -338,13 +341,22 @@ function workloadLine(w: Workload): string {
 }
 
 const HEADER =
-  '| broker | runs | produce MiB/s | consume MiB/s | produce p50 / p99 / p99.9 / max (ms) | e2e p50 / p99 / p99.9 / max (ms) | peak RSS MiB | broker CPU s/GiB | broker GC | load-gen CPU / GC |\n' +
+  '| broker | runs | produce MiB/s | consume MiB/s | produce p50 / p99 / p99.9 / max (ms) | e2e p50 / p99 / p99.9 / max (ms) | peak RSS MiB | broker CPU s/GiB | broker GC | load-gen CPU / GC / loop delay p99 |\n' +
   '|---|---:|---:|---:|---|---|---:|---:|---:|---:|';
 
 function row(label: string, m: BrokerMedians): string {
   const produce = m.produceSamples > 0 ? `${fmt(m.produceP50)} / ${fmt(m.produceP99)} / ${fmt(m.produceP999)} / ${fmt(m.produceMax)}` : '–';
   const e2e = m.e2eSamples > 0 ? `${fmt(m.e2eP50)} / ${fmt(m.e2eP99)} / ${fmt(m.e2eP999)} / ${fmt(m.e2eMax)}` : '–';
-  return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${m.brokerCpuSecondsPerGiB === null ? '–' : fmt(m.brokerCpuSecondsPerGiB)} | ${percent(m.brokerGcPercent)} | ${fmt(m.clientCpuPercent)}% / ${percent(m.clientGcPercent)} |`;
+  return `| ${label} | ${m.runs} | ${fmt(m.produceMiBps)} | ${fmt(m.consumeMiBps)} | ${produce} | ${e2e} | ${m.peakRssMiB === null ? '–' : fmt(m.peakRssMiB)} | ${m.brokerCpuSecondsPerGiB === null ? '–' : fmt(m.brokerCpuSecondsPerGiB)} | ${percent(m.brokerGcPercent)} | ${loadGen(m.clientCpuPercent, m.clientGcPercent, m.clientLoopDelayP99Ms)} |`;
+}
+
+/**
+ * The load generator's own cost: its CPU, its GC pauses and how late its event loop ran (the floor under the
+ * latencies it measures); – for what was not measured.
+ */
+function loadGen(cpuPercent: number, gcPercent: number | null | undefined, loopDelayP99Ms: number | null | undefined): string {
+  const loop = loopDelayP99Ms === null || loopDelayP99Ms === undefined ? '–' : `${fmt(loopDelayP99Ms)} ms`;
+  return `${fmt(cpuPercent)}% / ${percent(gcPercent)} / ${loop}`;
 }
 
 /** A share of time, or – when it was not measured. */
@@ -521,14 +533,14 @@ function securityMarkdown(f: CompareFile, s: SecurityComparison): string[] {
     '',
     'Every run, in order:',
     '',
-    '| run | pair | broker | protocol | produce MiB/s | consume MiB/s | produce p99 (ms) | e2e p99 (ms) | broker CPU s/GiB | broker GC | peak RSS MiB | load-gen CPU / GC |',
+    '| run | pair | broker | protocol | produce MiB/s | consume MiB/s | produce p99 (ms) | e2e p99 (ms) | broker CPU s/GiB | broker GC | peak RSS MiB | load-gen CPU / GC / loop delay p99 |',
     '|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const r of f.runs) {
     const p = producePhase(r);
     lines.push(
       `| ${r.order} | ${r.pair} | ${r.target.label} | ${protocolOf(r)} | ${fmt(p.produceRate.mibPerSec)} | ${fmt(r.result.consumeRate.mibPerSec)} | ${fmt(p.produceLatency.p99)} | ` +
-        `${r.result.endToEndLatency.count > 0 ? fmt(r.result.endToEndLatency.p99) : '–'} | ${fmt(cpuPerGiB(r))} | ${percent(gcPercent(r, 'broker'))} | ${fmt(r.target.peakRssMiB)} | ${fmt(r.result.clientCpuPercent)}% / ${percent(gcPercent(r, 'client'))} |`,
+        `${r.result.endToEndLatency.count > 0 ? fmt(r.result.endToEndLatency.p99) : '–'} | ${fmt(cpuPerGiB(r))} | ${percent(gcPercent(r, 'broker'))} | ${fmt(r.target.peakRssMiB)} | ${loadGen(r.result.clientCpuPercent, gcPercent(r, 'client'), p.clientLoopDelayP99Ms)} |`,
     );
   }
   return lines;

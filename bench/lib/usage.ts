@@ -7,10 +7,18 @@
  *   the young, full and concurrent-cycle pause times G1 counts (read from the JVM's hsperfdata, no attach).
  *   Ledgerline (Node.js): the sum of `ledgerline_process_nodejs_gc_duration_seconds` on its admin endpoint,
  *   prom-client's record of every GC event V8 reports (scavenges, mark-compacts, incremental marking steps).
- * - Load generator: process.cpuUsage() and the same V8 GC events through a PerformanceObserver.
+ * - Load generator: process.cpuUsage() and the same V8 GC events through a PerformanceObserver, and how late its
+ *   own event loop ran (`monitorEventLoopDelay`): a latency the load generator measures includes its own delays,
+ *   so this is the floor under every tail it reports on a machine the broker shares with it.
  */
 import { execFile } from 'node:child_process';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
+
+/**
+ * The load generator's event loop is sampled every LOOP_SAMPLE_MS. Node records each sample's whole interval,
+ * not its lateness, so the lateness is a percentile less this.
+ */
+const LOOP_SAMPLE_MS = 10;
 
 /** A broker's counters a window reads at its start and end; either may be missing. */
 export interface BrokerProbes {
@@ -25,6 +33,8 @@ export interface WindowUsage {
   clientCpuPercent: number;
   /** The load generator's GC pauses over the window, in seconds. */
   clientGcSeconds: number;
+  /** How late the load generator's event loop ran at the 99th percentile of the window's samples, ms (null: none). */
+  clientLoopDelayP99Ms: number | null;
   /** The broker's CPU seconds over the window, or null when not measured. */
   brokerCpuSeconds: number | null;
   /** The broker's GC pause seconds over the window, or null when not measured. */
@@ -51,10 +61,14 @@ export async function startWindow(probes: BrokerProbes): Promise<{ end(): Promis
   const client0 = harnessGcSeconds();
   const broker0 = probes.cpuSeconds?.() ?? null;
   const cpu0 = process.cpuUsage();
+  const loop = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
+  loop.enable();
   const t0 = performance.now();
   return {
     async end() {
       const ms = performance.now() - t0;
+      loop.disable();
+      const clientLoopDelayP99Ms = loop.count > 0 ? Math.max(0, loop.percentile(99) / 1e6 - LOOP_SAMPLE_MS) : null;
       const cpu = process.cpuUsage(cpu0);
       const broker1 = probes.cpuSeconds?.() ?? null;
       const clientGcSeconds = harnessGcSeconds() - client0;
@@ -62,6 +76,7 @@ export async function startWindow(probes: BrokerProbes): Promise<{ end(): Promis
       return {
         clientCpuPercent: ms > 0 ? ((cpu.user + cpu.system) / 1000 / ms) * 100 : 0,
         clientGcSeconds,
+        clientLoopDelayP99Ms,
         brokerCpuSeconds: between(broker0, broker1),
         brokerGcSeconds: between(gc0 ?? null, gc1 ?? null),
       };

@@ -85,7 +85,7 @@ describe('benchmark statistics and reports', () => {
     expect(ratios[1]!.brokerCpuPerGiB).toBeUndefined();
     const md = compareMarkdown(compareFile({ runs, medians: { 'ledgerline-cluster': l, 'kafka-cluster': k }, ratios, cluster: true, command: 'npm run bench -- compare w --cluster' }));
     expect(md).toContain('### w: 3 Ledgerline brokers on 3 BookKeeper bookies vs 3 Apache Kafka nodes');
-    expect(md).toMatch(/\| ledgerline-cluster \| 2 \| 128 \|[^\n]*\| 6\.00 \| – \| 10\.0% \/ – \|/);
+    expect(md).toMatch(/\| ledgerline-cluster \| 2 \| 128 \|[^\n]*\| 6\.00 \| – \| 10\.0% \/ – \/ – \|/);
     expect(md).toContain('| 1 | 1.00 | 1.00 | 1.00 | 1.00 | 2.00 |');
     expect(md).toContain('| 2 | 1.00 | 1.00 | 1.00 | 1.00 | – |');
   });
@@ -150,7 +150,21 @@ describe('benchmark statistics and reports', () => {
     expect(k.brokerGcPercent).toBeCloseTo(2); // the run without a reading is left out
     expect(mediansOf([run('kafka', 1, 1, 1)]).brokerGcPercent).toBeNull();
     const md = compareMarkdown(compareFile({ runs, medians: { ledgerline: l, kafka: k }, ratios: pairRatios(runs) }));
-    expect(md).toMatch(/\| ledgerline \| 2 \| 128 \|[^\n]*\| 7\.50% \| 10\.0% \/ 1\.50% \|/);
+    expect(md).toMatch(/\| ledgerline \| 2 \| 128 \|[^\n]*\| 7\.50% \| 10\.0% \/ 1\.50% \/ – \|/);
+  });
+
+  it("reports how late the load generator's event loop ran, the median of the runs' p99s, – where not measured", () => {
+    const withLoop = (kind: 'ledgerline' | 'kafka', pair: number, loop: number | null): RunRecord & { pair: number; order: number } => {
+      const r = run(kind, pair, 128, 10);
+      return { ...r, result: { ...result(128, 10), clientLoopDelayP99Ms: loop } };
+    };
+    const runs = [withLoop('ledgerline', 1, 2), withLoop('kafka', 1, null), withLoop('ledgerline', 2, 4), withLoop('kafka', 2, null)];
+    const l = mediansOf(runs.filter((r) => r.target.kind === 'ledgerline'));
+    expect(l.clientLoopDelayP99Ms).toBeCloseTo(3);
+    expect(mediansOf(runs.filter((r) => r.target.kind === 'kafka')).clientLoopDelayP99Ms).toBeNull();
+    const md = compareMarkdown(compareFile({ runs, medians: { ledgerline: l, kafka: mediansOf(runs.filter((r) => r.target.kind === 'kafka')) }, ratios: pairRatios(runs) }));
+    expect(md).toMatch(/\| ledgerline \| 2 \| 128 \|[^\n]*\/ 3\.00 ms \|/);
+    expect(md).toMatch(/\| kafka \| 2 \| 128 \|[^\n]*\/ – \|/);
   });
 
   it('reports transactions/s with its spread, commit latency and their ratios for a transactional workload', () => {

@@ -1,6 +1,6 @@
 /**
  * bench/lib/usage.ts: the GC figures read from `jstat -gc` and from a Ledgerline broker's /metrics, and a window
- * that counts this process's own GC pauses.
+ * that counts this process's own GC pauses and event-loop delay.
  */
 import { describe, expect, it } from 'vitest';
 import { harnessGcSeconds, parseJstatGcTime, parsePrometheusSum, startWindow, sumOver } from '../../../../bench/lib/usage.js';
@@ -54,5 +54,16 @@ describe('benchmark usage figures', () => {
     expect(u.clientGcSeconds).toBeGreaterThanOrEqual(0);
     expect((await (await startWindow({})).end()).brokerGcSeconds).toBeNull();
     expect(keep.length).toBe(3);
+  });
+
+  it("measures how late the load generator's own event loop ran", async () => {
+    const w = await startWindow({});
+    // Let the sampling timer run, then hold the loop for 120 ms: the window's worst sample is that late.
+    for (let i = 0; i < 3; i++) await new Promise((r) => setTimeout(r, 15));
+    const until = performance.now() + 120;
+    while (performance.now() < until);
+    await new Promise((r) => setTimeout(r, 15));
+    const u = await w.end();
+    expect(u.clientLoopDelayP99Ms).toBeGreaterThanOrEqual(80);
   });
 });
