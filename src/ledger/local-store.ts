@@ -39,6 +39,7 @@ import { collectorHost } from './gc-host.js';
 import { MemoryLedgerFs } from './memory-fs.js';
 import { recoverStore } from './recovery.js';
 import { SegmentFiles } from './segment-files.js';
+import { ReadAhead } from './read-ahead.js';
 import { readFromSegments } from './segment-reads.js';
 import { countLive, metadataOf, newLedger, type GroupCommitObserver, type Ledger, type LocalLedgerStoreStats, type Op, type Segment, type StoreCore } from './store-state.js';
 import { TailCache } from './tail-cache.js';
@@ -71,6 +72,12 @@ export interface LocalLedgerStoreOptions {
   readonly cacheBytes?: number;
   /** Most entries held by the tail cache, whatever their size. Default 65536. */
   readonly cacheEntries?: number;
+  /**
+   * Budget of the read-ahead (read-ahead.ts): a read that went to the segment files starts reading the
+   * entries after it, as many bytes as it read (at most 8 MiB), for the next read of that ledger. 0 turns it
+   * off. Default 64 MiB.
+   */
+  readonly readAheadBytes?: number;
   /** Most rolled segments kept open for reads at once (least recently used are closed). Default 32. */
   readonly maxOpenSegments?: number;
   /**
@@ -93,9 +100,13 @@ const DEFAULTS = {
   maxGroupBytes: 4 * 1024 * 1024,
   cacheBytes: 64 * 1024 * 1024,
   cacheEntries: 65536,
+  readAheadBytes: 64 * 1024 * 1024,
   maxOpenSegments: 32,
   directIo: true,
 };
+
+/** Most payload bytes one read-ahead covers. */
+const READ_AHEAD_MAX_BYTES = 8 * 1024 * 1024;
 
 /** Largest valid segment (offsets in the index are u32). */
 const MAX_SEGMENT_BYTES = 0xffff_ffff;
@@ -136,6 +147,7 @@ export class LocalLedgerStore implements LedgerStore {
   private readonly core: StoreCore;
   private readonly maxEntryBytes: number;
   private readonly cache: TailCache;
+  private readonly readAhead: ReadAhead;
   private readonly checkpointer: Checkpointer;
   private readonly pipeline: CommitPipeline;
   private readonly gc: GarbageCollector;
@@ -148,6 +160,8 @@ export class LocalLedgerStore implements LedgerStore {
     bytesAppended: 0,
     cacheHits: 0,
     diskReads: 0,
+    readAheadEntries: 0,
+    readAheadHits: 0,
     cachedEntries: 0,
     cachedBytes: 0,
     segments: 0,
@@ -196,11 +210,18 @@ export class LocalLedgerStore implements LedgerStore {
       apply: (group, segment, offsets) => this.apply(group, segment, offsets),
     });
     this.gc = new GarbageCollector(
-      collectorHost({ core: this.core, pipeline: this.pipeline, checkpointer: this.checkpointer, read: (id, first, last, o) => this.read(id, first, last, o) }),
+      // Compaction reads each entry once, in no reader's order: no read-ahead for it.
+      collectorHost({ core: this.core, pipeline: this.pipeline, checkpointer: this.checkpointer, read: (id, first, last, o) => this.readEntries(id, first, last, o, false) }),
       { ...GC_DEFAULTS, activeRollGarbageBytes: Math.min(GC_DEFAULTS.activeRollGarbageBytes, Math.floor(segmentBytes / 4)), ...stripUndefined(options.gc ?? {}) },
       this.stats,
     );
     this.cache = new TailCache(options.cacheBytes ?? DEFAULTS.cacheBytes, options.cacheEntries ?? DEFAULTS.cacheEntries, this.stats);
+    this.readAhead = new ReadAhead(
+      Math.max(0, options.readAheadBytes ?? DEFAULTS.readAheadBytes),
+      READ_AHEAD_MAX_BYTES,
+      (ledger, from, to, out) => readFromSegments(this.core.files, this.stats, ledger, from, to, out, from),
+      this.stats,
+    );
     if (segmentBytes < SEGMENT_HEADER_BYTES + RECORD_HEADER_BYTES + this.maxEntryBytes) {
       throw new LedgerInvalidArgumentError('segmentBytes must hold at least one entry of maxEntryBytes');
     }
@@ -261,7 +282,11 @@ export class LocalLedgerStore implements LedgerStore {
     return this.enqueueSeal(ledger);
   }
 
-  async read(ledgerId: LedgerId, firstEntryId: EntryId, lastEntryId: EntryId, options?: LedgerReadOptions): Promise<LedgerEntry[]> {
+  read(ledgerId: LedgerId, firstEntryId: EntryId, lastEntryId: EntryId, options?: LedgerReadOptions): Promise<LedgerEntry[]> {
+    return this.readEntries(ledgerId, firstEntryId, lastEntryId, options, true);
+  }
+
+  private async readEntries(ledgerId: LedgerId, firstEntryId: EntryId, lastEntryId: EntryId, options: LedgerReadOptions | undefined, readAhead: boolean): Promise<LedgerEntry[]> {
     if (this.core.closing) throw new LedgerStoreClosedError();
     if (!Number.isSafeInteger(firstEntryId) || !Number.isSafeInteger(lastEntryId) || firstEntryId < 0 || lastEntryId < firstEntryId) {
       throw new LedgerInvalidArgumentError(`invalid entry range ${firstEntryId}..${lastEntryId}`, { ledgerId });
@@ -289,7 +314,18 @@ export class LocalLedgerStore implements LedgerStore {
     }
     if (stop > cacheFrom) this.stats.cacheHits += stop - cacheFrom;
     const diskEnd = Math.min(stop, cacheFrom);
-    if (diskEnd > firstEntryId) await readFromSegments(this.core.files, this.stats, ledger, firstEntryId, diskEnd, out, firstEntryId);
+    if (diskEnd <= firstEntryId) return out;
+    let from = firstEntryId;
+    if (readAhead) {
+      const taken = await this.readAhead.take(ledger, firstEntryId, diskEnd);
+      for (let i = 0; i < taken.length; i++) out[i] = taken[i]!;
+      from += taken.length;
+    }
+    if (diskEnd > from) await readFromSegments(this.core.files, this.stats, ledger, from, diskEnd, out, firstEntryId);
+    // The entries after these that only the segment files hold, for this reader's next read.
+    if (readAhead && !this.core.closing && !ledger.deleted) {
+      this.readAhead.start(ledger, diskEnd, ledger.index.size - (ledger.cache.length - ledger.cacheHead), bytes);
+    }
     return out;
   }
 
@@ -335,6 +371,8 @@ export class LocalLedgerStore implements LedgerStore {
     } catch (err) {
       firstError = err;
     }
+    // No read-ahead starts once closing; those under way finish before their files close.
+    await this.readAhead.close();
     this.core.closed = true;
     await this.releaseFiles();
     if (firstError) throw firstError;

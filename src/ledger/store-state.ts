@@ -22,6 +22,9 @@ export interface LocalLedgerStoreStats {
   /** Entries served from the tail cache / read from disk. */
   cacheHits: number;
   diskReads: number;
+  /** Entries read ahead of their readers (read-ahead.ts), and of them those a reader took. */
+  readAheadEntries: number;
+  readAheadHits: number;
   /** Entries currently cached and their payload bytes. */
   cachedEntries: number;
   cachedBytes: number;

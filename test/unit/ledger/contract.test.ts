@@ -237,9 +237,41 @@ describe.each(engines)('ledger store contract: $name', (engine) => {
     expect(store.stats.diskReads - disk).toBe(0);
     expect(recent[4]!.data.equals(Buffer.alloc(4096, 99))).toBe(true);
     const old = await store.read(w.ledgerId, 0, 4);
-    expect(store.stats.diskReads - disk).toBe(5);
+    // The 5 asked for, and the 5 after them that a read from disk reads ahead (as many bytes as it read).
+    expect(store.stats.diskReads - disk).toBe(10);
+    expect(store.stats.readAheadEntries).toBe(5);
     expect(old[2]!.data.equals(Buffer.alloc(4096, 2))).toBe(true);
     expect(store.stats.cachedBytes).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it.skipIf(!engine.local)('reads ahead of a reader that goes through the segment files in order', async () => {
+    await reopen({ cacheBytes: 64 * 1024 });
+    const w = await store.create();
+    for (let i = 0; i < 100; i++) await w.append(Buffer.alloc(4096, i));
+    const disk = store.stats.diskReads;
+    // Each read takes what the last one read ahead, and reads the next as far ahead.
+    for (let first = 0; first < 60; first += 6) {
+      const got = await store.read(w.ledgerId, first, first + 5);
+      expect(got.map((e) => e.entryId)).toEqual([0, 1, 2, 3, 4, 5].map((k) => first + k));
+      for (const e of got) expect(e.data.equals(Buffer.alloc(4096, e.entryId))).toBe(true);
+    }
+    expect(store.stats.readAheadHits).toBe(54);
+    expect(store.stats.diskReads - disk).toBe(66);
+    // A read elsewhere neither takes it nor reads twice what it holds; a shorter one leaves the rest in place.
+    expect((await store.read(w.ledgerId, 20, 21)).map((e) => e.entryId)).toEqual([20, 21]);
+    expect((await store.read(w.ledgerId, 60, 62)).map((e) => e.data[0])).toEqual([60, 61, 62]);
+    expect((await store.read(w.ledgerId, 63, 65)).map((e) => e.data[0])).toEqual([63, 64, 65]);
+    expect(store.stats.readAheadHits).toBe(60);
+    // Entries the tail cache holds are not read ahead: a read that reaches them leaves nothing to read.
+    const before = store.stats.readAheadEntries;
+    const rest = await store.read(w.ledgerId, 66, 99);
+    expect(rest.map((e) => e.data[0])).toEqual(Array.from({ length: 34 }, (_, k) => 66 + k));
+    expect(store.stats.readAheadEntries).toBe(before);
+    // A store built without it does not read ahead.
+    await reopen({ cacheBytes: 64 * 1024, readAheadBytes: 0 });
+    await store.read(w.ledgerId, 0, 4);
+    await store.read(w.ledgerId, 5, 9);
+    expect(store.stats.readAheadEntries).toBe(0);
   });
 
   it.skipIf(!engine.local)('reclaims the space of deleted ledgers by deleting segment files none of whose ledgers remain', async () => {
