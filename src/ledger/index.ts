@@ -6,9 +6,11 @@ export {
   LEDGER_STORE_CONFIG,
   LEDGER_STORE_KINDS,
   ledgerStoreKind,
+  ledgerStoreReads,
   ledgerStoreSpace,
   openLedgerStore,
   type LedgerStoreKind,
+  type LedgerStoreReads,
   type LedgerStoreSpace,
   type OpenLedgerStoreOptions,
 } from './open-store.js';

@@ -101,6 +101,38 @@ export function ledgerStoreSpace(store: LedgerStore): LedgerStoreSpace | null {
   };
 }
 
+/** Where a store's reads found their entries, as `ledgerline_storage_entries_read_total` reads it (all since open). */
+export interface LedgerStoreReads {
+  /** Entries served from the tail cache. */
+  readonly tailCache: number;
+  /** Entries a read took from what was read ahead of it (read-ahead.ts). */
+  readonly readAhead: number;
+  /** Entries read from the segment files while their reader waited (compaction's reads included). */
+  readonly segmentFiles: number;
+  /** Entries read ahead of their readers, taken or not. */
+  readonly readAheadRead: number;
+}
+
+/** The read sources of a store `openLedgerStore()` opened, or null for one that keeps no such count (BookKeeper). */
+export function ledgerStoreReads(store: LedgerStore): LedgerStoreReads | null {
+  if (!(store instanceof LocalLedgerStore)) return null;
+  const s = store.stats;
+  return {
+    get tailCache() {
+      return s.cacheHits;
+    },
+    get readAhead() {
+      return s.readAheadHits;
+    },
+    get segmentFiles() {
+      return s.diskReads - s.readAheadEntries;
+    },
+    get readAheadRead() {
+      return s.readAheadEntries;
+    },
+  };
+}
+
 /**
  * Whether a store `openLedgerStore()` opened appends with O_DIRECT (`ledgerline.storage.direct.io` asked for it
  * and the file system took it), or null for a store that writes no local files (BookKeeper).

@@ -9,8 +9,8 @@
  * be added to a Prometheus one; prom-client's `ledgerline_process_nodejs_eventloop_lag_*` gauges show its
  * percentiles since the last scrape).
  */
-import { Histogram, type Registry } from 'prom-client';
-import type { GroupCommitObserver } from '../ledger/open-store.js';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { GroupCommitObserver, LedgerStoreReads } from '../ledger/open-store.js';
 
 /** How often the event loop is asked to run a sample. */
 export const EVENT_LOOP_SAMPLE_MS = 10;
@@ -77,6 +77,44 @@ export function registerGroupCommitMetrics(registry: Registry, observe: ((o: Gro
       entries.observe(n);
       bytes.observe(b);
       fsync.observe(seconds);
+    },
+  });
+}
+
+/**
+ * Where the ledger store's reads found their entries (`reads` from open-store.ts's ledgerStoreReads; null for a
+ * store that keeps no such count, where these series stay at 0). The share of `read_ahead` among the reads of
+ * entries not in the tail cache is what the read-ahead saves its readers; `..._read_ahead_total` against it
+ * says how much of what was read ahead nobody took.
+ */
+export function registerStoreReadMetrics(registry: Registry, reads: LedgerStoreReads | null): void {
+  const registers = [registry];
+  const seen = { tail_cache: 0, read_ahead: 0, segment_files: 0 };
+  const entriesRead = new Counter({
+    name: 'ledgerline_storage_entries_read_total',
+    help: 'Entries the ledger store handed to readers since the broker started, by where it found them: tail_cache (recent entries kept in memory), read_ahead (read from the segment files ahead of their reader), segment_files (read while the reader waited; compaction included).',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      if (!reads) return;
+      const now = { tail_cache: reads.tailCache, read_ahead: reads.readAhead, segment_files: reads.segmentFiles };
+      for (const source of ['tail_cache', 'read_ahead', 'segment_files'] as const) {
+        if (now[source] > seen[source]) this.inc({ source }, now[source] - seen[source]);
+        seen[source] = Math.max(seen[source], now[source]);
+      }
+    },
+  });
+  // Every source's series from the first scrape on, at 0 until it counts something.
+  if (reads) for (const source of Object.keys(seen)) entriesRead.inc({ source }, 0);
+  let readAheadSeen = 0;
+  new Counter({
+    name: 'ledgerline_storage_entries_read_ahead_total',
+    help: 'Entries the ledger store read from its segment files ahead of their readers since the broker started, taken or not.',
+    registers,
+    collect() {
+      const now = reads?.readAheadRead ?? 0;
+      if (now > readAheadSeen) this.inc(now - readAheadSeen);
+      readAheadSeen = Math.max(readAheadSeen, now);
     },
   });
 }

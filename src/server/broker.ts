@@ -37,7 +37,7 @@ import { RoutingTxnMarkerWriter, RoutingTxnVerifier } from '../cluster/txn-routi
 import { GroupCoordinator, groupCoordinatorConfig, registerGroupCoordinatorMetrics } from '../coordinator/index.js';
 import { TransactionCoordinator, transactionCoordinatorConfig } from '../coordinator/txn/index.js';
 import type { LedgerFs } from '../ledger/fs.js';
-import { LEDGER_STORE_CONFIG, ledgerStoreDirectIo, ledgerStoreGroupCommits, ledgerStoreKind, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
+import { LEDGER_STORE_CONFIG, ledgerStoreDirectIo, ledgerStoreGroupCommits, ledgerStoreKind, ledgerStoreReads, ledgerStoreSpace, openLedgerStore, type OpenLedgerStoreOptions } from '../ledger/open-store.js';
 import type { LedgerStore } from '../ledger/types.js';
 import { ClusterConfigs, MIN_INSYNC_REPLICAS } from '../cluster/cluster-configs.js';
 import { loadClusterId, loadDirectoryId } from '../cluster/identity.js';
@@ -46,7 +46,7 @@ import type { MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import { createBrokerMetrics, TopicMetrics, type BrokerMetrics } from '../observability/metrics.js';
 import { registerLogCleanerMetrics } from '../observability/log-cleaner-metrics.js';
-import { registerEventLoopMetrics, registerGroupCommitMetrics } from '../observability/runtime-metrics.js';
+import { registerEventLoopMetrics, registerGroupCommitMetrics, registerStoreReadMetrics } from '../observability/runtime-metrics.js';
 import { LogCleaner, type LogCleanerOptions } from '../log/log-cleaner.js';
 import { RequestMetrics } from '../observability/request-metrics.js';
 import { registerAuthenticationMetrics } from '../observability/auth-metrics.js';
@@ -340,6 +340,7 @@ export class Broker implements ConnectionHost {
     }));
     registerLogCleanerMetrics(metrics.registry, cleaner);
     registerGroupCommitMetrics(metrics.registry, ledgerStoreGroupCommits(ledgers));
+    registerStoreReadMetrics(metrics.registry, ledgerStoreReads(ledgers));
     this.stopEventLoopSampler = registerEventLoopMetrics(metrics.registry);
     registerGroupCoordinatorMetrics(metrics.registry, groups, { logEndOffset: (t, i) => partitions.get(t, i)?.log.highWatermark ?? null });
     const topicMetrics = new TopicMetrics(metrics);

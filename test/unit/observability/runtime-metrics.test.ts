@@ -5,8 +5,8 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openMemoryLedgerStore, type LocalLedgerStore } from '../../../src/ledger/local-store.js';
-import { ledgerStoreGroupCommits } from '../../../src/ledger/open-store.js';
-import { registerEventLoopMetrics, registerGroupCommitMetrics } from '../../../src/observability/runtime-metrics.js';
+import { ledgerStoreGroupCommits, ledgerStoreReads } from '../../../src/ledger/open-store.js';
+import { registerEventLoopMetrics, registerGroupCommitMetrics, registerStoreReadMetrics } from '../../../src/observability/runtime-metrics.js';
 
 function value(text: string, series: string): number {
   const m = new RegExp(`^${series.replace(/[{}"+.]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text);
@@ -78,5 +78,33 @@ describe('group commits', () => {
     const registry = new Registry();
     registerGroupCommitMetrics(registry, null);
     expect(value(await registry.metrics(), 'ledgerline_storage_group_commit_entries_count')).toBe(0);
+  });
+});
+
+describe('store reads', () => {
+  it('count the entries handed to readers by where the store found them, and what it read ahead', async () => {
+    store = await openMemoryLedgerStore({ cacheBytes: 64 * 1024 });
+    const registry = new Registry();
+    registerStoreReadMetrics(registry, ledgerStoreReads(store));
+    expect(value(await registry.metrics(), 'ledgerline_storage_entries_read_total{source="read_ahead"}')).toBe(0);
+    const writer = await store.create();
+    for (let i = 0; i < 100; i++) await writer.append(Buffer.alloc(4096, i));
+    await store.read(writer.ledgerId, 95, 99); // the tail cache
+    await store.read(writer.ledgerId, 0, 4); // the segment files, then 5 more read ahead
+    await store.read(writer.ledgerId, 5, 9); // those 5, and 5 more read ahead
+    const text = await registry.metrics();
+    expect(value(text, 'ledgerline_storage_entries_read_total{source="tail_cache"}')).toBe(5);
+    expect(value(text, 'ledgerline_storage_entries_read_total{source="segment_files"}')).toBe(5);
+    expect(value(text, 'ledgerline_storage_entries_read_total{source="read_ahead"}')).toBe(5);
+    expect(value(text, 'ledgerline_storage_entries_read_ahead_total')).toBe(10);
+    // Counters: a scrape adds what happened since the last one.
+    await store.read(writer.ledgerId, 10, 14);
+    expect(value(await registry.metrics(), 'ledgerline_storage_entries_read_total{source="read_ahead"}')).toBe(10);
+  });
+
+  it('stay at 0 for a store that keeps no such count', async () => {
+    const registry = new Registry();
+    registerStoreReadMetrics(registry, null);
+    expect(value(await registry.metrics(), 'ledgerline_storage_entries_read_ahead_total')).toBe(0);
   });
 });
