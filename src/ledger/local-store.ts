@@ -37,9 +37,9 @@ import { LockHeldError, nodeLedgerFs, type LedgerFs, type LedgerFsLock } from '.
 import { GC_DEFAULTS, GarbageCollector, type GarbageCollectorOptions } from './garbage-collector.js';
 import { collectorHost } from './gc-host.js';
 import { MemoryLedgerFs } from './memory-fs.js';
+import { ReadAhead } from './read-ahead.js';
 import { recoverStore } from './recovery.js';
 import { SegmentFiles } from './segment-files.js';
-import { ReadAhead } from './read-ahead.js';
 import { readFromSegments } from './segment-reads.js';
 import { countLive, metadataOf, newLedger, type GroupCommitObserver, type Ledger, type LocalLedgerStoreStats, type Op, type Segment, type StoreCore } from './store-state.js';
 import { TailCache } from './tail-cache.js';
