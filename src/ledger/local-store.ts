@@ -108,6 +108,11 @@ const DEFAULTS = {
 /** Most payload bytes one read-ahead covers. */
 const READ_AHEAD_MAX_BYTES = 8 * 1024 * 1024;
 
+/** The first entry of `ledger` its tail cache holds (its size when it holds none). */
+function tailCacheStart(ledger: Ledger): number {
+  return ledger.index.size - (ledger.cache.length - ledger.cacheHead);
+}
+
 /** Largest valid segment (offsets in the index are u32). */
 const MAX_SEGMENT_BYTES = 0xffff_ffff;
 
@@ -307,7 +312,7 @@ export class LocalLedgerStore implements LedgerStore {
     }
     const out: LedgerEntry[] = new Array<LedgerEntry>(stop - firstEntryId);
     // Recent entries from the tail cache (taken synchronously, so eviction during the disk read is harmless).
-    const cacheStart = ledger.index.size - (ledger.cache.length - ledger.cacheHead);
+    const cacheStart = tailCacheStart(ledger);
     const cacheFrom = Math.max(firstEntryId, cacheStart);
     for (let id = cacheFrom; id < stop; id++) {
       out[id - firstEntryId] = { entryId: id, data: ledger.cache[ledger.cacheHead + id - cacheStart]! };
@@ -322,10 +327,9 @@ export class LocalLedgerStore implements LedgerStore {
       from += taken.length;
     }
     if (diskEnd > from) await readFromSegments(this.core.files, this.stats, ledger, from, diskEnd, out, firstEntryId);
-    // The entries after these that only the segment files hold, for this reader's next read.
-    if (readAhead && !this.core.closing && !ledger.deleted) {
-      this.readAhead.start(ledger, diskEnd, ledger.index.size - (ledger.cache.length - ledger.cacheHead), bytes);
-    }
+    // The entries after these that only the segment files hold (the tail cache may have moved meanwhile), for
+    // this reader's next read.
+    if (readAhead && !this.core.closing && !ledger.deleted) this.readAhead.start(ledger, diskEnd, tailCacheStart(ledger), bytes);
     return out;
   }
 

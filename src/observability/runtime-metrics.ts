@@ -89,32 +89,29 @@ export function registerGroupCommitMetrics(registry: Registry, observe: ((o: Gro
  */
 export function registerStoreReadMetrics(registry: Registry, reads: LedgerStoreReads | null): void {
   const registers = [registry];
-  const seen = { tail_cache: 0, read_ahead: 0, segment_files: 0 };
-  const entriesRead = new Counter({
+  // Each scrape sets the store's own totals (as kafka_consumergroup_rebalances_total does), every source's series
+  // from the first scrape on.
+  new Counter({
     name: 'ledgerline_storage_entries_read_total',
     help: 'Entries the ledger store handed to readers since the broker started, by where it found them: tail_cache (recent entries kept in memory), read_ahead (read from the segment files ahead of their reader), segment_files (read while the reader waited; compaction included).',
     labelNames: ['source'],
     registers,
     collect() {
       if (!reads) return;
-      const now = { tail_cache: reads.tailCache, read_ahead: reads.readAhead, segment_files: reads.segmentFiles };
-      for (const source of ['tail_cache', 'read_ahead', 'segment_files'] as const) {
-        if (now[source] > seen[source]) this.inc({ source }, now[source] - seen[source]);
-        seen[source] = Math.max(seen[source], now[source]);
-      }
+      this.reset();
+      this.inc({ source: 'tail_cache' }, reads.tailCache);
+      this.inc({ source: 'read_ahead' }, reads.readAhead);
+      this.inc({ source: 'segment_files' }, reads.segmentFiles);
     },
   });
-  // Every source's series from the first scrape on, at 0 until it counts something.
-  if (reads) for (const source of Object.keys(seen)) entriesRead.inc({ source }, 0);
-  let readAheadSeen = 0;
   new Counter({
     name: 'ledgerline_storage_entries_read_ahead_total',
     help: 'Entries the ledger store read from its segment files ahead of their readers since the broker started, taken or not.',
     registers,
     collect() {
-      const now = reads?.readAheadRead ?? 0;
-      if (now > readAheadSeen) this.inc(now - readAheadSeen);
-      readAheadSeen = Math.max(readAheadSeen, now);
+      if (!reads) return;
+      this.reset();
+      this.inc(reads.readAheadRead);
     },
   });
 }
