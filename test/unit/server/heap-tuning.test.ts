@@ -41,29 +41,46 @@ function majorCollections(tune: boolean, nodeFlags: string[] = []): { major: num
 }
 
 /**
- * Runs a child with about 150 MiB of live objects that allocates 400 batches of short-lived ones, each kept
- * over a few turns (so scavenges promote it) and then dropped; returns its peak heapUsed in MiB.
+ * Runs a child that builds about 230 MiB of live objects over many turns, then allocates 400 batches of
+ * short-lived ones, each kept over a few turns (so scavenges promote it) and then dropped. Returns, for each old
+ * generation limit V8 set once the heap was large (200 MiB and more alive), that limit over the live size.
+ *
+ * The limit is read from V8's own trace (`--trace-gc-verbose`), not inferred from the peak heap: how far the heap
+ * overshoots its limit depends on how fast the concurrent marker keeps up, which is noise on a busy machine
+ * (peaks of 480-690 MiB for the same limits here).
  */
-function peakHeapWithPromotedGarbage(tune: boolean, nodeFlags: string[] = []): number {
+function limitsOverLiveWithPromotedGarbage(tune: boolean, nodeFlags: string[] = []): number[] {
   const script = `
     import { tuneHeapForBroker } from ${JSON.stringify(join(REPO, 'src/server/heap-tuning.ts'))};
     if (${tune}) tuneHeapForBroker();
     const live = [];
-    for (let i = 0; i < 1_500_000; i++) live.push({ i, s: 'x' + i, a: [i, i + 1] });
+    for (let i = 0; i < 1_500_000; i++) {
+      live.push({ i, s: 'x' + i, a: [i, i + 1] });
+      // Over many turns, as a broker's heap grows: the tuning hears of each full collection a turn after it.
+      if (i % 10_000 === 0) await new Promise((r) => setImmediate(r));
+    }
     const held = [];
-    let peak = 0;
     for (let round = 0; round < 400; round++) {
       const batch = [];
       for (let i = 0; i < 20_000; i++) batch.push({ round, i, a: [i, round], s: 'y' + i });
       held.push(batch);
       if (held.length > 8) held.shift();
       await new Promise((r) => setImmediate(r));
-      peak = Math.max(peak, process.memoryUsage().heapUsed);
     }
-    console.log(JSON.stringify({ peak: peak / 1048576, live: live.length }));
+    console.log(JSON.stringify({ live: live.length }));
   `;
-  const out = execFileSync(process.execPath, [...nodeFlags, '--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, encoding: 'utf8' });
-  return (JSON.parse(out.trim().split('\n').at(-1)!) as { peak: number }).peak;
+  const out = execFileSync(process.execPath, ['--trace-gc-verbose', ...nodeFlags, '--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: REPO,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  // "[HeapController] Limit: old size: 301234 KB, new limit: 516000 KB", once per limit V8 computes.
+  const ratios: number[] = [];
+  for (const m of out.matchAll(/\[HeapController\] Limit: old size: (\d+) KB, new limit: (\d+) KB/g)) {
+    const [oldKiB, limitKiB] = [Number(m[1]), Number(m[2])];
+    if (oldKiB >= 200 * 1024) ratios.push(limitKiB / oldKiB);
+  }
+  return ratios;
 }
 
 /**
@@ -102,16 +119,18 @@ describe('heap tuning for a broker', () => {
   }, 60_000);
 
   it('keeps the dead objects of a large heap to about half its live size', () => {
-    // V8's own growing factor reached 3-4 here (peaks of 785-1151 MiB); a fixed 1.5 gives 474-556 MiB, and so
-    // does the factor that follows the live heap (505-579 MiB), which is at its floor of 1.5 for this heap.
-    const plain = peakHeapWithPromotedGarbage(false);
-    const fixed = peakHeapWithPromotedGarbage(false, [`${HEAP_GROWING_FLAG}=${HEAP_HEADROOM.minPercent}`]);
-    const tuned = peakHeapWithPromotedGarbage(true);
-    expect(tuned).toBeLessThan(700);
-    // V8's own factor falls when the machine is busy (it marks slower): inside the whole unit suite, 744-795 MiB
-    // against 573-608. The comparison that does not move with the load is the fixed 1.5, run beside it.
-    expect(tuned).toBeLessThan(plain);
-    expect(tuned).toBeLessThan(fixed * 1.2);
+    // The limit V8 sets is the live size times the growing factor, plus room for what the young generation may
+    // promote: with the factor fixed at 1.5, 1.56-1.77 times the live size here.
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    const plain = limitsOverLiveWithPromotedGarbage(false);
+    const fixed = limitsOverLiveWithPromotedGarbage(false, [`${HEAP_GROWING_FLAG}=${HEAP_HEADROOM.minPercent}`]);
+    const tuned = limitsOverLiveWithPromotedGarbage(true);
+    for (const ratios of [plain, fixed, tuned]) expect(ratios.length).toBeGreaterThan(0);
+    // Tuned, the limits of a large heap are those of the fixed 1.5. The first may still carry the factor chosen
+    // for the smaller heap before it (2.0-2.3 here): the tuning sets the factor a turn after each collection.
+    expect(median(tuned)).toBeLessThanOrEqual(median(fixed) * 1.05);
+    // V8's own factor for this heap is 4, from how fast it marks (4.06-4.27 here, alone and beside two busy loops).
+    expect(Math.min(...plain)).toBeGreaterThan(Math.max(...tuned));
   }, 90_000);
 
   it("leaves the operator's own choice alone", () => {
