@@ -16,8 +16,9 @@
  * A transactional workload's template has the isTransactional attribute (bit 4) and a producer id; each
  * send also stamps the producer id, epoch and the partition's base sequence (`stampBatch`'s `producer`).
  *
- * Times are `performance.timeOrigin + performance.now()`: producer and consumer share this process, so
- * the clock is the same on both sides.
+ * Times are `performance.timeOrigin + performance.now()`: the wall clock when the thread started plus a monotonic
+ * clock since. Producers and consumers run in two threads of one process (consumer-thread.ts), whose clocks agree
+ * to a few microseconds (each thread's origin pairs a wall-clock and a monotonic reading).
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';

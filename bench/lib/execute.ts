@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { errorByCode } from '../../protocol/error-codes.js';
 import { KafkaClient, OffsetSpec } from '../../src/client/index.js';
-import type { ConnectionOptions } from '../../src/client/index.js';
+import type { ConnectionOptions, KafkaClientOptions } from '../../src/client/index.js';
 import { buildTemplate } from './batches.js';
 import type { LoadResult, TopicPartition } from './load.js';
 import { offsetsFor, runCatchUp, runLive } from './load.js';
@@ -39,13 +39,15 @@ export interface ExecuteResult {
 
 export async function executeWorkload(o: ExecuteOptions): Promise<ExecuteResult> {
   const w = o.workload;
-  const client = await KafkaClient.connect({
+  const clientOptions: KafkaClientOptions = {
     bootstrap: o.bootstrap,
     clientId: 'ledgerline-bench',
-    connectionsPerBroker: Math.max(1, w.producers + w.consumers),
+    // The producers' lanes; the consumers connect a client of their own (consumer-thread.ts).
+    connectionsPerBroker: Math.max(1, w.producers),
     requestTimeoutMs: 60_000,
     ...o.security,
-  });
+  };
+  const client = await KafkaClient.connect(clientOptions);
   const topics = topicNames(w, `bench-${w.name}-${randomBytes(3).toString('hex')}`);
   try {
     const t0 = Date.now();
@@ -55,7 +57,7 @@ export async function executeWorkload(o: ExecuteOptions): Promise<ExecuteResult>
     const partitions: TopicPartition[] = [];
     for (const topic of topics) for (let p = 0; p < w.partitionsPerTopic; p++) partitions.push({ topic, partition: p });
     const template = await buildTemplate(w);
-    const base = { client, workload: w, template, partitions, log: o.log, brokerCpuSeconds: o.brokerCpuSeconds, brokerGcSeconds: o.brokerGcSeconds };
+    const base = { client, clientOptions, workload: w, template, partitions, log: o.log, brokerCpuSeconds: o.brokerCpuSeconds, brokerGcSeconds: o.brokerGcSeconds };
     if (w.backlogBytes > 0) {
       o.log(`writing a backlog of ${(w.backlogBytes / 2 ** 30).toFixed(2)} GiB`);
       const start = await offsetsFor(client, partitions, OffsetSpec.EARLIEST);

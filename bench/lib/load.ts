@@ -4,9 +4,9 @@
  *   producer p ── lane p ──► leader connection ──► maxInFlight slots, each:
  *                             wait for its intended send time (fixed rate) ─► stamp batches ─► Produce ─► ack
  *                             latency = ack − intended send time (no coordinated omission)
- *   consumer c ── lane P+c ─► leader connection ──► Fetch loop (incremental fetch session) from the start
- *                             offsets ─► split batches
- *                             e2e latency = now − send time carried by each batch (see batches.ts)
+ *   consumer c ── lane c ───► leader connection ──► Fetch loop (incremental fetch session) from the start
+ *   (their own thread and     offsets ─► split batches
+ *    client: consumer-*.ts)   e2e latency = now − send time carried by each batch (see batches.ts)
  *
  * Transactional workloads (transactionRecords > 0) run one transactional producer per producer lane
  * instead of the slots (transactions.ts): each transaction adds its partitions, sends its batches with up
@@ -15,7 +15,8 @@
  * transaction's intended begin. Consumers then read with isolation read_committed.
  *
  * Partition i goes to producer i mod P and to consumer i mod C. Each producer and each consumer has its
- * own connection per leader (lanes of the cluster's connection pool), as separate client processes would.
+ * own connection per leader (lanes of a client's connection pool), as separate client processes would; the
+ * consumers run in a thread of their own with a client of their own (consumer-thread.ts).
  * A run is: optional warm-up (counted but not reported), the measured window, then a short drain in which
  * consumers catch up with what was produced. Catch-up workloads first write a backlog, then time consumers
  * reading it from the earliest offset.
@@ -25,35 +26,25 @@ import type { Histogram } from 'hdr-histogram-js';
 import { errorByCode } from '../../protocol/error-codes.js';
 import { ProduceApi } from '../../protocol/messages/000-produce.gen.js';
 import type { ProduceRequest, ProduceResponse } from '../../protocol/messages/000-produce.gen.js';
-import { FetchApi } from '../../protocol/messages/001-fetch.gen.js';
-import type { FetchRequest, FetchResponse } from '../../protocol/messages/001-fetch.gen.js';
-import { ControlRecordType, MAGIC_V2, RecordBatch, frameEntryAt, parseControlRecordType } from '../../protocol/records/index.js';
 import { ZERO_UUID } from '../../protocol/wire/uuid.js';
-import type { KafkaClient } from '../../src/client/index.js';
-import { FetchSession, IsolationLevel, OffsetSpec } from '../../src/client/index.js';
-import type { SessionPartition } from '../../src/client/index.js';
+import type { KafkaClient, KafkaClientOptions } from '../../src/client/index.js';
+import { OffsetSpec } from '../../src/client/index.js';
 import type { BatchTemplate } from './batches.js';
-import { copyTemplate, nowMs, sendTimeOf, stampBatch } from './batches.js';
+import { copyTemplate, nowMs, stampBatch } from './batches.js';
+import type { ConsumerLane, PhaseCounters, TopicPartition } from './consume.js';
+import { describeError as describe, sleep, tpKey, zeroCounters as zero } from './consume.js';
+import { ConsumerThread } from './consumer-thread.js';
+import type { ConsumersResult } from './consumer-thread.js';
 import type { LatencySummary } from './stats.js';
 import type { TransactionalProducer } from './transactions.js';
-import { AbortedTransactions, PRODUCE_TXN_V1_MAX_VERSION, TransactionError, addPartitionsToTxn, endTxn, findTransactionCoordinator, initTransactions } from './transactions.js';
-import { latencyHistogram, recordMs, summarize } from './stats.js';
+import { PRODUCE_TXN_V1_MAX_VERSION, TransactionError, addPartitionsToTxn, endTxn, findTransactionCoordinator, initTransactions } from './transactions.js';
+import { addEncodedHistogram, latencyHistogram, recordMs, summarize } from './stats.js';
 import type { BrokerProbes, WindowUsage } from './usage.js';
 import { startWindow } from './usage.js';
 import type { Workload } from './workload.js';
 
-export interface TopicPartition {
-  readonly topic: string;
-  readonly partition: number;
-}
-
-export interface PhaseCounters {
-  records: number;
-  /** Record payload bytes (records × recordSize). */
-  bytes: number;
-  batches: number;
-  requests: number;
-}
+export type { PhaseCounters, TopicPartition } from './consume.js';
+export { tpKey } from './consume.js';
 
 export interface TimelinePoint {
   /** Seconds since the phase started. */
@@ -84,11 +75,14 @@ export interface LoadResult {
   endToEndLatency: LatencySummary;
   /** Errors by Kafka error name or client error code, whole run. */
   errors: Record<string, number>;
-  /** CPU used by this process (the load generator) over the window, in % of one core. */
+  /** CPU used by this process (the load generator, its consumers' thread included) over the window, in % of one core. */
   clientCpuPercent: number;
-  /** GC pauses of this process over the window, in seconds. */
+  /** GC pauses of this process's threads (producers' and consumers') over the window, in seconds. */
   clientGcSeconds?: number;
-  /** How late this process's event loop ran, 99th percentile over the window, ms (usage.ts); absent in older results. */
+  /**
+   * How late the producers' event loop ran, 99th percentile over the window, ms (usage.ts): the floor under the
+   * produce latencies; absent in older results.
+   */
   clientLoopDelayP99Ms?: number | null;
   /** CPU seconds the broker's processes used over the window (see LoadOptions.brokerCpuSeconds), or null. */
   brokerCpuSeconds: number | null;
@@ -105,6 +99,8 @@ export interface LoadResult {
 
 export interface LoadOptions {
   client: KafkaClient;
+  /** How `client` connected: the consumers' thread connects a client of its own with these (consumer-thread.ts). */
+  clientOptions?: KafkaClientOptions;
   workload: Workload;
   template: BatchTemplate;
   partitions: readonly TopicPartition[];
@@ -131,20 +127,16 @@ function probesOf(o: LoadOptions): BrokerProbes {
   return { cpuSeconds: o.brokerCpuSeconds, gcSeconds: o.brokerGcSeconds };
 }
 
-const FETCH_MAX_WAIT_MS = 500;
-const PARTITION_MAX_BYTES = 1024 * 1024;
-const FETCH_MAX_BYTES = 50 * 1024 * 1024;
 const DRAIN_MS = 10_000;
 
 class Meter {
   measuring = false;
   produced: PhaseCounters = zero();
+  /** The consumers' counts of the window, once they stopped (consumer-thread.ts). */
   consumed: PhaseCounters = zero();
   /** Totals since the start, for the drain and the timeline. */
   producedTotal = 0;
-  consumedTotal = 0;
   producedBytesTotal = 0;
-  consumedBytesTotal = 0;
   readonly produceLatency: Histogram = latencyHistogram();
   readonly e2eLatency: Histogram = latencyHistogram();
   readonly commitLatency: Histogram = latencyHistogram();
@@ -152,8 +144,16 @@ class Meter {
   concurrentRetries = 0;
   readonly errors: Record<string, number> = {};
   measureStart = 0;
-  /** False for catch-up reads, where a batch's age is not a latency. */
-  recordEndToEnd = true;
+  /** The consumers' thread, when the run has consumers. */
+  consumers: ConsumerThread | null = null;
+
+  get consumedTotal(): number {
+    return this.consumers?.consumedTotal ?? 0;
+  }
+
+  get consumedBytesTotal(): number {
+    return this.consumers?.consumedBytesTotal ?? 0;
+  }
 
   error(name: string, n = 1): void {
     this.errors[name] = (this.errors[name] ?? 0) + n;
@@ -169,19 +169,13 @@ class Meter {
     this.transactions = 0;
     this.measureStart = nowMs();
   }
-}
 
-function zero(): PhaseCounters {
-  return { records: 0, bytes: 0, batches: 0, requests: 0 };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-function describe(e: unknown): string {
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' ? code : e instanceof Error ? e.name : 'error';
+  /** Takes in what the consumers counted. */
+  addConsumers(r: ConsumersResult): void {
+    this.consumed = r.consumed;
+    addEncodedHistogram(this.e2eLatency, r.e2e);
+    for (const [name, n] of Object.entries(r.errors)) this.error(name, n);
+  }
 }
 
 function groupByLeader(client: KafkaClient, parts: readonly TopicPartition[]): Map<number, TopicPartition[]> {
@@ -218,10 +212,6 @@ export async function offsetsFor(client: KafkaClient, parts: readonly TopicParti
     pending = next;
   }
   return out;
-}
-
-export function tpKey(tp: TopicPartition): string {
-  return `${tp.topic}\u0000${tp.partition}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -463,114 +453,6 @@ function describeTxn(e: unknown): string {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Consumers
-
-interface ConsumerLane {
-  readonly leader: number;
-  readonly lane: number;
-  readonly partitions: readonly TopicPartition[];
-  readonly offsets: Map<string, bigint>;
-  /** Offsets to reach before a catch-up read is complete. */
-  readonly endOffsets?: Map<string, bigint>;
-}
-
-async function consumerLoop(o: LoadOptions, meter: Meter, lane: ConsumerLane, stop: { consume: () => boolean }): Promise<void> {
-  const { client } = o;
-  // An incremental fetch session (KIP-227), as Kafka's consumer keeps: with thousands of partitions a
-  // fetch then names only the partitions whose position moved.
-  const session = new FetchSession();
-  while (!stop.consume()) {
-    try {
-      const conn = await client.cluster.connectionTo(lane.leader, lane.lane);
-      const version = conn.versionFor(FetchApi);
-      const wanted: SessionPartition[] = [];
-      for (const tp of lane.partitions) {
-        const offset = lane.offsets.get(tpKey(tp)) ?? 0n;
-        if (lane.endOffsets && offset >= (lane.endOffsets.get(tpKey(tp)) ?? 0n)) continue;
-        wanted.push({ topic: tp.topic, topicId: client.cluster.topic(tp.topic)?.topicId ?? ZERO_UUID, partition: tp.partition, fetchOffset: offset, partitionMaxBytes: PARTITION_MAX_BYTES });
-      }
-      if (wanted.length === 0) return; // catch-up read complete
-      const fields = session.build(wanted, version);
-      const request: FetchRequest = FetchApi.request.create({
-        maxWaitMs: FETCH_MAX_WAIT_MS,
-        minBytes: 1,
-        maxBytes: FETCH_MAX_BYTES,
-        sessionId: fields.sessionId,
-        sessionEpoch: fields.sessionEpoch,
-        // Transactional workloads read as Kafka's consumers of transactional data do: committed records only.
-        isolationLevel: o.workload.transactionRecords > 0 ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
-        topics: fields.topics,
-        forgottenTopicsData: fields.forgottenTopicsData,
-      });
-      let response: FetchResponse;
-      try {
-        response = await conn.request(FetchApi, request, { version, timeoutMs: 30_000 + FETCH_MAX_WAIT_MS });
-      } catch (e) {
-        session.onError();
-        throw e;
-      }
-      if (!session.onResponse(response) || response.errorCode !== 0) {
-        meter.error(errorByCode(response.errorCode).name);
-        await sleep(100);
-        continue;
-      }
-      const now = nowMs();
-      for (const t of response.responses) {
-        const topic = version >= 13 ? client.cluster.topicNameById(t.topicId) : t.topic;
-        if (topic === undefined) continue;
-        for (const p of t.partitions) {
-          if (p.errorCode !== 0) {
-            meter.error(errorByCode(p.errorCode).name);
-            continue;
-          }
-          // Decoders always produce one buffer (the list form of `Records` is for encoders).
-          const records = p.records as Buffer | null;
-          const aborted = p.abortedTransactions && p.abortedTransactions.length > 0 ? new AbortedTransactions(p.abortedTransactions) : null;
-          if (records && records.length > 0) consumeRecords(o, meter, lane, { topic, partition: p.partitionIndex }, records, now, aborted);
-        }
-      }
-    } catch (e) {
-      meter.error(describe(e));
-      await sleep(100);
-    }
-  }
-}
-
-function consumeRecords(o: LoadOptions, meter: Meter, lane: ConsumerLane, tp: TopicPartition, records: Buffer, now: number, aborted: AbortedTransactions | null): void {
-  const key = tpKey(tp);
-  let offset = lane.offsets.get(key) ?? 0n;
-  let pos = 0;
-  for (;;) {
-    const span = frameEntryAt(records, pos);
-    if (span === null) break; // a partial batch at the end of the response
-    pos = span.end;
-    if (span.magic !== MAGIC_V2) continue;
-    const batch = RecordBatch.unchecked(records.subarray(span.start, span.end));
-    const next = batch.lastOffset + 1n;
-    if (next <= offset) continue;
-    offset = next;
-    if (aborted?.skip(batch, batch.isControl && isAbortMarker(batch))) continue;
-    if (batch.isControl) continue;
-    const count = batch.recordCount;
-    const bytes = count * o.workload.recordSize;
-    meter.consumedTotal += count;
-    meter.consumedBytesTotal += bytes;
-    if (!meter.measuring) continue;
-    const sent = sendTimeOf(batch);
-    if (sent !== null && sent < meter.measureStart) continue;
-    meter.consumed.records += count;
-    meter.consumed.bytes += bytes;
-    meter.consumed.batches += 1;
-    if (sent !== null && meter.recordEndToEnd) recordMs(meter.e2eLatency, now - sent);
-  }
-  lane.offsets.set(key, offset);
-}
-
-function isAbortMarker(batch: RecordBatch): boolean {
-  const first = batch.records().next();
-  return !first.done && parseControlRecordType(first.value.key) === ControlRecordType.ABORT;
-}
-
 // ---------------------------------------------------------------------------------------------------
 
 function laneIntervals(lanes: ProducerLane[], o: LoadOptions, total: number): void {
@@ -605,7 +487,7 @@ function consumerLanes(o: LoadOptions, start: Map<string, bigint>, end?: Map<str
     const mine = o.partitions.filter((_, i) => i % o.workload.consumers === c);
     for (const [leader, parts] of groupByLeader(o.client, mine)) {
       const offsets = new Map(parts.map((tp) => [tpKey(tp), start.get(tpKey(tp)) ?? 0n] as const));
-      lanes.push({ leader, lane: o.workload.producers + c, partitions: parts, offsets, endOffsets: end });
+      lanes.push({ leader, lane: c, partitions: parts, offsets, endOffsets: end });
     }
   }
   return lanes;
@@ -665,17 +547,18 @@ function finish(meter: Meter, seconds: number, usage: WindowUsage, timeline: Tim
 export async function runLive(o: LoadOptions): Promise<LoadResult> {
   const log = o.log ?? (() => undefined);
   const meter = new Meter();
-  const stop = { produce: true, consume: false };
+  const stop = { produce: true };
   const fatal: Fatal = { error: null };
   const lanes = producerLanes(o);
   // Transactional producers are set up before any consumer starts, so a broker that refuses them fails the run at once.
   const transactional = o.workload.transactionRecords > 0 && !o.produceOnly;
   if (transactional) await initTransactionalLanes(o, lanes);
-  let consumersDone = Promise.resolve();
+  let consumers: ConsumerThread | null = null;
   if (!o.produceOnly && o.workload.consumers > 0) {
     const start = await offsetsFor(o.client, o.partitions, OffsetSpec.LATEST);
-    const lanes = consumerLanes(o, start);
-    consumersDone = Promise.all(lanes.map((l) => consumerLoop(o, meter, l, { consume: () => stop.consume }))).then(() => undefined);
+    consumers = await startConsumers(o, consumerLanes(o, start), { recordEndToEnd: true });
+    meter.consumers = consumers;
+    consumers.run();
   }
   const slots: Array<Promise<void>> = [];
   for (const lane of lanes) {
@@ -690,7 +573,9 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   }
   // Sampled before the window opens: reading a JVM's GC counters takes a few hundred ms.
   const usage = await startWindow(probesOf(o));
+  const consumersGc0 = consumers?.gcSeconds ?? 0;
   meter.startMeasuring();
+  consumers?.startMeasuring(meter.measureStart);
   const window0 = nowMs();
   const end = window0 + o.durationMs;
   let lastLog = window0;
@@ -705,14 +590,14 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
   }
   const window1 = nowMs();
   const used = await usage.end();
+  if (consumers) used.clientGcSeconds += consumers.gcSeconds - consumersGc0;
   stop.produce = false;
   await Promise.all(slots);
   // Drain: let consumers catch up with everything produced, within a bound.
   const drainUntil = nowMs() + DRAIN_MS;
-  while (!o.produceOnly && o.workload.consumers > 0 && meter.consumedTotal < meter.producedTotal && nowMs() < drainUntil) await sleep(20);
+  while (consumers && meter.consumedTotal < meter.producedTotal && nowMs() < drainUntil) await sleep(20);
   meter.measuring = false;
-  stop.consume = true;
-  await consumersDone;
+  if (consumers) meter.addConsumers(await consumers.stop());
   sampler.stop();
   if (fatal.error) throw fatal.error;
   const seconds = (window1 - window0) / 1000;
@@ -726,27 +611,42 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
 export async function runCatchUp(o: LoadOptions, start: Map<string, bigint>, end: Map<string, bigint>): Promise<LoadResult> {
   const meter = new Meter();
   const lanes = consumerLanes(o, start, end);
+  const consumers = await startConsumers(o, lanes, { recordEndToEnd: false, deadline: Date.now() + Math.max(o.durationMs, 600_000) });
+  meter.consumers = consumers;
   const sampler = timelineSampler(meter);
   meter.startMeasuring();
-  // Backlog batches were sent before the window: count them all, and do not take their age for a latency.
-  meter.measureStart = 0;
-  meter.recordEndToEnd = false;
   const usage = await startWindow(probesOf(o));
+  const consumersGc0 = consumers.gcSeconds;
   const t0 = performance.now();
-  const deadline = nowMs() + Math.max(o.durationMs, 600_000);
-  await Promise.all(lanes.map((l) => consumerLoop(o, meter, l, { consume: () => nowMs() > deadline })));
+  // Backlog batches were sent before the window: count them all.
+  consumers.run(0);
+  const counted = await consumers.finished();
   const ms = performance.now() - t0;
   const used = await usage.end();
+  used.clientGcSeconds += consumers.gcSeconds - consumersGc0;
   sampler.stop();
   meter.measuring = false;
+  meter.addConsumers(counted);
   const result = finish(meter, ms / 1000, used, sampler.points, o);
   let remaining = 0n;
   for (const l of lanes) {
     for (const tp of l.partitions) {
-      const left = (end.get(tpKey(tp)) ?? 0n) - (l.offsets.get(tpKey(tp)) ?? 0n);
+      const left = (end.get(tpKey(tp)) ?? 0n) - (counted.offsets.get(tpKey(tp)) ?? 0n);
       if (left > 0n) remaining += left;
     }
   }
   result.unconsumedRecords = Number(remaining);
   return result;
+}
+
+/** The consumers' thread for `lanes`, connected and ready to `run`. */
+function startConsumers(o: LoadOptions, lanes: ConsumerLane[], how: { recordEndToEnd: boolean; deadline?: number }): Promise<ConsumerThread> {
+  if (!o.clientOptions) throw new Error('a run with consumers needs LoadOptions.clientOptions, to connect their thread');
+  return ConsumerThread.start({
+    client: { ...o.clientOptions, clientId: `${o.clientOptions.clientId ?? 'ledgerline-bench'}-consumers`, connectionsPerBroker: Math.max(1, o.workload.consumers) },
+    lanes,
+    recordSize: o.workload.recordSize,
+    readCommitted: o.workload.transactionRecords > 0,
+    ...how,
+  });
 }

@@ -68,3 +68,13 @@ export function fmt(x: number | null | undefined, digits = 3): string {
   const decimals = Math.max(0, digits - 1 - mag);
   return x.toFixed(Math.min(decimals, 3));
 }
+
+/** A histogram as a string another thread can decode (HdrHistogram's compressed form). */
+export function encodeHistogram(h: Histogram): string {
+  return hdr.encodeIntoCompressedBase64(h);
+}
+
+/** Adds what `encodeHistogram` made into `into`. */
+export function addEncodedHistogram(into: Histogram, encoded: string): void {
+  into.add(hdr.decodeFromCompressedBase64(encoded, 32, false));
+}
