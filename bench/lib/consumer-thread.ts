@@ -165,6 +165,11 @@ export class ConsumerThread {
     }
   }
 
+  /** Ends the thread wherever it is (after `finished`, or on a failed run); what it counted is lost. */
+  async terminate(): Promise<void> {
+    await this.worker.terminate();
+  }
+
   private post(m: ToConsumers): void {
     this.worker.postMessage(m);
   }

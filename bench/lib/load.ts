@@ -560,48 +560,55 @@ export async function runLive(o: LoadOptions): Promise<LoadResult> {
     meter.consumers = consumers;
     consumers.run();
   }
-  const slots: Array<Promise<void>> = [];
-  for (const lane of lanes) {
-    if (transactional) slots.push(transactionLoop(o, meter, lane, stop, fatal));
-    else for (let s = 0; s < o.workload.maxInFlight; s++) slots.push(producerSlot(o, meter, lane, stop));
-  }
   const sampler = timelineSampler(meter);
-  if (o.warmupMs > 0) {
-    const warm = nowMs() + o.warmupMs;
-    while (nowMs() < warm && fatal.error === null) await sleep(Math.min(200, Math.max(1, warm - nowMs())));
-    log(`warm-up done (${(meter.producedBytesTotal / 2 ** 20).toFixed(0)} MiB produced)`);
-  }
-  // Sampled before the window opens: reading a JVM's GC counters takes a few hundred ms.
-  const usage = await startWindow(probesOf(o));
-  const consumersGc0 = consumers?.gcSeconds ?? 0;
-  meter.startMeasuring();
-  consumers?.startMeasuring(meter.measureStart);
-  const window0 = nowMs();
-  const end = window0 + o.durationMs;
-  let lastLog = window0;
-  while (nowMs() < end && fatal.error === null) {
-    if (o.stopAfterBytes !== undefined && meter.producedBytesTotal >= o.stopAfterBytes) break;
-    await sleep(Math.min(200, Math.max(1, end - nowMs())));
-    if (nowMs() - lastLog >= 5000) {
-      lastLog = nowMs();
-      const s = (lastLog - window0) / 1000;
-      log(`${s.toFixed(0)} s: produced ${(meter.produced.bytes / 2 ** 20 / s).toFixed(1)} MiB/s, consumed ${(meter.consumed.bytes / 2 ** 20 / s).toFixed(1)} MiB/s`);
+  try {
+    const slots: Array<Promise<void>> = [];
+    for (const lane of lanes) {
+      if (transactional) slots.push(transactionLoop(o, meter, lane, stop, fatal));
+      else for (let s = 0; s < o.workload.maxInFlight; s++) slots.push(producerSlot(o, meter, lane, stop));
     }
+    if (o.warmupMs > 0) {
+      const warm = nowMs() + o.warmupMs;
+      while (nowMs() < warm && fatal.error === null) await sleep(Math.min(200, Math.max(1, warm - nowMs())));
+      log(`warm-up done (${(meter.producedBytesTotal / 2 ** 20).toFixed(0)} MiB produced)`);
+    }
+    // Sampled before the window opens: reading a JVM's GC counters takes a few hundred ms.
+    const usage = await startWindow(probesOf(o));
+    const consumersGc0 = consumers?.gcSeconds ?? 0;
+    meter.startMeasuring();
+    consumers?.startMeasuring(meter.measureStart);
+    const window0 = nowMs();
+    const consumedBytes0 = meter.consumedBytesTotal;
+    const end = window0 + o.durationMs;
+    let lastLog = window0;
+    while (nowMs() < end && fatal.error === null) {
+      if (o.stopAfterBytes !== undefined && meter.producedBytesTotal >= o.stopAfterBytes) break;
+      await sleep(Math.min(200, Math.max(1, end - nowMs())));
+      if (nowMs() - lastLog >= 5000) {
+        lastLog = nowMs();
+        const s = (lastLog - window0) / 1000;
+        log(`${s.toFixed(0)} s: produced ${(meter.produced.bytes / 2 ** 20 / s).toFixed(1)} MiB/s, consumed ${((meter.consumedBytesTotal - consumedBytes0) / 2 ** 20 / s).toFixed(1)} MiB/s`);
+      }
+    }
+    const window1 = nowMs();
+    const used = await usage.end();
+    if (consumers) used.clientGcSeconds += consumers.gcSeconds - consumersGc0;
+    stop.produce = false;
+    await Promise.all(slots);
+    // Drain: let consumers catch up with everything produced, within a bound.
+    const drainUntil = nowMs() + DRAIN_MS;
+    while (consumers && meter.consumedTotal < meter.producedTotal && nowMs() < drainUntil) await sleep(20);
+    meter.measuring = false;
+    if (consumers) meter.addConsumers(await consumers.stop());
+    sampler.stop();
+    if (fatal.error) throw fatal.error;
+    const seconds = (window1 - window0) / 1000;
+    return finish(meter, seconds, used, sampler.points, o);
+  } finally {
+    // A run that failed leaves no timer and no thread behind to keep the process alive.
+    sampler.stop();
+    await consumers?.terminate();
   }
-  const window1 = nowMs();
-  const used = await usage.end();
-  if (consumers) used.clientGcSeconds += consumers.gcSeconds - consumersGc0;
-  stop.produce = false;
-  await Promise.all(slots);
-  // Drain: let consumers catch up with everything produced, within a bound.
-  const drainUntil = nowMs() + DRAIN_MS;
-  while (consumers && meter.consumedTotal < meter.producedTotal && nowMs() < drainUntil) await sleep(20);
-  meter.measuring = false;
-  if (consumers) meter.addConsumers(await consumers.stop());
-  sampler.stop();
-  if (fatal.error) throw fatal.error;
-  const seconds = (window1 - window0) / 1000;
-  return finish(meter, seconds, used, sampler.points, o);
 }
 
 /**
@@ -614,29 +621,34 @@ export async function runCatchUp(o: LoadOptions, start: Map<string, bigint>, end
   const consumers = await startConsumers(o, lanes, { recordEndToEnd: false, deadline: Date.now() + Math.max(o.durationMs, 600_000) });
   meter.consumers = consumers;
   const sampler = timelineSampler(meter);
-  meter.startMeasuring();
-  const usage = await startWindow(probesOf(o));
-  const consumersGc0 = consumers.gcSeconds;
-  const t0 = performance.now();
-  // Backlog batches were sent before the window: count them all.
-  consumers.run(0);
-  const counted = await consumers.finished();
-  const ms = performance.now() - t0;
-  const used = await usage.end();
-  used.clientGcSeconds += consumers.gcSeconds - consumersGc0;
-  sampler.stop();
-  meter.measuring = false;
-  meter.addConsumers(counted);
-  const result = finish(meter, ms / 1000, used, sampler.points, o);
-  let remaining = 0n;
-  for (const l of lanes) {
-    for (const tp of l.partitions) {
-      const left = (end.get(tpKey(tp)) ?? 0n) - (counted.offsets.get(tpKey(tp)) ?? 0n);
-      if (left > 0n) remaining += left;
+  try {
+    meter.startMeasuring();
+    const usage = await startWindow(probesOf(o));
+    const consumersGc0 = consumers.gcSeconds;
+    const t0 = performance.now();
+    // Backlog batches were sent before the window: count them all.
+    consumers.run(0);
+    const counted = await consumers.finished();
+    const ms = performance.now() - t0;
+    const used = await usage.end();
+    used.clientGcSeconds += consumers.gcSeconds - consumersGc0;
+    sampler.stop();
+    meter.measuring = false;
+    meter.addConsumers(counted);
+    const result = finish(meter, ms / 1000, used, sampler.points, o);
+    let remaining = 0n;
+    for (const l of lanes) {
+      for (const tp of l.partitions) {
+        const left = (end.get(tpKey(tp)) ?? 0n) - (counted.offsets.get(tpKey(tp)) ?? 0n);
+        if (left > 0n) remaining += left;
+      }
     }
+    result.unconsumedRecords = Number(remaining);
+    return result;
+  } finally {
+    sampler.stop();
+    await consumers.terminate();
   }
-  result.unconsumedRecords = Number(remaining);
-  return result;
 }
 
 /** The consumers' thread for `lanes`, connected and ready to `run`. */
