@@ -10,6 +10,8 @@ import type { ApiDescriptor, VersionRange } from '../../../protocol/api.js';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import { encodeResponseFrame, readRequestHeader } from '../../../protocol/headers.js';
 import type { RequestHeader } from '../../../protocol/headers.js';
+import { MetadataApi } from '../../../protocol/messages/003-metadata.gen.js';
+import type { MetadataResponse } from '../../../protocol/messages/003-metadata.gen.js';
 import { ApiVersionsApi } from '../../../protocol/messages/018-api-versions.gen.js';
 import type { ApiVersionsResponse } from '../../../protocol/messages/018-api-versions.gen.js';
 import { apis } from '../../../protocol/messages/index.gen.js';
@@ -154,6 +156,33 @@ export class FakeBroker {
 
 function isReply(x: unknown): x is Reply {
   return typeof x === 'object' && x !== null && 'kind' in x && ['none', 'raw', 'close'].includes((x as Reply).kind);
+}
+
+/** A Metadata answer naming `broker` as node 1, the controller and the leader of all `partitions` of `topic`. */
+export function oneNodeMetadata(broker: FakeBroker, topic: string, topicId: string, partitions: number): MetadataResponse {
+  return MetadataApi.response.create({
+    brokers: [{ nodeId: 1, host: '127.0.0.1', port: broker.port, rack: null }],
+    clusterId: 'c',
+    controllerId: 1,
+    topics: [
+      {
+        errorCode: 0,
+        name: topic,
+        topicId,
+        isInternal: false,
+        topicAuthorizedOperations: 0,
+        partitions: Array.from({ length: partitions }, (_, partitionIndex) => ({
+          errorCode: 0,
+          partitionIndex,
+          leaderId: 1,
+          leaderEpoch: 0,
+          replicaNodes: [],
+          isrNodes: [],
+          offlineReplicas: [],
+        })),
+      },
+    ],
+  });
 }
 
 /** An ApiVersions answer in the v0 layout, as a broker sends for a version it does not know. */

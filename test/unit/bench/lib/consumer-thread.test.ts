@@ -13,7 +13,7 @@ import type { ConsumerLane } from '../../../../bench/lib/consume.js';
 import { tpKey } from '../../../../bench/lib/consume.js';
 import { ConsumerThread } from '../../../../bench/lib/consumer-thread.js';
 import { parseWorkload } from '../../../../bench/lib/workload.js';
-import { FakeBroker } from '../../client/fake-broker.js';
+import { FakeBroker, oneNodeMetadata } from '../../client/fake-broker.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 const workload = parseWorkload({ name: 'w', partitionsPerTopic: 2, producers: 1, consumers: 1, recordSize: 100, batchBytes: 800 });
@@ -29,22 +29,7 @@ async function leader(): Promise<{ broker: FakeBroker; append(partition: number,
   const logs: Buffer[][] = [[], []];
   const broker = await FakeBroker.start();
   open.push(broker);
-  broker.handlers[MetadataApi.apiKey] = () =>
-    MetadataApi.response.create({
-      brokers: [{ nodeId: 1, host: '127.0.0.1', port: broker.port, rack: null }],
-      clusterId: 'c',
-      controllerId: 1,
-      topics: [
-        {
-          errorCode: 0,
-          name: 't',
-          topicId: TOPIC_ID,
-          isInternal: false,
-          topicAuthorizedOperations: 0,
-          partitions: [0, 1].map((partitionIndex) => ({ errorCode: 0, partitionIndex, leaderId: 1, leaderEpoch: 0, replicaNodes: [], isrNodes: [], offlineReplicas: [] })),
-        },
-      ],
-    });
+  broker.handlers[MetadataApi.apiKey] = () => oneNodeMetadata(broker, 't', TOPIC_ID, 2);
   broker.handlers[FetchApi.apiKey] = async (req) => {
     const body = req.body as FetchRequest;
     const partitions = body.topics.flatMap((t) =>

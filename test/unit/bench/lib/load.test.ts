@@ -14,7 +14,7 @@ import { KafkaClient } from '../../../../src/client/index.js';
 import { buildTemplate } from '../../../../bench/lib/batches.js';
 import { runLive } from '../../../../bench/lib/load.js';
 import { parseWorkload } from '../../../../bench/lib/workload.js';
-import { FakeBroker } from '../../client/fake-broker.js';
+import { FakeBroker, oneNodeMetadata } from '../../client/fake-broker.js';
 import type { ReceivedRequest } from '../../client/fake-broker.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -27,22 +27,7 @@ async function transactionalBroker(init: number = ErrorCode.NONE): Promise<{ bro
   const broker = await FakeBroker.start();
   open.push(broker);
   let epoch = 0;
-  broker.handlers[MetadataApi.apiKey] = () =>
-    MetadataApi.response.create({
-      brokers: [{ nodeId: 1, host: '127.0.0.1', port: broker.port, rack: null }],
-      clusterId: 'c',
-      controllerId: 1,
-      topics: [
-        {
-          errorCode: 0,
-          name: 't',
-          topicId: 'AAAAAAAAAAAAAAAAAAAAAQ',
-          isInternal: false,
-          topicAuthorizedOperations: 0,
-          partitions: [0, 1, 2, 3].map((partitionIndex) => ({ errorCode: 0, partitionIndex, leaderId: 1, leaderEpoch: 0, replicaNodes: [], isrNodes: [], offlineReplicas: [] })),
-        },
-      ],
-    });
+  broker.handlers[MetadataApi.apiKey] = () => oneNodeMetadata(broker, 't', 'AAAAAAAAAAAAAAAAAAAAAQ', 4);
   broker.handlers[FindCoordinatorApi.apiKey] = (req: ReceivedRequest) =>
     FindCoordinatorApi.response.create({
       coordinators: (req.body as FindCoordinatorRequest).coordinatorKeys.map((key) => ({ key, nodeId: 1, host: '127.0.0.1', port: broker.port, errorCode: 0, errorMessage: null })),
