@@ -35,7 +35,10 @@ export interface ConsumerThreadData {
   readonly recordEndToEnd: boolean;
   /** Date.now() past which the consumers stop by themselves, or null. */
   readonly deadline: number | null;
-  /** Float64Array over it: records consumed, bytes consumed, the thread's GC seconds. */
+  /**
+   * Float64Array over it: records consumed, bytes consumed, the thread's GC seconds, and the start of the window
+   * it counts (NaN until it counts one).
+   */
   readonly totals: SharedArrayBuffer;
 }
 
@@ -82,7 +85,8 @@ export class ConsumerThread {
 
   /** Starts the thread; settles once its client is connected and has the lanes' metadata (see `run`). */
   static async start(o: ConsumerThreadOptions): Promise<ConsumerThread> {
-    const totals = new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT);
+    const totals = new SharedArrayBuffer(4 * Float64Array.BYTES_PER_ELEMENT);
+    new Float64Array(totals)[3] = Number.NaN;
     const data: ConsumerThreadData = {
       client: o.client,
       lanes: o.lanes.map((l) => ({
@@ -145,9 +149,19 @@ export class ConsumerThread {
     return this.totals[2]!;
   }
 
-  /** Counts from now on the window that began at `at` (nowMs): batches sent before it are not the window's. */
+  /**
+   * Counts the window that began at `at` (nowMs): batches sent before it are not the window's. The thread takes
+   * the message before the answer to any fetch that could hold a batch sent after `at` (posted first, and that
+   * batch has a broker to go through); `measuringFrom` says when it has.
+   */
   startMeasuring(at: number): void {
     this.post({ type: 'measure', at });
+  }
+
+  /** The start of the window the thread counts (`startMeasuring`, or `run`'s), or null before it counts one. */
+  get measuringFrom(): number | null {
+    const at = this.totals[3]!;
+    return Number.isNaN(at) ? null : at;
   }
 
   /** Stops the consumers; settles with what they counted once the thread has closed its client. */

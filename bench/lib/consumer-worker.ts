@@ -6,7 +6,8 @@
  *          ── 'start' { measureFrom } ──────────►  the lanes fetch (counting the window from `measureFrom`, if given)
  *          ── 'measure' { at } ─────────────────►  count the window from `at`
  *          ── 'stop' ───────────────────────────►  lanes end ─► 'done' { counters, e2e, errors, offsets }
- *   totals (shared memory): records and bytes consumed so far, this thread's GC seconds, written as they change
+ *   totals (shared memory): records and bytes consumed so far, this thread's GC seconds, the window's start,
+ *   written as they change
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -30,11 +31,16 @@ const gcObserver = new PerformanceObserver((list) => {
 });
 gcObserver.observe({ entryTypes: ['gc'] });
 
+function measureFrom(at: number): void {
+  meter.startMeasuring(at);
+  totals[3] = at;
+}
+
 port.on('message', (m: ToConsumers) => {
   if (m.type === 'start') {
-    if (m.measureFrom !== null) meter.startMeasuring(m.measureFrom);
+    if (m.measureFrom !== null) measureFrom(m.measureFrom);
     signalStart();
-  } else if (m.type === 'measure') meter.startMeasuring(m.at);
+  } else if (m.type === 'measure') measureFrom(m.at);
   else if (m.type === 'stop') {
     stopped = true;
     signalStart();

@@ -82,11 +82,11 @@ describe('the consumer thread', () => {
     append(0, nowMs() - 60_000); // sent before the window: counted in the totals only
     const thread = await ConsumerThread.start({ client: { bootstrap: broker.address, clientId: 'unit' }, lanes: lanes([0n, 0n]), recordSize: 100, readCommitted: false, recordEndToEnd: true });
     thread.run();
+    expect(thread.measuringFrom).toBeNull();
     await until('the batch before the window is consumed', () => thread.consumedTotal === recordsPerBatch);
     const windowStart = nowMs();
     thread.startMeasuring(windowStart);
-    // Let the 'measure' message arrive before the window's batches do.
-    await new Promise((r) => setTimeout(r, 50));
+    await until('the thread counts the window', () => thread.measuringFrom === windowStart);
     for (let i = 0; i < 5; i++) append(i % 2, nowMs());
     await until('every batch is consumed', () => thread.consumedTotal === 6 * recordsPerBatch);
     expect(thread.consumedBytesTotal).toBe(6 * recordsPerBatch * 100);
@@ -95,11 +95,12 @@ describe('the consumer thread', () => {
     expect(r.consumed).toMatchObject({ records: 5 * recordsPerBatch, bytes: 5 * recordsPerBatch * 100, batches: 5 });
     const e2e = hdr.decodeFromCompressedBase64(r.e2e, 32, false);
     expect(e2e.totalCount).toBe(5);
-    // Latencies are the fake's: well under the deadline this test waits with, and never negative.
+    // Latencies are the fake's: well under the deadline this test waits with.
     expect(e2e.maxValue).toBeLessThan(10_000_000);
     expect(r.offsets.get(tpKey({ topic: 't', partition: 0 }))).toBe(BigInt(4 * recordsPerBatch));
     expect(r.offsets.get(tpKey({ topic: 't', partition: 1 }))).toBe(BigInt(2 * recordsPerBatch));
     expect(thread.gcSeconds).toBeGreaterThanOrEqual(0);
+    expect(thread.measuringFrom).toBe(windowStart);
   }, 30_000);
 
   it('reads a catch-up range to its end and stops by itself, counting every batch without a latency', async () => {
@@ -114,8 +115,9 @@ describe('the consumer thread', () => {
       recordEndToEnd: false,
       deadline: Date.now() + 20_000,
     });
-    thread.run(0);
+    thread.run(0); // batches sent at any time are the window's
     const r = await thread.finished();
+    expect(thread.measuringFrom).toBe(0);
     expect(r.consumed.records).toBe(7 * recordsPerBatch); // partition 0 from its second batch
     expect(hdr.decodeFromCompressedBase64(r.e2e, 32, false).totalCount).toBe(0);
     expect([...r.offsets.values()]).toEqual([end(0), end(1)]);
