@@ -374,7 +374,10 @@ async function transactionLoop(o: LoadOptions, meter: Meter, lane: ProducerLane,
     try {
       const conn = await client.cluster.connectionTo(lane.leader, lane.lane);
       coordinator = await client.cluster.connectionTo(txn.coordinator, lane.lane);
-      meter.concurrentRetries += await addPartitionsToTxn(coordinator, txn.producer, [...topics].map(([topic, ps]) => ({ topic, partitions: [...ps] })));
+      // Not `meter.concurrentRetries += await ...`: that reads the count before the await, and the producers
+      // waiting at the same time would overwrite each other's retries.
+      const retries = await addPartitionsToTxn(coordinator, txn.producer, [...topics].map(([topic, ps]) => ({ topic, partitions: [...ps] })));
+      meter.concurrentRetries += retries;
       const version = conn.versionFor(ProduceApi, { max: PRODUCE_TXN_V1_MAX_VERSION });
       let next = 0;
       let failed: Error | null = null;

@@ -22,8 +22,12 @@ afterEach(async () => {
   for (const x of open.splice(0).reverse()) await x.close();
 });
 
-/** One fake node leading the 4 partitions of topic `t`, with a transaction coordinator that answers `init` to InitProducerId. */
-async function transactionalBroker(init: number = ErrorCode.NONE): Promise<{ broker: FakeBroker; client: KafkaClient }> {
+/**
+ * One fake node leading the 4 partitions of topic `t`, with a transaction coordinator that answers `init` to
+ * InitProducerId and, with `concurrent`, CONCURRENT_TRANSACTIONS to the first AddPartitionsToTxn of every
+ * transaction (counted in `concurrent.answered`).
+ */
+async function transactionalBroker(init: number = ErrorCode.NONE, concurrent?: { answered: number }): Promise<{ broker: FakeBroker; client: KafkaClient }> {
   const broker = await FakeBroker.start();
   open.push(broker);
   let epoch = 0;
@@ -33,10 +37,19 @@ async function transactionalBroker(init: number = ErrorCode.NONE): Promise<{ bro
       coordinators: (req.body as FindCoordinatorRequest).coordinatorKeys.map((key) => ({ key, nodeId: 1, host: '127.0.0.1', port: broker.port, errorCode: 0, errorMessage: null })),
     });
   broker.handlers[InitProducerIdApi.apiKey] = () => InitProducerIdApi.response.create({ errorCode: init, producerId: init === 0 ? 9000n : -1n, producerEpoch: init === 0 ? epoch++ : -1 });
-  broker.handlers[AddPartitionsToTxnApi.apiKey] = (req: ReceivedRequest) =>
-    AddPartitionsToTxnApi.response.create({
-      resultsByTopicV3AndBelow: (req.body as AddPartitionsToTxnRequest).v3AndBelowTopics.map((t) => ({ name: t.name, resultsByPartition: t.partitions.map((partitionIndex) => ({ partitionIndex, partitionErrorCode: 0 })) })),
+  const refusedOnce = new Set<string>();
+  broker.handlers[AddPartitionsToTxnApi.apiKey] = (req: ReceivedRequest) => {
+    const body = req.body as AddPartitionsToTxnRequest;
+    let partitionErrorCode: number = ErrorCode.NONE;
+    if (concurrent && !refusedOnce.delete(body.v3AndBelowTransactionalId)) {
+      refusedOnce.add(body.v3AndBelowTransactionalId);
+      concurrent.answered++;
+      partitionErrorCode = ErrorCode.CONCURRENT_TRANSACTIONS;
+    }
+    return AddPartitionsToTxnApi.response.create({
+      resultsByTopicV3AndBelow: body.v3AndBelowTopics.map((t) => ({ name: t.name, resultsByPartition: t.partitions.map((partitionIndex) => ({ partitionIndex, partitionErrorCode })) })),
     });
+  };
   broker.handlers[ProduceApi.apiKey] = (req: ReceivedRequest) =>
     ProduceApi.response.create({
       responses: (req.body as ProduceRequest).topicData.map((t) => ({
@@ -99,6 +112,18 @@ describe('transactional load', () => {
       const add = mine.find((r) => r.api.name === 'AddPartitionsToTxn')!.body as AddPartitionsToTxnRequest;
       expect(add.v3AndBelowTopics[0]!.partitions).toHaveLength(2);
     }
+  });
+
+  it('counts every CONCURRENT_TRANSACTIONS retry of producers waiting at the same time', async () => {
+    const concurrent = { answered: 0 };
+    const { broker, client } = await transactionalBroker(ErrorCode.NONE, concurrent);
+    const result = await run(client, 300);
+    expect(broker.errors.map((e) => e.message)).toEqual([]);
+    expect(result.errors).toEqual({});
+    // Both producers retry after 20 ms at once, in every transaction: each retry is counted, none lost.
+    expect(result.transactions!.committed).toBeGreaterThan(2);
+    expect(concurrent.answered).toBeGreaterThan(2);
+    expect(result.transactions!.concurrentRetries).toBe(concurrent.answered);
   });
 
   it('aborts a transaction whose batch failed and starts again with a new epoch and sequences from 0', async () => {
