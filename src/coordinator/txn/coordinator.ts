@@ -118,6 +118,28 @@ export interface TransactionCoordinatorOptions {
 
 const { NONE } = ErrorCode;
 
+/**
+ * How long EndTxn, its Prepare* durable, waits for the transaction to complete (markers written, Complete*
+ * durable) before it answers. Kafka answers at once; a producer that begins its next transaction straight away
+ * then meets CONCURRENT_TRANSACTIONS from AddPartitionsToTxn while the markers are being written, and sleeps
+ * 20 ms before it asks again (its backoff for that error, KAFKA-5477). Here the markers and the Complete* state
+ * are each fsynced, so a producer asking at once nearly always found the previous transaction still
+ * completing (transactions-100 in bench/BASELINE.md: one such retry per transaction, 23 ms each). Waiting here
+ * at most those 20 ms answers the same NONE no later than the producer's retry would have gone through, and a
+ * transaction whose markers cannot be written yet is answered after the wait, as before.
+ */
+export const END_TXN_COMPLETION_WAIT_MS = 20;
+
+/** Resolves when `work` settles or after `ms`, whichever comes first; the timer does not keep the process alive. */
+function settledWithin(work: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  return Promise.race([work, elapsed]).finally(() => clearTimeout(timer));
+}
+
 export class TransactionCoordinator {
   readonly config: TransactionCoordinatorConfig;
   private readonly clock: Clock;
@@ -566,7 +588,7 @@ export class TransactionCoordinator {
     if (txn.pendingTransitionInProgress) return ErrorCode.CONCURRENT_TRANSACTIONS;
     switch (v.state) {
       case TxnState.Ongoing:
-        return this.prepareEnd(shard, shard.generation, txn, commit, false);
+        return this.prepareEnd(shard, shard.generation, txn, commit, false, END_TXN_COMPLETION_WAIT_MS);
       case TxnState.CompleteCommit:
         return commit ? NONE : this.invalidTransition(txn, commit);
       case TxnState.CompleteAbort:
@@ -612,7 +634,7 @@ export class TransactionCoordinator {
     const next = endTxnV2Transit(txn, d, nextProducerId, this.clock.now());
     const code = await this.commit(shard, generation, txn, next);
     if (code !== NONE) return fail(code);
-    this.completion.sendMarkers(shard, txn);
+    await settledWithin(this.completion.sendMarkers(shard, txn), END_TXN_COMPLETION_WAIT_MS);
     return endTxnV2Answer(next);
   }
 
@@ -621,8 +643,11 @@ export class TransactionCoordinator {
     return ErrorCode.INVALID_TXN_STATE;
   }
 
-  /** Writes PrepareCommit/PrepareAbort (a fence bumps the epoch first) and starts the markers once durable. */
-  private async prepareEnd(shard: TxnShard, generation: number, txn: TransactionMetadata, commit: boolean, fence: boolean): Promise<number> {
+  /**
+   * Writes PrepareCommit/PrepareAbort (a fence bumps the epoch first) and starts the markers once durable;
+   * answers when they and Complete* are durable or after `waitMs`, whichever comes first.
+   */
+  private async prepareEnd(shard: TxnShard, generation: number, txn: TransactionMetadata, commit: boolean, fence: boolean, waitMs = 0): Promise<number> {
     const v = txn.value;
     const epoch = fence && v.producerEpoch < 32767 ? v.producerEpoch + 1 : v.producerEpoch;
     const next = txn.transit(commit ? TxnState.PrepareCommit : TxnState.PrepareAbort, {
@@ -634,7 +659,9 @@ export class TransactionCoordinator {
       clientTransactionVersion: fence ? v.clientTransactionVersion : TV_0,
     });
     const code = await this.commit(shard, generation, txn, next);
-    if (code === NONE) this.completion.sendMarkers(shard, txn);
+    if (code !== NONE) return code;
+    const completing = this.completion.sendMarkers(shard, txn);
+    if (waitMs > 0) await settledWithin(completing, waitMs);
     return code;
   }
 

@@ -59,14 +59,18 @@ export class TxnCompletion {
   /** A shard loaded: resume the markers of its Prepare* transactions, start its timers. */
   onLoaded(shard: TxnShard): void {
     for (const txn of shard.txns.values()) {
-      if (txn.state === TxnState.PrepareCommit || txn.state === TxnState.PrepareAbort) this.sendMarkers(shard, txn);
+      if (txn.state === TxnState.PrepareCommit || txn.state === TxnState.PrepareAbort) void this.sendMarkers(shard, txn);
     }
     this.scheduleAbortTimedOut(shard);
     this.scheduleRemoveExpired(shard);
   }
 
-  /** Writes the markers of `txn` (in PrepareCommit or PrepareAbort) until all are written, then its Complete* state. */
-  sendMarkers(shard: TxnShard, txn: TransactionMetadata): void {
+  /**
+   * Writes the markers of `txn` (in PrepareCommit or PrepareAbort) until all are written, then its Complete* state.
+   * The promise settles (never rejects) when the first attempt ends: the transaction complete, a retry scheduled
+   * after a failure, or the work stopped because the shard moved on.
+   */
+  sendMarkers(shard: TxnShard, txn: TransactionMetadata): Promise<void> {
     const generation = shard.generation;
     const v = txn.value;
     const commit = v.state === TxnState.PrepareCommit;
@@ -113,10 +117,15 @@ export class TxnCompletion {
       const delay = MARKER_BACKOFF_MS[Math.min(attempt++, MARKER_BACKOFF_MS.length - 1)]!;
       shard.setTimer(delay, run);
     };
+    let firstAttemptEnded!: () => void;
+    const firstAttempt = new Promise<void>((resolve) => (firstAttemptEnded = resolve));
     const run = (): void => {
-      step().catch((err: unknown) => this.o.log.error({ err, transactionalId: txn.transactionalId }, 'completing a transaction failed'));
+      step()
+        .catch((err: unknown) => this.o.log.error({ err, transactionalId: txn.transactionalId }, 'completing a transaction failed'))
+        .finally(firstAttemptEnded);
     };
     run();
+    return firstAttempt;
   }
 
   private scheduleAbortTimedOut(shard: TxnShard): void {

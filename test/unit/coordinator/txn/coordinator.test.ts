@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../../protocol/error-codes.js';
+import { END_TXN_COMPLETION_WAIT_MS } from '../../../../src/coordinator/txn/coordinator.js';
 import { TxnState } from '../../../../src/coordinator/txn/state.js';
 import { TxnHarness } from './harness.js';
 
@@ -186,6 +187,33 @@ describe('transaction coordinator state machine', () => {
       expect(h.coordinator.peek('tx-a')).toMatchObject({ state: TxnState.CompleteCommit, pending: null });
       expect(h.coordinator.peek('tx-a')!.partitions.size).toBe(0);
       expect(h.sink.written.sort()).toEqual(['__consumer_offsets-7:COMMIT', 'orders-1:COMMIT', 'payments-0:COMMIT']);
+    });
+
+    it('answers once the transaction completed when its markers are written at once, so the next one starts without CONCURRENT_TRANSACTIONS', async () => {
+      const a = await h.init('tx-a');
+      await h.coordinator.addPartitionsToTxn('tx-a', a.producerId, 0, [P('orders', 0), P('orders', 1)]);
+      expect(await h.coordinator.endTxn('tx-a', a.producerId, 0, true)).toBe(ErrorCode.NONE);
+      // No settling and no clock advance: the answer itself came after the markers and CompleteCommit.
+      expect(h.coordinator.peek('tx-a')).toMatchObject({ state: TxnState.CompleteCommit, pending: null });
+      expect(h.sink.written.sort()).toEqual(['orders-0:COMMIT', 'orders-1:COMMIT']);
+      expect((await h.coordinator.addPartitionsToTxn('tx-a', a.producerId, 0, [P('orders', 0)]))[0]!.errorCode).toBe(ErrorCode.NONE);
+      expect(h.coordinator.peek('tx-a')!.state).toBe(TxnState.Ongoing);
+    });
+
+    it(`answers after ${END_TXN_COMPLETION_WAIT_MS} ms when the markers are not written by then, the transaction still completing`, async () => {
+      const a = await h.init('tx-a');
+      await h.coordinator.addPartitionsToTxn('tx-a', a.producerId, 0, [P('orders', 0)]);
+      let release!: () => void;
+      h.sink.held = new Promise<void>((r) => (release = r));
+      const started = performance.now();
+      expect(await h.coordinator.endTxn('tx-a', a.producerId, 0, true)).toBe(ErrorCode.NONE);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(END_TXN_COMPLETION_WAIT_MS - 1);
+      expect(h.coordinator.peek('tx-a')).toMatchObject({ state: TxnState.PrepareCommit, pending: TxnState.CompleteCommit });
+      expect((await h.coordinator.addPartitionsToTxn('tx-a', a.producerId, 0, [P('orders', 0)]))[0]!.errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS);
+      h.sink.held = null;
+      release();
+      await h.settle();
+      expect(h.coordinator.peek('tx-a')).toMatchObject({ state: TxnState.CompleteCommit, pending: null });
     });
 
     it('retries markers with backoff until they are all written', async () => {

@@ -17,9 +17,12 @@ export class RecordingSink implements TxnMarkerSink {
   readonly written: string[] = [];
   /** The error each partition answers (NONE unless set). */
   answer: (topic: string, partition: number) => number = () => ErrorCode.NONE;
+  /** When set, every write waits for it (a partition slow to take its markers). */
+  held: Promise<void> | null = null;
 
   async write(markers: readonly TxnMarkerEntry[]): Promise<TxnMarkerResult[]> {
     this.calls.push([...markers]);
+    if (this.held) await this.held;
     return markers.map((m) => ({
       producerId: m.producerId,
       partitions: m.partitions.map((p) => {

@@ -70,6 +70,16 @@ describe('transaction version 2', () => {
     expect(h.sink.written).toEqual(['orders-0:COMMIT', 'orders-2:ABORT']);
   });
 
+  it('EndTxn v5 answers once the transaction completed when its markers are written at once: the next produce adds its partition', async () => {
+    const a = await h.init('tx-a');
+    await h.coordinator.verify('tx-a', a.producerId, 0, 'orders', 0, true);
+    expect(await h.coordinator.endTxnV2('tx-a', a.producerId, 0, true)).toEqual({ errorCode: ErrorCode.NONE, producerId: a.producerId, producerEpoch: 1 });
+    // No settling: the answer came after the markers and CompleteCommit.
+    expect(h.coordinator.peek('tx-a')).toMatchObject({ state: TxnState.CompleteCommit, pending: null });
+    expect(await h.coordinator.verify('tx-a', a.producerId, 1, 'orders', 0, true)).toBe(ErrorCode.NONE);
+    expect(h.coordinator.peek('tx-a')).toMatchObject({ state: TxnState.Ongoing, producerEpoch: 1 });
+  });
+
   it('an abort without a transaction still bumps the epoch, writing no marker', async () => {
     const a = await h.init('tx-a');
     expect(await h.coordinator.endTxnV2('tx-a', a.producerId, 0, false)).toEqual({ errorCode: ErrorCode.NONE, producerId: a.producerId, producerEpoch: 1 });
