@@ -644,8 +644,8 @@ export class TransactionCoordinator {
   }
 
   /**
-   * Writes PrepareCommit/PrepareAbort (a fence bumps the epoch first) and starts the markers once durable;
-   * answers when they and Complete* are durable or after `waitMs`, whichever comes first.
+   * Writes PrepareCommit/PrepareAbort (a fence bumps the epoch first) and starts the markers once durable. With
+   * `waitMs`, answers once the markers and Complete* are durable too or after `waitMs`, whichever comes first.
    */
   private async prepareEnd(shard: TxnShard, generation: number, txn: TransactionMetadata, commit: boolean, fence: boolean, waitMs = 0): Promise<number> {
     const v = txn.value;
