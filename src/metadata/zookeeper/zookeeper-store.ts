@@ -93,6 +93,8 @@ export interface ZooKeeperMetadataStoreOptions extends LocalMetadataStoreOptions
 
 /** Kafka's zookeeper.session.timeout.ms default. */
 export const DEFAULT_ZOOKEEPER_SESSION_TIMEOUT_MS = 18_000;
+/** Pause before arming the /rev watch again after the call that arms it failed. */
+const REV_WATCH_RETRY_MS = 1_000;
 export const DEFAULT_JUTE_MAX_BUFFER = 0xfffff;
 /**
  * A put's value is written twice in its multi (key znode and history), so the request limit defaults to what
@@ -376,6 +378,15 @@ export class ZooKeeperMetadataStore implements MetadataStore {
       .catch((err: unknown) => {
         this.#revWatchArmed = false;
         this.#options.onBackgroundError?.(wrap(err, 'follow'));
+        // Nothing else arms the watch again short of a session expiry: without this, one failed call (a
+        // connection loss under load) would leave this store deaf to every later change. Armed again after a
+        // pause, then caught up on what changed meanwhile; an expired session's calls fail here until
+        // #onExpired has a new one, which arms the watch itself (the flag keeps it to one).
+        setTimeout(() => {
+          if (this.#closed) return;
+          this.#armRevWatch();
+          this.#serial('follow', () => this.#sync()).catch((e: unknown) => this.#options.onBackgroundError?.(wrap(e, 'follow')));
+        }, REV_WATCH_RETRY_MS).unref();
       });
   }
 
