@@ -368,11 +368,7 @@ export class ZooKeeperMetadataStore implements MetadataStore {
         changed.then((event) => {
           this.#revWatchArmed = false;
           if (this.#closed || event.type === 'sessionExpired' || event.type === 'closed') return;
-          this.#armRevWatch();
-          this.#serial('follow', async () => {
-            await this.#sync();
-            await this.leases.expireDue();
-          }).catch((err: unknown) => this.#options.onBackgroundError?.(wrap(err, 'follow')));
+          this.#follow();
         }),
       )
       .catch((err: unknown) => {
@@ -383,11 +379,21 @@ export class ZooKeeperMetadataStore implements MetadataStore {
         // pause, then caught up on what changed meanwhile; an expired session's calls fail here until
         // #onExpired has a new one, which arms the watch itself (the flag keeps it to one).
         setTimeout(() => {
-          if (this.#closed) return;
-          this.#armRevWatch();
-          this.#serial('follow', () => this.#sync()).catch((e: unknown) => this.#options.onBackgroundError?.(wrap(e, 'follow')));
+          if (!this.#closed) this.#follow();
         }, REV_WATCH_RETRY_MS).unref();
       });
+  }
+
+  /**
+   * Arms the /rev watch, then catches up: the watch is armed first, so a change committed during the
+   * catch-up fires it and none falls between the two.
+   */
+  #follow(): void {
+    this.#armRevWatch();
+    this.#serial('follow', async () => {
+      await this.#sync();
+      await this.leases.expireDue();
+    }).catch((err: unknown) => this.#options.onBackgroundError?.(wrap(err, 'follow')));
   }
 
   /** A new session after expiry (the old one's watches are gone); an exclusive store has lost its lock. */
@@ -406,9 +412,8 @@ export class ZooKeeperMetadataStore implements MetadataStore {
         zk.on('expired', () => this.#onExpired());
         void old.close();
         this.#revWatchArmed = false;
-        this.#armRevWatch();
         // What others wrote while this instance had no session: its watches get it now, not at the next change.
-        this.#serial('follow', () => this.#sync()).catch((err: unknown) => this.#options.onBackgroundError?.(wrap(err, 'follow')));
+        this.#follow();
       })
       .catch(() => setTimeout(() => this.#onExpired(), 1_000).unref());
   }

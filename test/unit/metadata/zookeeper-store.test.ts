@@ -8,6 +8,7 @@ import { ManualClock, compareKeys, type MetadataError, type MetadataStore } from
 import { ZooKeeperMetadataStore, type ZooKeeperMetadataStoreOptions } from '../../../src/metadata/zookeeper/index.js';
 import { ZooKeeperClient } from '../../../src/zookeeper/client.js';
 import { StallingRelay } from '../../support/stalling-relay.js';
+import { ZooKeeperCuttingRelay, type ZooKeeperRequest } from '../../support/zookeeper-cutting-relay.js';
 import { Recorder, bytes, sharedZooKeeper, until, zooKeeperAvailable } from './support.js';
 
 let chroots = 0;
@@ -318,6 +319,35 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
       for (const store of open.splice(0)) await store.close();
       for (const c of clients) await c.close();
       for (const r of relays) await r.close();
+    }
+  }, 60_000);
+
+  it('arms its /rev watch again when the call that arms it fails, and streams every later change', async () => {
+    const zk = await sharedZooKeeper();
+    const relay = await ZooKeeperCuttingRelay.start(zk.port);
+    const chroot = connect.slice(connect.indexOf('/'));
+    try {
+      const writer = await openStore();
+      const errors: Error[] = [];
+      const follower = await openStore({ connect: `127.0.0.1:${relay.port}${chroot}`, onBackgroundError: (e) => errors.push(e) });
+      const rec = new Recorder();
+      await follower.watch({ prefix: '/w/' }, rec);
+      await writer.put('/w/1', bytes('1'));
+      await rec.waitForEvents(1, 10_000);
+      // The write below fires the follower's watch; each of its calls to arm it again (the first and the
+      // client's three retries after ConnectionLoss) loses its connection before ZooKeeper sees it.
+      const armsWatch = (r: ZooKeeperRequest): boolean => r.exists?.watch === true && r.exists.path === `${chroot}/rev`;
+      relay.cutOn(armsWatch, 4);
+      await writer.put('/w/2', bytes('2'));
+      await until(() => relay.cuts === 4 && errors.some((e) => /follow/.test(e.message)), 'the arming call to fail', 20_000);
+      // Nothing the follower calls itself: only its watch can bring it this change.
+      await writer.put('/w/3', bytes('3'));
+      await rec.waitForEvents(3, 10_000);
+      expect(rec.summary).toEqual(['put /w/1=1@2', 'put /w/2=2@3', 'put /w/3=3@4']);
+      expect(rec.errors).toEqual([]);
+    } finally {
+      for (const store of open.splice(0)) await store.close();
+      await relay.close();
     }
   }, 60_000);
 
