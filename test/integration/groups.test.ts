@@ -81,7 +81,9 @@ function spawnMember(groupId: string, topic: string): { child: ChildProcess; ass
     c.on(c.events.GROUP_JOIN, (e) => console.log(JSON.stringify(e.payload.memberAssignment[${JSON.stringify(topic)}] || [])));
     (async () => { await c.connect(); await c.subscribe({ topics: [${JSON.stringify(topic)}], fromBeginning: true }); await c.run({ eachMessage: async () => {} }); })();
   `;
-  const child = spawn(process.execPath, ['-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+  // The test setup's filter for kafkajs's known timer warning (test/support/quiet-kafkajs-timers.ts), loaded here too.
+  const quiet = ['--import', 'tsx', '--import', `${REPO}test/support/quiet-kafkajs-timers.ts`];
+  const child = spawn(process.execPath, [...quiet, '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
   const assigned = new Promise<number[]>((resolve) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const parts = JSON.parse(line) as number[];
