@@ -103,15 +103,19 @@ export class ZooKeeperLeases {
     this.#known.delete(id);
   }
 
-  #arm(lease: KnownLease): void {
+  #arm(lease: KnownLease, delayMs = Math.max(0, lease.deadline - this.#host.clock.now())): void {
     lease.timer?.cancel();
     if (this.#stopped) return;
-    lease.timer = this.#host.clock.setTimer(Math.max(0, lease.deadline - this.#host.clock.now()), () => {
+    lease.timer = this.#host.clock.setTimer(delayMs, () => {
       lease.timer = null;
       if (this.#stopped || this.#known.get(lease.id) !== lease) return;
       this.#host.schedule('expireLease', () => this.expireDue()).catch((err: unknown) => {
+        if (this.#stopped) return;
         this.#host.onBackgroundError(err);
-        lease.timer = this.#host.clock.setTimer(RETRY_MS, () => void this.#host.schedule('expireLease', () => this.expireDue()).catch(() => {}));
+        // Tried again until it goes through, as the local store does: without a timer, an overdue lease (a dead
+        // holder's) would wait for this store's next operation, which an idle broker may not make for long.
+        // Not when the attempt armed the lease itself (kept alive elsewhere: a new deadline) or ended it.
+        if (lease.timer === null && this.#known.get(lease.id) === lease) this.#arm(lease, RETRY_MS);
       });
     });
   }

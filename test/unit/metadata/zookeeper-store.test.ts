@@ -351,6 +351,34 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
     }
   }, 60_000);
 
+  it('goes on trying to end an overdue lease while ZooKeeper fails the attempts, with no other call to prompt it', async () => {
+    const zk = await sharedZooKeeper();
+    const relay = await ZooKeeperCuttingRelay.start(zk.port);
+    const chroot = connect.slice(connect.indexOf('/'));
+    const observer = await ZooKeeperClient.connect({ connect: zk.connectString + chroot });
+    try {
+      const errors: Error[] = [];
+      const holder = await openStore({ connect: `127.0.0.1:${relay.port}${chroot}`, onBackgroundError: (e) => errors.push(e) });
+      const { id } = await holder.grantLease(1);
+      await holder.put('/l/k', bytes('v'), { lease: id });
+      const leasePath = `/leases/lease-${String(Number(id) - 1).padStart(10, '0')}`;
+      const { stat, changed } = await observer.exists(leasePath, { watch: true });
+      expect(stat).not.toBeNull();
+      // Ending the lease starts by looking at its znode: the first two attempts (each the call and the
+      // client's three retries after ConnectionLoss) lose their connection before ZooKeeper sees them.
+      relay.cutOn((r) => r.exists?.watch === false && r.exists.path === chroot + leasePath, 8);
+      await until(() => relay.cuts === 8, 'two failed attempts to end the lease', 20_000);
+      const deadline = new Promise<string>((resolve) => setTimeout(resolve, 15_000, 'the lease is still there').unref());
+      expect(await Promise.race([changed, deadline])).toEqual({ type: 'deleted', path: leasePath });
+      expect(await holder.get('/l/k')).toBeNull();
+      expect(errors.map((e) => e.message.replace(/: .*/, ''))).toEqual(['metadata storage failed during expireLease', 'metadata storage failed during expireLease']);
+    } finally {
+      for (const store of open.splice(0)) await store.close();
+      await observer.close();
+      await relay.close();
+    }
+  }, 60_000);
+
   it('refuses a znode that is not one of its own with a format error instead of reading garbage', async () => {
     const store = await openStore();
     await store.put('/k', bytes('v'));
