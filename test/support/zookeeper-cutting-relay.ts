@@ -12,21 +12,23 @@
  *   +-----------+-----------------------------------------------------+
  *   every later frame: a request
  *   +-----------+-----------+------------+------------------------------------------------+
- *   | len int32 | xid int32 | type int32 | body (exists, type 3: path ustring, watch bool) |
+ *   | len int32 | xid int32 | type int32 | body (exists 3, getData 4: path ustring, watch bool) |
  *   +-----------+-----------+------------+------------------------------------------------+
  *
  * ustring = int32 byte length + UTF-8; the path on the wire carries the client's chroot.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
-const OP_EXISTS = 3;
+/** The request types whose path and watch flag the relay reads (ZooDefs.OpCode). */
+export const ZK_OP = { exists: 3, getData: 4 } as const;
 /** Larger frames are a broken stream here, not a request to parse (ZooKeeper's jute.maxbuffer is ~1 MiB). */
 const MAX_FRAME = 16 << 20;
 
 export interface ZooKeeperRequest {
   readonly type: number;
-  /** For exists: the path (with the chroot) and whether it sets a watch. */
-  readonly exists?: { readonly path: string; readonly watch: boolean };
+  /** For exists and getData: the path (with the chroot) and whether the request sets a watch. */
+  readonly path?: string;
+  readonly watch?: boolean;
 }
 
 export class ZooKeeperCuttingRelay {
@@ -48,7 +50,7 @@ export class ZooKeeperCuttingRelay {
     return relay;
   }
 
-  /** Drops the connection on each of the next `times` requests that `match`, before they reach the server. */
+  /** Drops the connection on each of the next `times` requests that `match`, before they reach the server (0: none). */
   cutOn(match: (request: ZooKeeperRequest) => boolean, times: number): void {
     this.#cutWhile = match;
     this.#cutsLeft = times;
@@ -105,8 +107,8 @@ export class ZooKeeperCuttingRelay {
 
 function parseRequest(frame: Buffer): ZooKeeperRequest {
   const type = frame.readInt32BE(8);
-  if (type !== OP_EXISTS || frame.length < 16) return { type };
+  if ((type !== ZK_OP.exists && type !== ZK_OP.getData) || frame.length < 16) return { type };
   const pathLength = frame.readInt32BE(12);
   if (pathLength < 0 || 16 + pathLength + 1 > frame.length) return { type };
-  return { type, exists: { path: frame.toString('utf8', 16, 16 + pathLength), watch: frame[16 + pathLength] !== 0 } };
+  return { type, path: frame.toString('utf8', 16, 16 + pathLength), watch: frame[16 + pathLength] !== 0 };
 }

@@ -103,20 +103,29 @@ export class ZooKeeperLeases {
     this.#known.delete(id);
   }
 
-  #arm(lease: KnownLease, delayMs = Math.max(0, lease.deadline - this.#host.clock.now())): void {
+  #arm(lease: KnownLease, delayMs: number = Math.max(0, lease.deadline - this.#host.clock.now())): void {
     lease.timer?.cancel();
     if (this.#stopped) return;
     lease.timer = this.#host.clock.setTimer(delayMs, () => {
       lease.timer = null;
       if (this.#stopped || this.#known.get(lease.id) !== lease) return;
-      this.#host.schedule('expireLease', () => this.expireDue()).catch((err: unknown) => {
-        if (this.#stopped) return;
-        this.#host.onBackgroundError(err);
-        // Tried again until it goes through, as the local store does: without a timer, an overdue lease (a dead
-        // holder's) would wait for this store's next operation, which an idle broker may not make for long.
-        // Not when the attempt armed the lease itself (kept alive elsewhere: a new deadline) or ended it.
-        if (lease.timer === null && this.#known.get(lease.id) === lease) this.#arm(lease, RETRY_MS);
-      });
+      // Without a timer, an overdue lease (a dead holder's) would wait for this store's next operation, which an
+      // idle broker may not make for long. So the lease is armed again unless the attempt armed it itself (kept
+      // alive elsewhere: a new deadline) or ended it:
+      const again = (delayMs?: number): void => {
+        if (!this.#stopped && lease.timer === null && this.#known.get(lease.id) === lease) this.#arm(lease, delayMs);
+      };
+      this.#host.schedule('expireLease', () => this.expireDue()).then(
+        // Still here: the timer fired before the deadline by this clock (Node's timers and Date.now() can
+        // differ by a millisecond), and expireDue found the lease not yet due.
+        () => again(),
+        (err: unknown) => {
+          if (this.#stopped) return;
+          this.#host.onBackgroundError(err);
+          // Tried again until it goes through, as the local store's lease timers are.
+          again(RETRY_MS);
+        },
+      );
     });
   }
 

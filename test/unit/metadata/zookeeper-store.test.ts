@@ -4,11 +4,11 @@
  * the size limits. One real ZooKeeper for the file (test/unit/metadata/support.ts), a fresh chroot per test.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock, compareKeys, type MetadataError, type MetadataStore } from '../../../src/metadata/index.js';
+import { ManualClock, compareKeys, systemClock, type Clock, type MetadataError, type MetadataStore } from '../../../src/metadata/index.js';
 import { ZooKeeperMetadataStore, type ZooKeeperMetadataStoreOptions } from '../../../src/metadata/zookeeper/index.js';
 import { ZooKeeperClient } from '../../../src/zookeeper/client.js';
 import { StallingRelay } from '../../support/stalling-relay.js';
-import { ZooKeeperCuttingRelay, type ZooKeeperRequest } from '../../support/zookeeper-cutting-relay.js';
+import { ZK_OP, ZooKeeperCuttingRelay, type ZooKeeperRequest } from '../../support/zookeeper-cutting-relay.js';
 import { Recorder, bytes, sharedZooKeeper, until, zooKeeperAvailable } from './support.js';
 
 let chroots = 0;
@@ -336,7 +336,7 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
       await rec.waitForEvents(1, 10_000);
       // The write below fires the follower's watch; each of its calls to arm it again (the first and the
       // client's three retries after ConnectionLoss) loses its connection before ZooKeeper sees it.
-      const armsWatch = (r: ZooKeeperRequest): boolean => r.exists?.watch === true && r.exists.path === `${chroot}/rev`;
+      const armsWatch = (r: ZooKeeperRequest): boolean => r.type === ZK_OP.exists && r.watch === true && r.path === `${chroot}/rev`;
       relay.cutOn(armsWatch, 4);
       await writer.put('/w/2', bytes('2'));
       await until(() => relay.cuts === 4 && errors.some((e) => /follow/.test(e.message)), 'the arming call to fail', 20_000);
@@ -359,14 +359,15 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
     try {
       const errors: Error[] = [];
       const holder = await openStore({ connect: `127.0.0.1:${relay.port}${chroot}`, onBackgroundError: (e) => errors.push(e) });
+      // Ending a lease starts by looking at its znode: the first two attempts (each the call and the client's
+      // three retries after ConnectionLoss) lose their connection before ZooKeeper sees them. Set before the
+      // lease is granted, so that its expiry cannot come first.
+      relay.cutOn((r) => r.type === ZK_OP.exists && r.watch === false && r.path!.startsWith(`${chroot}/leases/`), 8);
       const { id } = await holder.grantLease(1);
       await holder.put('/l/k', bytes('v'), { lease: id });
       const leasePath = `/leases/lease-${String(Number(id) - 1).padStart(10, '0')}`;
       const { stat, changed } = await observer.exists(leasePath, { watch: true });
       expect(stat).not.toBeNull();
-      // Ending the lease starts by looking at its znode: the first two attempts (each the call and the
-      // client's three retries after ConnectionLoss) lose their connection before ZooKeeper sees them.
-      relay.cutOn((r) => r.exists?.watch === false && r.exists.path === chroot + leasePath, 8);
       await until(() => relay.cuts === 8, 'two failed attempts to end the lease', 20_000);
       const deadline = new Promise<string>((resolve) => setTimeout(resolve, 15_000, 'the lease is still there').unref());
       expect(await Promise.race([changed, deadline])).toEqual({ type: 'deleted', path: leasePath });
@@ -378,6 +379,35 @@ describe.skipIf(!zooKeeperAvailable)('ZooKeeperMetadataStore shared by several i
       await relay.close();
     }
   }, 60_000);
+
+  it('ends a lease whose timer fires a little before its deadline by the store\'s clock', async () => {
+    // Node's timers and Date.now() can differ by a millisecond. This clock fires the lease's first timer 200 ms
+    // early (more than a loaded machine delays it), and every later one on time.
+    let firedEarly = false;
+    const early: Clock = {
+      now: () => Date.now(),
+      setTimer(delayMs, callback) {
+        const shorten = !firedEarly && delayMs >= 500;
+        firedEarly ||= shorten;
+        return systemClock.setTimer(shorten ? delayMs - 200 : delayMs, callback);
+      },
+    };
+    const zk = await sharedZooKeeper();
+    const observer = await ZooKeeperClient.connect({ connect: zk.connectString + connect.slice(connect.indexOf('/')) });
+    try {
+      const holder = await openStore({ clock: early });
+      const { id } = await holder.grantLease(1);
+      await holder.put('/l/k', bytes('v'), { lease: id });
+      const leasePath = `/leases/lease-${String(Number(id) - 1).padStart(10, '0')}`;
+      const { stat, changed } = await observer.exists(leasePath, { watch: true });
+      expect(stat).not.toBeNull();
+      const deadline = new Promise<string>((resolve) => setTimeout(resolve, 10_000, 'the lease is still there').unref());
+      expect(await Promise.race([changed, deadline])).toEqual({ type: 'deleted', path: leasePath });
+      expect(await holder.get('/l/k')).toBeNull();
+    } finally {
+      await observer.close();
+    }
+  }, 30_000);
 
   it('refuses a znode that is not one of its own with a format error instead of reading garbage', async () => {
     const store = await openStore();
