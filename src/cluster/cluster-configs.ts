@@ -25,7 +25,8 @@
  */
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { BROKER_CONFIGS_PREFIX, CLUSTER_CONFIGS_KEY } from '../metadata/layout.js';
-import type { MetadataStore, Watch } from '../metadata/types.js';
+import { follow, type Following } from '../metadata/follow.js';
+import type { MetadataStore } from '../metadata/types.js';
 import { BROKER_CONFIG_BY_NAME, invalidOverrides, TOPIC_CONFIGS, validateConfigValue, type ConfigDef } from './config-defs.js';
 import { ClusterApiError } from './errors.js';
 import { quoted } from './topic-names.js';
@@ -65,8 +66,7 @@ export interface DynamicDefaults {
 class ConfigRecord {
   configs: Record<string, string> = {};
   private revision = 0;
-  private watch: Watch | null = null;
-  private closed = false;
+  private following: Following | null = null;
 
   constructor(
     private readonly store: MetadataStore,
@@ -75,15 +75,26 @@ class ConfigRecord {
     private readonly onWatchError: (err: Error) => void,
   ) {}
 
+  /** Reads the record, then follows its changes (follow.ts); a record that does not decode fails the load. */
   async load(): Promise<void> {
-    // The watch starts first, from now, and the read comes after it: no change falls between the two, and one
-    // the read already holds is skipped by its revision. (Watching from the record's own modRevision would
-    // ask for history the store may have compacted long since: etcd's ErrCompacted.)
-    this.watch = await this.store.watch(
+    let loaded = false;
+    this.following = await follow(
+      this.store,
       { key: this.key },
       {
-        onEvents: (res) => {
-          for (const e of res.events) {
+        reset: (kvs, revision) => {
+          const kv = kvs[0];
+          try {
+            // Absent at the read's revision: deleted (or never set), unless this broker's own write is newer.
+            this.apply(kv ? decode(kv.value, this.key) : {}, kv ? kv.modRevision : revision);
+          } catch (err) {
+            if (!loaded) throw err;
+            this.onWatchError(err as Error);
+          }
+          loaded = true;
+        },
+        changes: (events) => {
+          for (const e of events) {
             try {
               this.apply(e.type === 'delete' ? {} : decode(e.kv.value, this.key), e.kv.modRevision);
             } catch (err) {
@@ -91,20 +102,14 @@ class ConfigRecord {
             }
           }
         },
-        onError: (err) => {
-          this.watch = null;
-          if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.onWatchError(err);
-        },
+        error: (err) => this.onWatchError(err),
       },
     );
-    const kv = await this.store.get(this.key);
-    if (kv) this.apply(decode(kv.value, this.key), kv.modRevision);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    await this.watch?.cancel();
-    this.watch = null;
+    await this.following?.cancel();
+    this.following = null;
   }
 
   /** Compare-and-set of the stored record, retried on a concurrent change. */

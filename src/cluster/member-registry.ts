@@ -29,7 +29,8 @@ import { ErrorCode } from '../../protocol/error-codes.js';
 import { LedgerlineError } from '../../protocol/errors.js';
 import { systemClock, type Clock, type ClockTimer } from '../metadata/clock.js';
 import { BROKER_IDS_PREFIX, brokerKey } from '../metadata/layout.js';
-import type { KeyValue, LeaseId, MetadataStore, Watch } from '../metadata/types.js';
+import { follow, type Following } from '../metadata/follow.js';
+import type { KeyValue, LeaseId, MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { BrokerEndpoint, LiveBroker } from './cluster-view.js';
 
@@ -93,7 +94,7 @@ export class MemberRegistry {
   private deadline = -Infinity;
   private keepAliveTimer: ClockTimer | null = null;
   private deadlineTimer: ClockTimer | null = null;
-  private watch: Watch | null = null;
+  private following: Following | null = null;
   private ownKv: KeyValue | null = null;
   private draining = false;
   private stopped = false;
@@ -163,8 +164,8 @@ export class MemberRegistry {
     this.lease = null;
     this.deadline = -Infinity;
     if (lease !== null) await this.options.store.revokeLease(lease).catch(() => undefined);
-    await this.watch?.cancel();
-    this.watch = null;
+    await this.following?.cancel();
+    this.following = null;
   }
 
   /** Ends without a word to the store, as a killed process does (tests): the lease expires on its own. */
@@ -173,7 +174,7 @@ export class MemberRegistry {
     this.clearTimers();
     this.lease = null;
     this.deadline = -Infinity;
-    void this.watch?.cancel();
+    void this.following?.cancel();
   }
 
   private value(): Buffer {
@@ -288,33 +289,33 @@ export class MemberRegistry {
     });
   }
 
-  /** Lists the registrations, then follows them from the list's revision (re-listing if the watch ends). */
+  /** Lists the registrations, then follows them (follow.ts: listed again whenever the watch ends). */
   private async follow(): Promise<void> {
-    const { store } = this.options;
-    const listed = await store.list(BROKER_IDS_PREFIX);
-    this.live.clear();
-    for (const kv of listed.kvs) this.apply(kv);
-    this.watch = await store.watch(
+    this.following = await follow(
+      this.options.store,
       { prefix: BROKER_IDS_PREFIX },
       {
-        onEvents: (res) => {
-          for (const e of res.events) {
+        reset: (kvs) => {
+          const listedHere = this.live.has(this.nodeId);
+          this.live.clear();
+          for (const kv of kvs) this.apply(kv);
+          // Our own registration gone while the watch was down: as its delete event would have said.
+          if (listedHere && !this.live.has(this.nodeId) && this.lease !== null) this.lost('its registration was deleted');
+          this.listener?.changed();
+        },
+        changes: (events) => {
+          for (const e of events) {
             if (e.type === 'put') this.apply(e.kv);
             else this.remove(e.kv.key);
           }
           this.listener?.changed();
         },
-        onError: (err) => {
-          if (this.stopped) return;
-          this.options.log?.warn({ err }, 'the broker registrations watch ended; listing them again');
-          void this.follow()
-            .then(() => this.listener?.changed())
-            .catch((e: unknown) => this.options.log?.error({ err: e }, 'following the broker registrations failed'));
+        error: (err) => {
+          if (!this.stopped) this.options.log?.warn({ err }, 'following the broker registrations failed; listing them again');
         },
       },
-      { startRevision: listed.revision + 1 },
+      { clock: this.clock },
     );
-    this.listener?.changed();
   }
 
   private apply(kv: KeyValue): void {

@@ -46,7 +46,8 @@ import { MemberRegistry, type Registration } from './member-registry.js';
 import { rendezvousOrder, rendezvousOwner } from './rendezvous.js';
 import { systemClock, type Clock } from '../metadata/clock.js';
 import { OWNERS_PREFIX, parseSegment, partitionOwnerKey, segment } from '../metadata/layout.js';
-import type { KeyValue, MetadataStore, Watch } from '../metadata/types.js';
+import { follow, type Following } from '../metadata/follow.js';
+import type { KeyValue, MetadataStore } from '../metadata/types.js';
 import type { Logger } from '../observability/logger.js';
 
 export interface MemberViewOptions {
@@ -119,7 +120,7 @@ export class MemberView implements ClusterView {
   /** Registered and not leaving: the rule's partitions are taken. */
   private active = false;
   private leaving = false;
-  private ownersWatch: Watch | null = null;
+  private ownersFollowing: Following | null = null;
   private idleWaiters: (() => void)[] = [];
   /** Requests waiting for an acquisition (`acquisition`), by topic and partition. */
   private readonly acquisitionWaiters = new Map<string, ((owned: boolean) => void)[]>();
@@ -187,8 +188,8 @@ export class MemberView implements ClusterView {
       });
     });
     await this.registry.stop();
-    await this.ownersWatch?.cancel();
-    this.ownersWatch = null;
+    await this.ownersFollowing?.cancel();
+    this.ownersFollowing = null;
   }
 
   /** Stops as a killed process would (tests): no release, no revoke; the lease expires in the store. */
@@ -199,7 +200,7 @@ export class MemberView implements ClusterView {
     this.held.clear();
     this.queue.clear();
     this.registry.abandon();
-    void this.ownersWatch?.cancel();
+    void this.ownersFollowing?.cancel();
   }
 
   get controllerId(): number {
@@ -541,39 +542,32 @@ export class MemberView implements ClusterView {
     list[p] = h;
   }
 
-  /** Lists the ownership keys, then follows them (re-listing when the watch ends). */
+  /** Lists the ownership keys, then follows them (follow.ts: listed again whenever the watch ends). */
   private async followOwners(): Promise<void> {
-    const { store } = this.options;
-    let startAfter: string | undefined;
-    let revision = 0;
-    this.owners.clear();
-    for (;;) {
-      const page = await store.list(OWNERS_PREFIX, { limit: 1000, ...(startAfter !== undefined ? { startAfter } : {}) });
-      if (revision === 0) revision = page.revision;
-      for (const kv of page.kvs) this.noteOwner(kv);
-      if (!page.more || page.kvs.length === 0) break;
-      startAfter = page.kvs[page.kvs.length - 1]!.key;
-    }
-    // Pages are not one snapshot: events from the first page's revision on, older ones ignored per key.
-    this.ownersWatch = await store.watch(
+    let first = true;
+    this.ownersFollowing = await follow(
+      this.options.store,
       { prefix: OWNERS_PREFIX },
       {
-        onEvents: (res) => {
-          for (const e of res.events) {
+        reset: (kvs) => {
+          this.owners.clear();
+          for (const kv of kvs) this.noteOwner(kv);
+          // After a read again, every partition is looked at anew (start() does it after the first).
+          if (!first) this.enqueueAll();
+          first = false;
+        },
+        changes: (events) => {
+          for (const e of events) {
             if (e.type === 'put') this.noteOwner(e.kv);
             else this.ownerGone(e.kv.key, e.kv.modRevision);
           }
           this.pump();
         },
-        onError: (err) => {
-          if (this.leaving) return;
-          this.options.log?.warn({ err }, 'the partition owners watch ended; listing them again');
-          void this.followOwners()
-            .then(() => this.enqueueAll())
-            .catch((e: unknown) => this.options.log?.error({ err: e }, 'following the partition owners failed'));
+        error: (err) => {
+          if (!this.leaving) this.options.log?.warn({ err }, 'following the partition owners failed; listing them again');
         },
       },
-      { startRevision: revision + 1 },
+      { clock: this.clock },
     );
   }
 

@@ -19,7 +19,8 @@ import { ErrorCode } from '../../protocol/error-codes.js';
 import { randomUuid } from '../../protocol/wire/uuid.js';
 import type { BrokerConfig } from '../config.js';
 import { parseSegment, topicIdKey, topicKey, TOPICS_PREFIX } from '../metadata/layout.js';
-import type { MetadataStore, Watch, WatchEvent } from '../metadata/types.js';
+import { follow, type Following } from '../metadata/follow.js';
+import type { KeyValue, MetadataStore, WatchEvent } from '../metadata/types.js';
 import { ClusterApiError } from './errors.js';
 import type { DynamicDefaults } from './cluster-configs.js';
 
@@ -114,10 +115,9 @@ export class TopicManager {
   private readonly listeners: TopicListener[] = [];
   /** topic name → modRevision of the stored record the cache holds. */
   private readonly revisions = new Map<string, number>();
-  private watch: Watch | null = null;
+  private following: Following | null = null;
   /** Store reads of topics not known here (`refresh`), by name. */
   private readonly refreshing = new Map<string, Promise<void>>();
-  private closed = false;
   /** Registered brokers, which bound the replication factor (the cluster view sets it; alone: 1). */
   liveBrokerCount: () => number = () => 1;
   /** The cluster-level dynamic broker configs (src/cluster/cluster-configs.ts); none unless the broker sets them. */
@@ -128,7 +128,7 @@ export class TopicManager {
   constructor(
     private readonly store: MetadataStore,
     private readonly config: BrokerConfig,
-    /** Where a failure to follow the store is reported (the cache then stops following it). */
+    /** Where a failure to follow the store is reported (it is read again and followed from there). */
     private readonly onWatchError: (err: Error) => void = () => undefined,
   ) {}
 
@@ -156,42 +156,40 @@ export class TopicManager {
     this.listeners.push(l);
   }
 
-  /** Loads the registry, then follows the store's changes to it. */
+  /**
+   * Loads the registry, then follows the store's changes to it (follow.ts: read again whenever the watch ends,
+   * etcd's ErrCompacted among them, with what changed meanwhile told to the listeners).
+   */
   async load(): Promise<void> {
-    const { kvs, revision } = await this.store.list(TOPICS_PREFIX);
-    for (const kv of kvs) {
-      const t = JSON.parse(Buffer.from(kv.value).toString('utf8')) as TopicRecord;
-      this.remember(t);
-      this.revisions.set(t.name, kv.modRevision);
-    }
-    await this.follow(revision + 1);
-  }
-
-  private async follow(startRevision: number): Promise<void> {
-    if (this.closed) return;
-    this.watch = await this.store.watch(
+    let first = true;
+    this.following = await follow(
+      this.store,
       { prefix: TOPICS_PREFIX },
       {
-        onEvents: (res) => {
-          void this.serialize(() => this.applyEvents(res.events)).catch((err: unknown) => this.onWatchError(err as Error));
+        reset: (kvs, revision) => {
+          if (!first) {
+            void this.serialize(() => this.resync(kvs, revision)).catch((err: unknown) => this.onWatchError(err as Error));
+            return;
+          }
+          first = false;
+          for (const kv of kvs) {
+            const t = JSON.parse(Buffer.from(kv.value).toString('utf8')) as TopicRecord;
+            this.remember(t);
+            this.revisions.set(t.name, kv.modRevision);
+          }
         },
-        onError: (err) => {
-          this.watch = null;
-          if (this.closed || (err as { code?: string }).code === 'LL_ERR_METADATA_CLOSED') return;
-          // History the watch needed was compacted (etcd's ErrCompacted): reload and follow from there.
-          if ((err as { code?: string }).code === 'LL_ERR_METADATA_COMPACTED') void this.serialize(() => this.resync()).catch((e: unknown) => this.onWatchError(e as Error));
-          else this.onWatchError(err);
+        changes: (events) => {
+          void this.serialize(() => this.applyEvents(events)).catch((err: unknown) => this.onWatchError(err as Error));
         },
+        error: (err) => this.onWatchError(err),
       },
-      { startRevision },
     );
   }
 
   /** Stops following the store. */
   async close(): Promise<void> {
-    this.closed = true;
-    await this.watch?.cancel();
-    this.watch = null;
+    await this.following?.cancel();
+    this.following = null;
   }
 
   /** Applies changes another writer made to /topics/ (this manager's own are already applied). */
@@ -245,9 +243,8 @@ export class TopicManager {
     if (JSON.stringify(next.configs) !== JSON.stringify(before.configs)) await this.tell((l) => l.configsChanged?.(next));
   }
 
-  /** Reloads the registry after the watch lost its history, telling listeners what changed, and follows again. */
-  private async resync(): Promise<void> {
-    const { kvs, revision } = await this.store.list(TOPICS_PREFIX);
+  /** Takes the registry as read again after the watch ended, telling listeners what changed meanwhile. */
+  private async resync(kvs: readonly KeyValue[], revision: number): Promise<void> {
     const seen = new Set<string>();
     for (const kv of kvs) {
       const t = JSON.parse(Buffer.from(kv.value).toString('utf8')) as TopicRecord;
@@ -257,11 +254,10 @@ export class TopicManager {
       await this.externalPut(this.byName.get(t.name), t);
     }
     for (const t of [...this.byName.values()]) {
-      if (seen.has(t.name)) continue;
+      if (seen.has(t.name) || (this.revisions.get(t.name) ?? 0) > revision) continue;
       this.revisions.set(t.name, revision);
       await this.externalDelete(t);
     }
-    await this.follow(revision + 1);
   }
 
   get(name: string): TopicRecord | undefined {

@@ -38,8 +38,8 @@ import { isIP } from 'node:net';
 import { ErrorCode } from '../../protocol/error-codes.js';
 import { ClusterApiError } from '../cluster/errors.js';
 import { QUOTAS_PREFIX } from '../metadata/layout.js';
-import type { Compare, MetadataStore, TxnOp, Watch } from '../metadata/types.js';
-import { listAll } from '../metadata/list-all.js';
+import type { Compare, MetadataStore, TxnOp } from '../metadata/types.js';
+import { follow, type Following } from '../metadata/follow.js';
 
 export { QUOTAS_PREFIX };
 
@@ -161,9 +161,10 @@ export class QuotaStore {
   private readonly entities = new Map<string, Cached>();
   /** Per quota key: how many entities of each level (client-id, user, user+client-id) have a value of it. */
   private readonly levelCounts = new Map<string, [number, number, number]>();
-  private watch: Watch | null = null;
-  private closed = false;
-  /** The highest revision the watch has delivered, and alterations waiting for theirs. */
+  private following: Following | null = null;
+  /** Whether changes arrive through the store's watch now (not closed, not between a failure and a read). */
+  private delivering = false;
+  /** The highest revision the store's watch (or a read) has delivered, and alterations waiting for theirs. */
   private seen = 0;
   private waiters: { revision: number; resolve: () => void }[] = [];
   private readonly resolvesHost: (host: string) => Promise<boolean>;
@@ -175,35 +176,42 @@ export class QuotaStore {
     this.resolvesHost = options.resolvesHost ?? resolvesHost;
   }
 
-  /** Follows the store and loads every quota. */
+  /** Loads every quota, then follows the store's changes (follow.ts). */
   async load(): Promise<void> {
-    // The watch starts first and the list comes after it, so no change falls between the two; an event the
-    // list already holds applies the same state again.
-    this.watch = await this.store.watch(
+    this.following = await follow(
+      this.store,
       { prefix: QUOTAS_PREFIX },
       {
-        onEvents: (res) => {
-          for (const e of res.events) {
+        reset: (kvs, revision) => {
+          const keys = new Set(kvs.map((kv) => kv.key));
+          for (const key of [...this.entities.keys()]) if (!keys.has(key)) this.set(key, null);
+          for (const kv of kvs) this.apply(kv.key, kv.value);
+          this.delivering = true;
+          this.seen = Math.max(this.seen, revision);
+          this.wake();
+        },
+        changes: (events, revision) => {
+          for (const e of events) {
             if (e.type === 'delete') this.set(e.kv.key, null);
             else this.apply(e.kv.key, e.kv.value);
           }
-          this.seen = Math.max(this.seen, res.revision);
+          this.seen = Math.max(this.seen, revision);
           this.wake();
         },
-        onError: (err) => {
-          this.watch = null;
+        error: (err) => {
+          // Until the next read, alterations read back the keys they changed instead of waiting for the watch.
+          this.delivering = false;
           this.wake(true);
-          if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.options.onWatchError(err);
+          this.options.onWatchError(err);
         },
       },
     );
-    for (const kv of await listAll(this.store, QUOTAS_PREFIX)) this.apply(kv.key, kv.value);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    await this.watch?.cancel();
-    this.watch = null;
+    this.delivering = false;
+    await this.following?.cancel();
+    this.following = null;
     this.wake(true);
   }
 
@@ -407,7 +415,7 @@ export class QuotaStore {
    */
   private async caughtUp(revision: number, keys: Iterable<string>): Promise<void> {
     if (this.seen >= revision) return;
-    if (this.watch) {
+    if (this.delivering) {
       await new Promise<void>((resolve) => this.waiters.push({ revision, resolve }));
       if (this.seen >= revision) return;
     }

@@ -9,9 +9,9 @@
  * at once (two partitions of a mirror reporting they stopped) cannot lose either change: the loser re-reads and
  * applies its change again.
  */
-import { listAll } from '../metadata/list-all.js';
+import { follow, type Following } from '../metadata/follow.js';
 import { segment } from '../metadata/layout.js';
-import type { MetadataStore, Watch } from '../metadata/types.js';
+import type { MetadataStore } from '../metadata/types.js';
 
 const FORMAT_VERSION = 1;
 /** Compare-and-set rounds an update makes before giving up (each one lost to a concurrent writer). */
@@ -25,8 +25,7 @@ interface Cached<T> {
 export class FollowedRecords<T extends object> {
   private readonly cache = new Map<string, Cached<T>>();
   private readonly listeners: ((name: string, value: T | undefined) => void)[] = [];
-  private watch: Watch | null = null;
-  private closed = false;
+  private following: Following | null = null;
 
   constructor(
     private readonly store: MetadataStore,
@@ -36,30 +35,32 @@ export class FollowedRecords<T extends object> {
     private readonly onError: (err: Error) => void,
   ) {}
 
+  /** Loads every record, then follows the store's changes (follow.ts). */
   async load(): Promise<void> {
-    this.watch = await this.store.watch(
+    const nameOf = (key: string): string => decodeURIComponent(key.slice(this.prefix.length));
+    this.following = await follow(
+      this.store,
       { prefix: this.prefix },
       {
-        onEvents: (res) => {
-          for (const e of res.events) {
-            const name = decodeURIComponent(e.kv.key.slice(this.prefix.length));
-            if (e.type === 'delete') this.forget(name);
-            else this.apply(name, e.kv.value, e.kv.modRevision);
+        reset: (kvs) => {
+          const names = new Set(kvs.map((kv) => nameOf(kv.key)));
+          for (const name of [...this.cache.keys()]) if (!names.has(name)) this.forget(name);
+          for (const kv of kvs) this.apply(nameOf(kv.key), kv.value, kv.modRevision);
+        },
+        changes: (events) => {
+          for (const e of events) {
+            if (e.type === 'delete') this.forget(nameOf(e.kv.key));
+            else this.apply(nameOf(e.kv.key), e.kv.value, e.kv.modRevision);
           }
         },
-        onError: (err) => {
-          this.watch = null;
-          if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.onError(err);
-        },
+        error: (err) => this.onError(err),
       },
     );
-    for (const kv of await listAll(this.store, this.prefix)) this.apply(decodeURIComponent(kv.key.slice(this.prefix.length)), kv.value, kv.modRevision);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    await this.watch?.cancel();
-    this.watch = null;
+    await this.following?.cancel();
+    this.following = null;
   }
 
   /** Called with a record's new value (undefined: deleted), for a change made here or through another broker. */

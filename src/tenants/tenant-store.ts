@@ -11,8 +11,8 @@
  *   quota(principal, key)      the tenant quota its principals share, or undefined
  *   replicationAllowed(topic, link)  whether the topic may replicate with a cluster link (replication.clusters)
  */
-import type { MetadataStore, Watch } from '../metadata/types.js';
-import { listAll } from '../metadata/list-all.js';
+import type { MetadataStore } from '../metadata/types.js';
+import { follow, type Following } from '../metadata/follow.js';
 import { invalidTenant, namespaceOf, REPLICATION_CLUSTERS_POLICY, replicationClusters, TENANT_QUOTA_KEYS, tenantPrefixOf, type Tenant } from './model.js';
 
 export const TENANTS_PREFIX = '/tenants/';
@@ -30,41 +30,41 @@ export class TenantStore {
   /** The quota keys some tenant sets: asked on every request by the quota managers, so kept, not scanned. */
   private quotaKeys = new Set<string>();
   private readonly listeners: (() => void)[] = [];
-  private watch: Watch | null = null;
-  private closed = false;
+  private following: Following | null = null;
 
   constructor(
     private readonly store: MetadataStore,
     private readonly onWatchError: (err: Error) => void,
   ) {}
 
-  /** Follows the store and loads every tenant. */
+  /** Loads every tenant, then follows the store's changes (follow.ts). */
   async load(): Promise<void> {
-    this.watch = await this.store.watch(
+    this.following = await follow(
+      this.store,
       { prefix: TENANTS_PREFIX },
       {
-        onEvents: (res) => {
-          for (const e of res.events) {
+        reset: (kvs) => {
+          const names = new Set(kvs.map((kv) => kv.key.slice(TENANTS_PREFIX.length)));
+          for (const name of [...this.tenants.keys()]) if (!names.has(name)) this.forget(name);
+          for (const kv of kvs) this.apply(kv.key.slice(TENANTS_PREFIX.length), kv.value);
+          this.changed();
+        },
+        changes: (events) => {
+          for (const e of events) {
             const name = e.kv.key.slice(TENANTS_PREFIX.length);
             if (e.type === 'delete') this.forget(name);
             else this.apply(name, e.kv.value);
           }
           this.changed();
         },
-        onError: (err) => {
-          this.watch = null;
-          if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.onWatchError(err);
-        },
+        error: (err) => this.onWatchError(err),
       },
     );
-    for (const kv of await listAll(this.store, TENANTS_PREFIX)) this.apply(kv.key.slice(TENANTS_PREFIX.length), kv.value);
-    this.changed();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    await this.watch?.cancel();
-    this.watch = null;
+    await this.following?.cancel();
+    this.following = null;
   }
 
   /** Called after the tenants changed, here or through another broker. */

@@ -13,8 +13,8 @@
  */
 import { createHash } from 'node:crypto';
 import { ErrorCode } from '../../../protocol/error-codes.js';
-import type { MetadataStore, TxnOp, Watch } from '../../metadata/types.js';
-import { listAll } from '../../metadata/list-all.js';
+import type { MetadataStore, TxnOp } from '../../metadata/types.js';
+import { follow, type Following } from '../../metadata/follow.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { bindingKey, invalidBinding, invalidFilter, type AclBinding, type AclBindingFilter } from './model.js';
 
@@ -49,8 +49,7 @@ const TXN_OPS = 128;
 const OK: ApiResult = { errorCode: ErrorCode.NONE, errorMessage: null };
 
 export class AclStore {
-  private watch: Watch | null = null;
-  private closed = false;
+  private following: Following | null = null;
 
   constructor(
     private readonly store: MetadataStore,
@@ -59,33 +58,32 @@ export class AclStore {
     private readonly onWatchError: (err: Error) => void,
   ) {}
 
-  /** Follows the store and loads every ACL into the authorizer. */
+  /** Loads every ACL into the authorizer, then follows the store's changes (follow.ts). */
   async load(): Promise<void> {
-    // The watch starts first and the list comes after it, so no change falls between the two; applying an
-    // event the list already holds is harmless (put and remove are idempotent).
-    this.watch = await this.store.watch(
+    this.following = await follow(
+      this.store,
       { prefix: ACLS_PREFIX },
       {
-        onEvents: (res) => {
-          for (const e of res.events) {
+        reset: (kvs) => {
+          const ids = new Set(kvs.map((kv) => kv.key.slice(ACLS_PREFIX.length)));
+          for (const id of this.authorizer.ids()) if (!ids.has(id)) this.authorizer.remove(id);
+          for (const kv of kvs) this.apply(kv.key.slice(ACLS_PREFIX.length), kv.value);
+        },
+        changes: (events) => {
+          for (const e of events) {
             const id = e.kv.key.slice(ACLS_PREFIX.length);
             if (e.type === 'delete') this.authorizer.remove(id);
             else this.apply(id, e.kv.value);
           }
         },
-        onError: (err) => {
-          this.watch = null;
-          if (!this.closed && (err as { code?: string }).code !== 'LL_ERR_METADATA_CLOSED') this.onWatchError(err);
-        },
+        error: (err) => this.onWatchError(err),
       },
     );
-    for (const kv of await listAll(this.store, ACLS_PREFIX)) this.apply(kv.key.slice(ACLS_PREFIX.length), kv.value);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    await this.watch?.cancel();
-    this.watch = null;
+    await this.following?.cancel();
+    this.following = null;
   }
 
   /** CreateAcls: each binding checked as Kafka checks it, the valid ones stored in one transaction. */

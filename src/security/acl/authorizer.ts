@@ -81,6 +81,11 @@ export class AclAuthorizer {
     return this.o.superUsers.has(principal);
   }
 
+  /** The ids of every ACL held. */
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
   /** Adds (or replaces) the ACL stored under `id`. */
   put(id: string, binding: AclBinding): void {
     this.remove(id);

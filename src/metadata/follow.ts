@@ -1,0 +1,176 @@
+/**
+ * Follows a prefix (or one key) of a metadata store for as long as its holder runs: what it holds now, then
+ * every change. The caches every broker keeps of state shared through the store (ACLs, quotas, tenants,
+ * dynamic configs, cluster links) are built on it.
+ *
+ * A watch can end while the store goes on: etcd's ErrCompacted (LL_ERR_METADATA_COMPACTED: this instance fell
+ * further behind than the history the store keeps, and the ZooKeeper store reloaded), a storage failure, a
+ * listener that threw. A cache that stopped there would serve its last state for good, on one broker only. So
+ * the follower reads the whole target again and starts a new watch from there, as a Kubernetes informer
+ * re-lists after its watch expires; a read or watch that fails is reported and tried again after `retryMs`.
+ * Only `cancel` and the store's close end it.
+ *
+ * A read of more than one page is not one snapshot: the watch starts from the first page's revision, and an
+ * event no newer than what the read gave for its key is left out, so every key ends at its latest state and
+ * each change is applied once.
+ */
+import type { Clock, ClockTimer } from './clock.js';
+import { systemClock } from './clock.js';
+import type { KeyValue, MetadataStore, Watch, WatchEvent, WatchTarget } from './types.js';
+
+const PAGE = 1000;
+/** Pause before a failed read or watch is tried again. */
+export const FOLLOW_RETRY_MS = 1_000;
+
+export interface FollowListener {
+  /** What the target holds at `revision`, replacing all that came before: the first read, and each read again. */
+  reset(kvs: readonly KeyValue[], revision: number): void;
+  /** Changes after that, in revision order, up to `revision`; none older than what the key already had. */
+  changes(events: readonly WatchEvent[], revision: number): void;
+  /** A failure to follow, or a reset or change the listener threw on; the follower reads the target again. */
+  error(err: Error): void;
+}
+
+export interface FollowOptions {
+  readonly retryMs?: number;
+  readonly clock?: Clock;
+  /** Keys per page of a read (default 1000). */
+  readonly pageSize?: number;
+}
+
+export interface Following {
+  /** Stops following; nothing is delivered after it. Idempotent. */
+  cancel(): Promise<void>;
+}
+
+/**
+ * Reads the target, hands it to `reset` and follows it from there; resolves once the first read is delivered and
+ * rejects when that read fails (later failures go to `error` and are retried).
+ */
+export async function follow(store: Pick<MetadataStore, 'list' | 'watch'>, target: WatchTarget, listener: FollowListener, options: FollowOptions = {}): Promise<Following> {
+  const follower = new Follower(store, target, listener, options);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await follower.start();
+      return follower;
+    } catch (err) {
+      if (!isCompacted(err) || attempt >= MAX_COMPACTED_STARTS) throw err;
+    }
+  }
+}
+
+/** Starts in a row that may find the history compacted between their read and their watch. */
+const MAX_COMPACTED_STARTS = 8;
+const isCompacted = (err: unknown): boolean => (err as { code?: string } | null)?.code === 'LL_ERR_METADATA_COMPACTED';
+
+const isClosed = (err: unknown): boolean => (err as { code?: string } | null)?.code === 'LL_ERR_METADATA_CLOSED';
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+class Follower implements Following {
+  #watch: Watch | null = null;
+  #timer: ClockTimer | null = null;
+  #cancelled = false;
+  /** Counts reads: a watch delivers only while its own read is the latest. */
+  #round = 0;
+  /** Per key, the revision its state was read at: an event no newer is left out. */
+  #revisions = new Map<string, number>();
+
+  constructor(
+    private readonly store: Pick<MetadataStore, 'list' | 'watch'>,
+    private readonly target: WatchTarget,
+    private readonly listener: FollowListener,
+    private readonly options: FollowOptions,
+  ) {}
+
+  /** Reads the target, resets the listener and watches from there; throws when the read or the watch fails. */
+  async start(): Promise<void> {
+    const round = ++this.#round;
+    const previous = this.#watch;
+    this.#watch = null;
+    await previous?.cancel();
+    const { kvs, revision } = await this.#read();
+    if (this.#cancelled || round !== this.#round) return;
+    this.#revisions = new Map(kvs.map((kv) => [kv.key, kv.modRevision]));
+    this.listener.reset(kvs, revision);
+    // From the read's revision on: history compacted meanwhile fails it with LL_ERR_METADATA_COMPACTED, and the
+    // caller reads again (at once: a read after the compaction point watches from after it).
+    const watch = await this.store.watch(
+      this.target,
+      {
+        onEvents: (res) => {
+          if (this.#cancelled || round !== this.#round) return;
+          const fresh = res.events.filter((e) => this.#isNews(e));
+          try {
+            if (fresh.length > 0) this.listener.changes(fresh, res.revision);
+          } catch (err) {
+            this.#lost(round, err);
+          }
+        },
+        onError: (err) => this.#lost(round, err),
+      },
+      { startRevision: revision + 1 },
+    );
+    if (this.#cancelled || round !== this.#round) await watch.cancel();
+    else this.#watch = watch;
+  }
+
+  async cancel(): Promise<void> {
+    this.#cancelled = true;
+    this.#timer?.cancel();
+    this.#timer = null;
+    const watch = this.#watch;
+    this.#watch = null;
+    await watch?.cancel();
+  }
+
+  /** The target's keys, and the revision to watch from (the first page's: later pages are at least as new). */
+  async #read(): Promise<{ kvs: KeyValue[]; revision: number }> {
+    if ('key' in this.target) {
+      const { key } = this.target;
+      // The key sorts first among the keys it prefixes.
+      const page = await this.store.list(key, { limit: 1 });
+      return { kvs: page.kvs.filter((kv) => kv.key === key), revision: page.revision };
+    }
+    const pageSize = this.options.pageSize ?? PAGE;
+    const kvs: KeyValue[] = [];
+    let revision = -1;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.store.list(this.target.prefix, after === undefined ? { limit: pageSize } : { limit: pageSize, startAfter: after });
+      if (revision < 0) revision = page.revision;
+      kvs.push(...page.kvs);
+      if (!page.more || page.kvs.length === 0) return { kvs, revision };
+      after = page.kvs[page.kvs.length - 1]!.key;
+    }
+  }
+
+  #isNews(e: WatchEvent): boolean {
+    const known = this.#revisions.get(e.kv.key);
+    if (known !== undefined && e.kv.modRevision <= known) return false;
+    // Events come in revision order: once one is through, no older one for the key can follow.
+    this.#revisions.delete(e.kv.key);
+    return true;
+  }
+
+  /** The watch of `round` ended, or its listener threw: reported, then the target is read again at once. */
+  #lost(round: number, err: unknown): void {
+    if (this.#cancelled || round !== this.#round || isClosed(err)) return;
+    this.listener.error(asError(err));
+    this.#again(0);
+  }
+
+  /** Starts again after `delayMs`, and again after `retryMs` for as long as that fails. */
+  #again(delayMs: number): void {
+    if (this.#cancelled) return;
+    this.#timer?.cancel();
+    this.#timer = (this.options.clock ?? systemClock).setTimer(delayMs, () => {
+      this.#timer = null;
+      this.start().catch((err: unknown) => {
+        if (this.#cancelled || isClosed(err)) return;
+        this.listener.error(asError(err));
+        this.#again(isCompacted(err) ? 0 : (this.options.retryMs ?? FOLLOW_RETRY_MS));
+      });
+    });
+  }
+}
