@@ -3,10 +3,8 @@ import { TopicManager } from '../../../src/cluster/topics.js';
 import { loadConfig } from '../../../src/config.js';
 import { openMemoryMetadataStore } from '../../../src/metadata/index.js';
 import type { MetadataStore } from '../../../src/metadata/types.js';
-import { ZooKeeperMetadataStore } from '../../../src/metadata/zookeeper/index.js';
 import { waitFor } from '../../support/raw-connection.js';
-import { ZK_OP, ZooKeeperCuttingRelay } from '../../support/zookeeper-cutting-relay.js';
-import { sharedZooKeeper, zooKeeperAvailable } from '../metadata/support.js';
+import { laggingPair, zooKeeperAvailable } from '../metadata/support.js';
 
 async function registry(store: MetadataStore, onWatchError?: (err: Error) => void): Promise<{ topics: TopicManager; events: string[] }> {
   const topics = new TopicManager(store, loadConfig({ overrides: [['log.dirs', '/unused']] }), onWatchError);
@@ -127,29 +125,22 @@ describe('TopicManager following the metadata store', () => {
 
 describe.skipIf(!zooKeeperAvailable)('TopicManager on ZooKeeper stores shared by brokers', () => {
   it('tells its listeners what changed while its store fell behind the kept history, and follows on from there', async () => {
-    const zk = await sharedZooKeeper();
-    const chroot = `/ll-topics-${process.pid}-${Date.now()}`;
-    const relay = await ZooKeeperCuttingRelay.start(zk.port);
-    const stores: MetadataStore[] = [];
+    const pair = await laggingPair('topics');
     const managers: TopicManager[] = [];
     try {
-      const here = await ZooKeeperMetadataStore.open({ connect: zk.connectString + chroot, sessionTimeoutMs: 10_000, historyRetention: 5 });
-      const there = await ZooKeeperMetadataStore.open({ connect: `127.0.0.1:${relay.port}${chroot}`, sessionTimeoutMs: 10_000, historyRetention: 5 });
-      stores.push(here, there);
-      const a = await registry(here);
+      const a = await registry(pair.writer);
       const errors: Error[] = [];
-      const b = await registry(there, (err) => errors.push(err));
+      const b = await registry(pair.lagging, (err) => errors.push(err));
       managers.push(a.topics, b.topics);
       await a.topics.create('kept', opts(1));
       await a.topics.create('gone', opts(1));
       await waitFor('b to see both topics', () => b.topics.get('gone'));
-      // b's store cannot read history (each read loses its connection) while a changes the registry over more
-      // revisions than the store keeps: b's watch ends with LL_ERR_METADATA_COMPACTED.
-      relay.cutOn((r) => r.type === ZK_OP.getData && r.path!.startsWith(`${chroot}/history/`), Number.MAX_SAFE_INTEGER);
+      // More revisions than the stores keep (5) while b's store cannot read history.
+      pair.cutHistoryReads();
       await a.topics.delete('gone');
       await a.topics.addPartitions('kept', 2, false);
       for (let i = 0; i < 6; i++) await a.topics.create(`new${i}`, opts(1));
-      relay.cutOn(() => false, 0);
+      pair.readHistoryAgain();
       await a.topics.create('after', opts(1));
       await waitFor('b to see the last topic', () => b.topics.get('after'));
       expect(b.topics.list().map((t) => [t.name, t.partitions, t.topicId])).toEqual(a.topics.list().map((t) => [t.name, t.partitions, t.topicId]));
@@ -157,8 +148,7 @@ describe.skipIf(!zooKeeperAvailable)('TopicManager on ZooKeeper stores shared by
       expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['LL_ERR_METADATA_COMPACTED']);
     } finally {
       for (const m of managers) await m.close();
-      for (const s of stores) await s.close();
-      await relay.close();
+      await pair.close();
     }
   }, 60_000);
 });

@@ -20,9 +20,7 @@ import {
   type WatchOptions,
   type WatchTarget,
 } from '../../../src/metadata/index.js';
-import { ZooKeeperMetadataStore } from '../../../src/metadata/zookeeper/index.js';
-import { ZK_OP, ZooKeeperCuttingRelay } from '../../support/zookeeper-cutting-relay.js';
-import { bytes, sharedZooKeeper, until, zooKeeperAvailable } from './support.js';
+import { bytes, laggingPair, until, zooKeeperAvailable } from './support.js';
 
 /** A store whose watches can be ended and whose reads can be failed or held, around a real one. */
 class FaultyStore implements Pick<MetadataStore, 'list' | 'watch'> {
@@ -239,30 +237,23 @@ describe('follow', () => {
 
 describe.skipIf(!zooKeeperAvailable)('follow on ZooKeeper stores', () => {
   it('reads again when its store fell behind the history the others kept, and ends where they are', async () => {
-    const zk = await sharedZooKeeper();
-    const chroot = `/ll-follow-${process.pid}-${Date.now()}`;
-    const relay = await ZooKeeperCuttingRelay.start(zk.port);
-    const stores: MetadataStore[] = [];
+    const pair = await laggingPair('follow');
+    const { writer, lagging } = pair;
     let following: Following | null = null;
     try {
-      const writer = await ZooKeeperMetadataStore.open({ connect: zk.connectString + chroot, sessionTimeoutMs: 10_000, historyRetention: 5 });
-      stores.push(writer);
-      const behind = await ZooKeeperMetadataStore.open({ connect: `127.0.0.1:${relay.port}${chroot}`, sessionTimeoutMs: 10_000, historyRetention: 5 });
-      stores.push(behind);
       await writer.put('/p/gone', bytes('1'));
       await writer.put('/p/kept', bytes('1'));
       const mirror = new Mirror();
-      following = await follow(behind, { prefix: '/p/' }, mirror);
+      following = await follow(lagging, { prefix: '/p/' }, mirror);
       expect(mirror.sorted).toEqual([
         ['/p/gone', '1'],
         ['/p/kept', '1'],
       ]);
-      // While the follower's store cannot read history (each read loses its connection), the writer moves 20
-      // revisions on and keeps the history of the last 5.
-      relay.cutOn((r) => r.type === ZK_OP.getData && r.path!.startsWith(`${chroot}/history/`), Number.MAX_SAFE_INTEGER);
+      // 20 revisions while the lagging store cannot read history; the stores keep 5.
+      pair.cutHistoryReads();
       await writer.delete('/p/gone');
       for (let i = 0; i < 19; i++) await writer.put(`/p/n${i % 4}`, bytes(String(i)));
-      relay.cutOn(() => false, 0);
+      pair.readHistoryAgain();
       await writer.put('/p/n0', bytes('last'));
       await until(() => mirror.log.some((l) => l.startsWith('reset@') && l !== mirror.log[0]), 'the read again', 20_000);
       expect(mirror.errors.map((e) => (e as MetadataCompactedError).code)).toEqual(['LL_ERR_METADATA_COMPACTED']);
@@ -274,8 +265,7 @@ describe.skipIf(!zooKeeperAvailable)('follow on ZooKeeper stores', () => {
       await until(() => mirror.state.get('/p/after') === '1', 'a later change', 10_000);
     } finally {
       await following?.cancel();
-      for (const s of stores) await s.close();
-      await relay.close();
+      await pair.close();
     }
   }, 60_000);
 });

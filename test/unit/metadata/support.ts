@@ -17,6 +17,7 @@ import {
 } from '../../../src/metadata/index.js';
 import { ZooKeeperMetadataStore } from '../../../src/metadata/zookeeper/index.js';
 import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../../compat/cluster/index.js';
+import { ZK_OP, ZooKeeperCuttingRelay } from '../../support/zookeeper-cutting-relay.js';
 
 /** One engine's storage for one test: `open` may be called again after `close` to reopen it. */
 export interface EngineInstance {
@@ -133,4 +134,39 @@ export class Recorder implements WatchListener {
   async waitForEvents(n: number, timeoutMs?: number): Promise<void> {
     await until(() => this.events.length >= n, `${n} watch events (have ${this.events.length})`, timeoutMs);
   }
+}
+
+/**
+ * Two ZooKeeper stores on one fresh chroot of the shared ZooKeeper, as two brokers share one: `writer` connected
+ * directly, `lagging` through a relay. Both keep the history of 5 revisions. Between `cutHistoryReads()` and
+ * `readHistoryAgain()` each of the lagging store's history reads loses its connection, so that what the writer
+ * commits meanwhile beyond 5 revisions is compacted before the lagging store could read it: it reloads and ends
+ * its watches with LL_ERR_METADATA_COMPACTED, as a store that fell far behind does.
+ */
+export interface LaggingPair {
+  readonly writer: ZooKeeperMetadataStore;
+  readonly lagging: ZooKeeperMetadataStore;
+  cutHistoryReads(): void;
+  readHistoryAgain(): void;
+  close(): Promise<void>;
+}
+
+export async function laggingPair(label: string): Promise<LaggingPair> {
+  const zk = await sharedZooKeeper();
+  const chroot = `/ll-${label}-${process.pid}-${++chroots}-${Date.now()}`;
+  const relay = await ZooKeeperCuttingRelay.start(zk.port);
+  const options = { sessionTimeoutMs: 10_000, historyRetention: 5 };
+  const writer = await ZooKeeperMetadataStore.open({ ...options, connect: zk.connectString + chroot });
+  const lagging = await ZooKeeperMetadataStore.open({ ...options, connect: `127.0.0.1:${relay.port}${chroot}` });
+  return {
+    writer,
+    lagging,
+    cutHistoryReads: () => relay.cutOn((r) => r.type === ZK_OP.getData && r.path!.startsWith(`${chroot}/history/`), Number.MAX_SAFE_INTEGER),
+    readHistoryAgain: () => relay.cutOn(() => false, 0),
+    async close() {
+      await lagging.close();
+      await writer.close();
+      await relay.close();
+    },
+  };
 }

@@ -4,9 +4,7 @@ import { openMetadataStore } from '../../../../src/metadata/open-store.js';
 import type { MetadataStore } from '../../../../src/metadata/types.js';
 import { AclStore, ACLS_PREFIX } from '../../../../src/security/acl/acl-store.js';
 import { AclAuthorizer } from '../../../../src/security/acl/authorizer.js';
-import { ZooKeeperMetadataStore } from '../../../../src/metadata/zookeeper/index.js';
-import { ZK_OP, ZooKeeperCuttingRelay } from '../../../support/zookeeper-cutting-relay.js';
-import { sharedZooKeeper, until, zooKeeperAvailable } from '../../metadata/support.js';
+import { laggingPair, until, zooKeeperAvailable } from '../../metadata/support.js';
 import { AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType, type AclBinding, type AclBindingFilter } from '../../../../src/security/acl/model.js';
 
 let store: MetadataStore | undefined;
@@ -88,30 +86,23 @@ describe('AclStore', () => {
 
 describe.skipIf(!zooKeeperAvailable)('AclStore on ZooKeeper stores shared by brokers', () => {
   it('still applies what another broker changed after this broker\'s store fell behind the kept history', async () => {
-    const zk = await sharedZooKeeper();
-    const chroot = `/ll-acls-${process.pid}-${Date.now()}`;
-    const relay = await ZooKeeperCuttingRelay.start(zk.port);
-    const stores: MetadataStore[] = [];
+    const pair = await laggingPair('acls');
     const acls: AclStore[] = [];
     try {
-      const here = await ZooKeeperMetadataStore.open({ connect: zk.connectString + chroot, sessionTimeoutMs: 10_000, historyRetention: 5 });
-      const there = await ZooKeeperMetadataStore.open({ connect: `127.0.0.1:${relay.port}${chroot}`, sessionTimeoutMs: 10_000, historyRetention: 5 });
-      stores.push(here, there);
       const errors: Error[] = [];
-      const writer = new AclStore(here, new AclAuthorizer({ superUsers: new Set(), allowEveryoneIfNoAclFound: false }), (err) => errors.push(err));
+      const writer = new AclStore(pair.writer, new AclAuthorizer({ superUsers: new Set(), allowEveryoneIfNoAclFound: false }), (err) => errors.push(err));
       const followerAuthorizer = new AclAuthorizer({ superUsers: new Set(), allowEveryoneIfNoAclFound: false });
-      const follower = new AclStore(there, followerAuthorizer, (err) => errors.push(err));
+      const follower = new AclStore(pair.lagging, followerAuthorizer, (err) => errors.push(err));
       acls.push(writer, follower);
       await writer.load();
       await follower.load();
       await writer.create([binding('before')]);
       await until(() => followerAuthorizer.size === 1, 'the first ACL on the other broker', 10_000);
-      // The other broker's store cannot read history (each read loses its connection) while this one writes 20
-      // revisions, of which the store keeps 5: the other's watch ends with LL_ERR_METADATA_COMPACTED.
-      relay.cutOn((r) => r.type === ZK_OP.getData && r.path!.startsWith(`${chroot}/history/`), Number.MAX_SAFE_INTEGER);
+      // 20 revisions while the other broker's store cannot read history; the stores keep 5.
+      pair.cutHistoryReads();
       await writer.delete([{ pattern: { ...binding('before').pattern }, entry: { ...binding('before').entry } }]);
       for (let i = 0; i < 19; i++) await writer.create([binding(`during-${i}`)]);
-      relay.cutOn(() => false, 0);
+      pair.readHistoryAgain();
       await writer.create([binding('after')]);
       const names = (): string[] => follower.describe(anyTopic).acls.map((b) => b.pattern.name).sort();
       const expected = ['after', ...Array.from({ length: 19 }, (_, i) => `during-${i}`)].sort();
@@ -119,8 +110,7 @@ describe.skipIf(!zooKeeperAvailable)('AclStore on ZooKeeper stores shared by bro
       expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['LL_ERR_METADATA_COMPACTED']);
     } finally {
       for (const a of acls) await a.close();
-      for (const s of stores) await s.close();
-      await relay.close();
+      await pair.close();
     }
   }, 60_000);
 });
