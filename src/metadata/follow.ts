@@ -73,8 +73,12 @@ class Follower implements Following {
   #cancelled = false;
   /** Counts reads: a watch delivers only while its own read is the latest. */
   #round = 0;
-  /** Per key, the revision its state was read at: an event no newer is left out. */
+  /**
+   * Per key, the revision its state was read at: an event no newer is left out. Needed only up to the last
+   * page's revision (`#readUpTo`): every later event is news, and the map is dropped once the watch is past it.
+   */
   #revisions = new Map<string, number>();
+  #readUpTo = 0;
 
   constructor(
     private readonly store: Pick<MetadataStore, 'list' | 'watch'>,
@@ -89,9 +93,10 @@ class Follower implements Following {
     const previous = this.#watch;
     this.#watch = null;
     await previous?.cancel();
-    const { kvs, revision } = await this.#read();
+    const { kvs, revision, upTo } = await this.#read();
     if (this.#cancelled || round !== this.#round) return;
     this.#revisions = new Map(kvs.map((kv) => [kv.key, kv.modRevision]));
+    this.#readUpTo = upTo;
     this.listener.reset(kvs, revision);
     // From the read's revision on: history compacted meanwhile fails it with LL_ERR_METADATA_COMPACTED, and the
     // caller reads again (at once: a read after the compaction point watches from after it).
@@ -101,6 +106,7 @@ class Follower implements Following {
         onEvents: (res) => {
           if (this.#cancelled || round !== this.#round) return;
           const fresh = res.events.filter((e) => this.#isNews(e));
+          if (res.revision >= this.#readUpTo && this.#revisions.size > 0) this.#revisions = new Map();
           try {
             if (fresh.length > 0) this.listener.changes(fresh, res.revision);
           } catch (err) {
@@ -125,27 +131,30 @@ class Follower implements Following {
   }
 
   /** The target's keys, and the revision to watch from (the first page's: later pages are at least as new). */
-  async #read(): Promise<{ kvs: KeyValue[]; revision: number }> {
+  async #read(): Promise<{ kvs: KeyValue[]; revision: number; upTo: number }> {
     if ('key' in this.target) {
       const { key } = this.target;
       // The key sorts first among the keys it prefixes.
       const page = await this.store.list(key, { limit: 1 });
-      return { kvs: page.kvs.filter((kv) => kv.key === key), revision: page.revision };
+      return { kvs: page.kvs.filter((kv) => kv.key === key), revision: page.revision, upTo: page.revision };
     }
     const pageSize = this.options.pageSize ?? PAGE;
     const kvs: KeyValue[] = [];
     let revision = -1;
+    let upTo = -1;
     let after: string | undefined;
     for (;;) {
       const page = await this.store.list(this.target.prefix, after === undefined ? { limit: pageSize } : { limit: pageSize, startAfter: after });
       if (revision < 0) revision = page.revision;
+      upTo = page.revision;
       kvs.push(...page.kvs);
-      if (!page.more || page.kvs.length === 0) return { kvs, revision };
+      if (!page.more || page.kvs.length === 0) return { kvs, revision, upTo };
       after = page.kvs[page.kvs.length - 1]!.key;
     }
   }
 
   #isNews(e: WatchEvent): boolean {
+    if (e.kv.modRevision > this.#readUpTo) return true;
     const known = this.#revisions.get(e.kv.key);
     if (known !== undefined && e.kv.modRevision <= known) return false;
     // Events come in revision order: once one is through, no older one for the key can follow.
