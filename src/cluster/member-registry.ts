@@ -236,8 +236,18 @@ export class MemberRegistry {
     this.clearTimers();
     if (this.stopped || this.lease === null) return;
     this.keepAliveTimer = this.clock.setTimer(Math.max(1, Math.floor(this.ttlMs / 3)), () => void this.keepAlive());
+    this.armDeadline();
+  }
+
+  private armDeadline(): void {
+    this.deadlineTimer?.cancel();
     this.deadlineTimer = this.clock.setTimer(Math.max(0, this.deadline - this.clock.now()), () => {
-      if (!this.stopped && this.lease !== null && this.clock.now() >= this.deadline) this.lost('its deadline passed without a keep-alive answered');
+      this.deadlineTimer = null;
+      if (this.stopped || this.lease === null) return;
+      if (this.clock.now() >= this.deadline) this.lost('its deadline passed without a keep-alive answered');
+      // Fired a little before the deadline by this clock (Node's timers and Date.now() can differ by a
+      // millisecond): armed again, or a keep-alive that never answers would leave the lease taken as valid.
+      else this.armDeadline();
     });
   }
 
