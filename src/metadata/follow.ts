@@ -1,14 +1,15 @@
 /**
  * Follows a prefix (or one key) of a metadata store for as long as its holder runs: what it holds now, then
- * every change. The caches every broker keeps of state shared through the store (ACLs, quotas, tenants,
- * dynamic configs, cluster links) are built on it.
+ * every change. The caches every broker keeps of state shared through the store (topics, registrations,
+ * partition owners, ACLs, quotas, tenants, dynamic configs, cluster links) are built on it.
  *
  * A watch can end while the store goes on: etcd's ErrCompacted (LL_ERR_METADATA_COMPACTED: this instance fell
  * further behind than the history the store keeps, and the ZooKeeper store reloaded), a storage failure, a
  * listener that threw. A cache that stopped there would serve its last state for good, on one broker only. So
  * the follower reads the whole target again and starts a new watch from there, as a Kubernetes informer
- * re-lists after its watch expires; a read or watch that fails is reported and tried again after `retryMs`.
- * Only `cancel` and the store's close end it.
+ * re-lists after its watch expires: at once after the first setback in a while, then no sooner than `retryMs`
+ * after the last, and a read or watch that fails is reported and tried again after `retryMs`. Only `cancel`
+ * and the store's close end it.
  *
  * A read of more than one page is not one snapshot: the watch starts from the first page's revision, and an
  * event no newer than what the read gave for its key is left out, so every key ends at its latest state and
@@ -79,6 +80,8 @@ class Follower implements Following {
    */
   #revisions = new Map<string, number>();
   #readUpTo = 0;
+  /** When the last watch ended or read failed (the clock's time). */
+  #lastSetback = -Infinity;
 
   constructor(
     private readonly store: Pick<MetadataStore, 'list' | 'watch'>,
@@ -162,14 +165,26 @@ class Follower implements Following {
     return true;
   }
 
-  /** The watch of `round` ended, or its listener threw: reported, then the target is read again at once. */
+  /** The watch of `round` ended, or its listener threw: reported, then the target is read again. */
   #lost(round: number, err: unknown): void {
     if (this.#cancelled || round !== this.#round || isClosed(err)) return;
     this.listener.error(asError(err));
-    this.#again(0);
+    this.#again(this.#soon());
   }
 
-  /** Starts again after `delayMs`, and again after `retryMs` for as long as that fails. */
+  /**
+   * At once for the first setback in a while (a watch that ended, a compaction that raced the read), after
+   * `retryMs` for the next ones: a store that keeps failing is not asked in a tight loop.
+   */
+  #soon(): number {
+    const retryMs = this.options.retryMs ?? FOLLOW_RETRY_MS;
+    const now = (this.options.clock ?? systemClock).now();
+    const quiet = now - this.#lastSetback >= retryMs;
+    this.#lastSetback = now;
+    return quiet ? 0 : retryMs;
+  }
+
+  /** Starts again after `delayMs`, and again for as long as that fails. */
   #again(delayMs: number): void {
     if (this.#cancelled) return;
     this.#timer?.cancel();
@@ -178,7 +193,7 @@ class Follower implements Following {
       this.start().catch((err: unknown) => {
         if (this.#cancelled || isClosed(err)) return;
         this.listener.error(asError(err));
-        this.#again(isCompacted(err) ? 0 : (this.options.retryMs ?? FOLLOW_RETRY_MS));
+        this.#again(isCompacted(err) ? this.#soon() : (this.options.retryMs ?? FOLLOW_RETRY_MS));
       });
     });
   }

@@ -210,6 +210,26 @@ describe('follow', () => {
     expect(mirror.errors.map((e) => e.message)).toEqual(['the watch ended', ...Array<string>(3).fill(new MetadataStorageError('list', new Error('connection loss')).message)]);
   });
 
+  it('reads again at once after a setback, and no sooner than the retry pause after one that follows it', async () => {
+    const { faulty, mirror } = await setup();
+    const clock = new ManualClock();
+    await start(faulty, mirror, { prefix: '/p/' }, clock);
+    faulty.endWatch(new Error('ended once'));
+    clock.advance(0);
+    await until(() => faulty.reads === 2 && faulty.watches.length === 2, 'the read again');
+    faulty.endWatch(new Error('ended again'));
+    clock.advance(999);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(faulty.reads).toBe(2);
+    clock.advance(1);
+    await until(() => faulty.reads === 3 && faulty.watches.length === 3, 'the read after the pause');
+    // A second after the last setback: at once again.
+    faulty.endWatch(new Error('ended a while later'));
+    clock.advance(0);
+    await until(() => faulty.reads === 4, 'the read at once after a quiet second');
+    expect(mirror.errors.map((e) => e.message)).toEqual(['ended once', 'ended again', 'ended a while later']);
+  });
+
   it('reads again when the listener throws on a change, and is not stopped by it', async () => {
     const { store, faulty, mirror } = await setup();
     await start(faulty, mirror);
