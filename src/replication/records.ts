@@ -42,9 +42,10 @@ export class FollowedRecords<T extends object> {
       this.store,
       { prefix: this.prefix },
       {
-        reset: (kvs) => {
+        reset: (kvs, revision) => {
           const names = new Set(kvs.map((kv) => nameOf(kv.key)));
-          for (const name of [...this.cache.keys()]) if (!names.has(name)) this.forget(name);
+          // Gone from the store, unless this broker wrote it after the read (its event is still to come).
+          for (const [name, c] of [...this.cache]) if (!names.has(name) && c.modRevision <= revision) this.forget(name);
           for (const kv of kvs) this.apply(nameOf(kv.key), kv.value, kv.modRevision);
         },
         changes: (events) => {

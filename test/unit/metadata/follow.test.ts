@@ -12,57 +12,10 @@ import {
   MetadataStorageError,
   openMemoryMetadataStore,
   type KeyValue,
-  type ListOptions,
-  type ListResult,
   type MetadataStore,
-  type Watch,
-  type WatchListener,
-  type WatchOptions,
   type WatchTarget,
 } from '../../../src/metadata/index.js';
-import { bytes, laggingPair, until, zooKeeperAvailable } from './support.js';
-
-/** A store whose watches can be ended and whose reads can be failed or held, around a real one. */
-class FaultyStore implements Pick<MetadataStore, 'list' | 'watch'> {
-  failReads = 0;
-  reads = 0;
-  /** Called before each page after the first of a read. */
-  beforeLaterPage: (() => Promise<void>) | null = null;
-  readonly watches: { ended: boolean; listener: WatchListener; watch: Watch }[] = [];
-  constructor(readonly inner: MetadataStore) {}
-
-  async list(prefix: string, options?: ListOptions): Promise<ListResult> {
-    this.reads++;
-    if (this.failReads > 0) {
-      this.failReads--;
-      throw new MetadataStorageError('list', new Error('connection loss'));
-    }
-    if (options?.startAfter !== undefined) await this.beforeLaterPage?.();
-    return this.inner.list(prefix, options);
-  }
-
-  async watch(target: WatchTarget, listener: WatchListener, options?: WatchOptions): Promise<Watch> {
-    const entry = { ended: false, listener, watch: null as unknown as Watch };
-    entry.watch = await this.inner.watch(
-      target,
-      {
-        onEvents: (res) => entry.ended || listener.onEvents(res),
-        onError: (err) => entry.ended || listener.onError?.(err),
-      },
-      options,
-    );
-    this.watches.push(entry);
-    return entry.watch;
-  }
-
-  /** Ends the newest watch as the store would (history compacted, ...): its error, then nothing more. */
-  endWatch(err: Error): void {
-    const entry = this.watches.at(-1)!;
-    entry.ended = true;
-    void entry.watch.cancel();
-    entry.listener.onError?.(err);
-  }
-}
+import { bytes, FaultyStore, laggingPair, until, zooKeeperAvailable } from './support.js';
 
 /** The listener's view: the keys it holds, and what it was told. */
 class Mirror implements FollowListener {

@@ -7,13 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   MemoryMetadataVolume,
+  MetadataStorageError,
   openMemoryMetadataStore,
   openSqliteMetadataStore,
+  type ListOptions,
+  type ListResult,
   type LocalMetadataStoreOptions,
   type MetadataStore,
+  type Watch,
   type WatchEvent,
   type WatchListener,
+  type WatchOptions,
   type WatchResponse,
+  type WatchTarget,
 } from '../../../src/metadata/index.js';
 import { ZooKeeperMetadataStore } from '../../../src/metadata/zookeeper/index.js';
 import { bookKeeperClasspath, requireBookKeeper, startZooKeeper, type ZooKeeperProcess } from '../../../compat/cluster/index.js';
@@ -169,4 +175,61 @@ export async function laggingPair(label: string): Promise<LaggingPair> {
       await relay.close();
     },
   };
+}
+
+/** A store whose watches can be ended and whose reads can be failed or held, around a real one. */
+export class FaultyStore implements Pick<MetadataStore, 'list' | 'watch'> {
+  failReads = 0;
+  reads = 0;
+  /** Called before each page after the first of a read. */
+  beforeLaterPage: (() => Promise<void>) | null = null;
+  /** Called with each page read, before it is returned. */
+  afterPage: (() => Promise<void>) | null = null;
+  readonly watches: { ended: boolean; listener: WatchListener; watch: Watch }[] = [];
+  constructor(readonly inner: MetadataStore) {}
+
+  async list(prefix: string, options?: ListOptions): Promise<ListResult> {
+    this.reads++;
+    if (this.failReads > 0) {
+      this.failReads--;
+      throw new MetadataStorageError('list', new Error('connection loss'));
+    }
+    if (options?.startAfter !== undefined) await this.beforeLaterPage?.();
+    const page = await this.inner.list(prefix, options);
+    await this.afterPage?.();
+    return page;
+  }
+
+  async watch(target: WatchTarget, listener: WatchListener, options?: WatchOptions): Promise<Watch> {
+    const entry = { ended: false, listener, watch: null as unknown as Watch };
+    entry.watch = await this.inner.watch(
+      target,
+      {
+        onEvents: (res) => entry.ended || listener.onEvents(res),
+        onError: (err) => entry.ended || listener.onError?.(err),
+      },
+      options,
+    );
+    this.watches.push(entry);
+    return entry.watch;
+  }
+
+  /** Ends the newest watch as the store would (history compacted, ...): its error, then nothing more. */
+  endWatch(err: Error): void {
+    const entry = this.watches.at(-1)!;
+    entry.ended = true;
+    void entry.watch.cancel();
+    entry.listener.onError?.(err);
+  }
+
+  /** The whole store: `list` and `watch` through this wrapper, every other call straight to the real one. */
+  asStore(): MetadataStore {
+    return new Proxy(this.inner, {
+      get: (target, prop) => {
+        if (prop === 'list' || prop === 'watch') return this[prop].bind(this);
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
 }
