@@ -50,6 +50,12 @@ const OK: ApiResult = { errorCode: ErrorCode.NONE, errorMessage: null };
 
 export class AclStore {
   private following: Following | null = null;
+  /**
+   * This broker's own writes, applied here at once, by ACL id: the revision of each until the watch brings it
+   * back. An older state of that ACL from the store (a read again under way, an event still on its way) must
+   * not undo it meanwhile: a DENY briefly gone is a request let through.
+   */
+  private readonly ownWrites = new Map<string, number>();
 
   constructor(
     private readonly store: MetadataStore,
@@ -64,17 +70,25 @@ export class AclStore {
       this.store,
       { prefix: ACLS_PREFIX },
       {
-        reset: (kvs) => {
+        reset: (kvs, revision) => {
           const ids = new Set(kvs.map((kv) => kv.key.slice(ACLS_PREFIX.length)));
-          for (const id of this.authorizer.ids()) if (!ids.has(id)) this.authorizer.remove(id);
-          for (const kv of kvs) this.apply(kv.key.slice(ACLS_PREFIX.length), kv.value);
+          for (const id of this.authorizer.ids()) if (!ids.has(id) && !this.wroteAfter(id, revision)) this.authorizer.remove(id);
+          for (const kv of kvs) {
+            const id = kv.key.slice(ACLS_PREFIX.length);
+            if (!this.wroteAfter(id, kv.modRevision)) this.apply(id, kv.value);
+          }
+          // What this broker wrote up to the read is in it: nothing older can come any more.
+          for (const [id, r] of this.ownWrites) if (r <= revision) this.ownWrites.delete(id);
         },
-        changes: (events) => {
+        changes: (events, revision) => {
           for (const e of events) {
             const id = e.kv.key.slice(ACLS_PREFIX.length);
+            if (this.wroteAfter(id, e.kv.modRevision)) continue;
             if (e.type === 'delete') this.authorizer.remove(id);
             else this.apply(id, e.kv.value);
           }
+          // The watch is past these writes: nothing older of them can come any more.
+          for (const [id, r] of this.ownWrites) if (r <= revision) this.ownWrites.delete(id);
         },
         error: (err) => this.onWatchError(err),
       },
@@ -104,9 +118,13 @@ export class AclStore {
       return results.map((r) => (r.errorCode === ErrorCode.NONE ? { errorCode: ErrorCode.POLICY_VIOLATION, errorMessage: message } : r));
     }
     if (puts.size > 0) {
-      await this.write([...puts].map(([id, b]): TxnOp => ({ type: 'put', key: ACLS_PREFIX + id, value: encode(b) })));
+      const ids = [...puts.keys()];
+      const revisions = await this.write(ids.map((id): TxnOp => ({ type: 'put', key: ACLS_PREFIX + id, value: encode(puts.get(id)!) })));
       // Read-your-writes on this broker; the watch brings the same change to the others.
-      for (const [id, b] of puts) this.authorizer.put(id, b);
+      ids.forEach((id, i) => {
+        this.authorizer.put(id, puts.get(id)!);
+        this.ownWrites.set(id, revisions[i]!);
+      });
     }
     return results;
   }
@@ -130,8 +148,12 @@ export class AclStore {
       return results.map((r) => (r.errorCode === ErrorCode.NONE ? { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: message, deleted: [] } : r));
     }
     if (deletes.size > 0) {
-      await this.write([...deletes.keys()].map((id): TxnOp => ({ type: 'delete', key: ACLS_PREFIX + id })));
-      for (const id of deletes.keys()) this.authorizer.remove(id);
+      const ids = [...deletes.keys()];
+      const revisions = await this.write(ids.map((id): TxnOp => ({ type: 'delete', key: ACLS_PREFIX + id })));
+      ids.forEach((id, i) => {
+        this.authorizer.remove(id);
+        this.ownWrites.set(id, revisions[i]!);
+      });
     }
     return results;
   }
@@ -147,8 +169,19 @@ export class AclStore {
    * Writes the changes in transactions of at most TXN_OPS operations (the store's bound on one transaction):
    * a request changing up to that many ACLs applies atomically, a larger one in that many steps.
    */
-  private async write(ops: TxnOp[]): Promise<void> {
-    for (let i = 0; i < ops.length; i += TXN_OPS) await this.store.txn({ success: ops.slice(i, i + TXN_OPS) });
+  private async write(ops: TxnOp[]): Promise<number[]> {
+    const revisions: number[] = [];
+    for (let i = 0; i < ops.length; i += TXN_OPS) {
+      const chunk = ops.slice(i, i + TXN_OPS);
+      const { revision } = await this.store.txn({ success: chunk });
+      for (let j = 0; j < chunk.length; j++) revisions.push(revision);
+    }
+    return revisions;
+  }
+
+  /** Whether this broker wrote the ACL after `revision` (so a state of it at `revision` is older than ours). */
+  private wroteAfter(id: string, revision: number): boolean {
+    return (this.ownWrites.get(id) ?? 0) > revision;
   }
 
   private apply(id: string, value: Uint8Array): void {

@@ -4,7 +4,8 @@ import { openMetadataStore } from '../../../../src/metadata/open-store.js';
 import type { MetadataStore } from '../../../../src/metadata/types.js';
 import { AclStore, ACLS_PREFIX } from '../../../../src/security/acl/acl-store.js';
 import { AclAuthorizer } from '../../../../src/security/acl/authorizer.js';
-import { laggingPair, until, zooKeeperAvailable } from '../../metadata/support.js';
+import { MetadataCompactedError } from '../../../../src/metadata/errors.js';
+import { FaultyStore, laggingPair, until, zooKeeperAvailable } from '../../metadata/support.js';
 import { AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType, type AclBinding, type AclBindingFilter } from '../../../../src/security/acl/model.js';
 
 let store: MetadataStore | undefined;
@@ -81,6 +82,53 @@ describe('AclStore', () => {
     await first.acls.delete([anyTopic]);
     while (second.authorizer.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     expect(second.authorizer.size).toBe(0);
+  });
+});
+
+describe('AclStore reading the store again', () => {
+  it('keeps what this broker wrote after the read: an ACL it created stays, one it deleted does not come back', async () => {
+    const inner = await openMetadataStore({ store: 'memory', dir: '/unused' });
+    store = inner;
+    const faulty = new FaultyStore(inner);
+    const here = new AclAuthorizer({ superUsers: new Set(), allowEveryoneIfNoAclFound: false });
+    const errors: Error[] = [];
+    const acls = new AclStore(faulty.asStore(), here, (err) => errors.push(err));
+    const { acls: other } = await open(inner);
+    opened.push(acls);
+    await acls.load();
+    await other.create([binding('x'), binding('z', 'User:mallory', Op.READ, PatternType.LITERAL)]);
+    const names = (): string[] => here.acls(anyTopic).map(([, b]) => b.pattern.name).sort();
+    await until(() => names().join() === 'x,z', 'both ACLs here');
+
+    // The watch ends; the read again is held after its page until this broker has created y and deleted z.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reading!: () => void;
+    const readStarted = new Promise<void>((resolve) => (reading = resolve));
+    faulty.afterPage = () => {
+      faulty.afterPage = null;
+      reading();
+      return held;
+    };
+    // What the cache holds when the read again is handed over, before the new watch brings anything.
+    let afterReset: string[] | null = null;
+    const watch = faulty.watch.bind(faulty);
+    faulty.watch = (...args) => {
+      afterReset ??= names();
+      return watch(...args);
+    };
+    faulty.endWatch(new MetadataCompactedError(3, 4));
+    await other.delete([{ pattern: { ...binding('x').pattern }, entry: { ...binding('x').entry } }]); // seen by the read
+    await readStarted;
+    await acls.create([binding('y')]);
+    await acls.delete([{ pattern: { ...binding('z').pattern }, entry: { ...binding('z', 'User:mallory').entry } }]);
+    release();
+    await until(() => afterReset !== null, 'the read again handed over');
+    expect(afterReset).toEqual(['y']);
+    await other.create([binding('later')]);
+    await until(() => names().includes('later'), 'a later ACL');
+    expect(names()).toEqual(['later', 'y']);
+    expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['LL_ERR_METADATA_COMPACTED']);
   });
 });
 
