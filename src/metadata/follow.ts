@@ -198,3 +198,27 @@ class Follower implements Following {
     });
   }
 }
+
+/**
+ * The writes a cache applied itself at once, before the store's watch brings them back: by key, the revision of
+ * each until the store is past it. A state of that key from the store no newer than the write (a read again under
+ * way, an event still on its way) must not undo it meanwhile.
+ */
+export class OwnWrites {
+  readonly #revisions = new Map<string, number>();
+
+  /** The cache wrote `key` at `revision` and applied it. */
+  wrote(key: string, revision: number): void {
+    if (revision > (this.#revisions.get(key) ?? 0)) this.#revisions.set(key, revision);
+  }
+
+  /** Whether the cache wrote `key` after `revision`: a state of it at `revision` is older than its own. */
+  after(key: string, revision: number): boolean {
+    return (this.#revisions.get(key) ?? 0) > revision;
+  }
+
+  /** What the cache has from the store is at `revision` or later (a read, a watch response): older writes settle. */
+  settled(revision: number): void {
+    for (const [key, r] of this.#revisions) if (r <= revision) this.#revisions.delete(key);
+  }
+}

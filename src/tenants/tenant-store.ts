@@ -12,7 +12,7 @@
  *   replicationAllowed(topic, link)  whether the topic may replicate with a cluster link (replication.clusters)
  */
 import type { MetadataStore } from '../metadata/types.js';
-import { follow, type Following } from '../metadata/follow.js';
+import { follow, OwnWrites, type Following } from '../metadata/follow.js';
 import { invalidTenant, namespaceOf, REPLICATION_CLUSTERS_POLICY, replicationClusters, TENANT_QUOTA_KEYS, tenantPrefixOf, type Tenant } from './model.js';
 
 export const TENANTS_PREFIX = '/tenants/';
@@ -31,6 +31,8 @@ export class TenantStore {
   private quotaKeys = new Set<string>();
   private readonly listeners: (() => void)[] = [];
   private following: Following | null = null;
+  /** This broker's own tenant writes, by name, until the store is past them (follow.ts). */
+  private readonly ownWrites = new OwnWrites();
 
   constructor(
     private readonly store: MetadataStore,
@@ -43,18 +45,24 @@ export class TenantStore {
       this.store,
       { prefix: TENANTS_PREFIX },
       {
-        reset: (kvs) => {
+        reset: (kvs, revision) => {
           const names = new Set(kvs.map((kv) => kv.key.slice(TENANTS_PREFIX.length)));
-          for (const name of [...this.tenants.keys()]) if (!names.has(name)) this.forget(name);
-          for (const kv of kvs) this.apply(kv.key.slice(TENANTS_PREFIX.length), kv.value);
+          for (const name of [...this.tenants.keys()]) if (!names.has(name) && !this.ownWrites.after(name, revision)) this.forget(name);
+          for (const kv of kvs) {
+            const name = kv.key.slice(TENANTS_PREFIX.length);
+            if (!this.ownWrites.after(name, kv.modRevision)) this.apply(name, kv.value);
+          }
+          this.ownWrites.settled(revision);
           this.changed();
         },
-        changes: (events) => {
+        changes: (events, revision) => {
           for (const e of events) {
             const name = e.kv.key.slice(TENANTS_PREFIX.length);
+            if (this.ownWrites.after(name, e.kv.modRevision)) continue;
             if (e.type === 'delete') this.forget(name);
             else this.apply(name, e.kv.value);
           }
+          this.ownWrites.settled(revision);
           this.changed();
         },
         error: (err) => this.onWatchError(err),
@@ -94,8 +102,9 @@ export class TenantStore {
       if (other !== undefined && other !== tenant.name) throw new TenantError(`principal ${p} already belongs to tenant ${other}`);
     }
     const value: Stored = { formatVersion: 1, ...tenant };
-    await this.store.put(TENANTS_PREFIX + tenant.name, Buffer.from(JSON.stringify(value)));
+    const { revision } = await this.store.put(TENANTS_PREFIX + tenant.name, Buffer.from(JSON.stringify(value)));
     this.apply(tenant.name, Buffer.from(JSON.stringify(value)));
+    this.ownWrites.wrote(tenant.name, revision);
     this.changed();
   }
 
@@ -103,6 +112,7 @@ export class TenantStore {
   async delete(name: string): Promise<boolean> {
     const res = await this.store.delete(TENANTS_PREFIX + name);
     this.forget(name);
+    this.ownWrites.wrote(name, res.revision);
     this.changed();
     return res.deleted > 0;
   }

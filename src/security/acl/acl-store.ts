@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode } from '../../../protocol/error-codes.js';
 import type { MetadataStore, TxnOp } from '../../metadata/types.js';
-import { follow, type Following } from '../../metadata/follow.js';
+import { follow, OwnWrites, type Following } from '../../metadata/follow.js';
 import type { AclAuthorizer } from './authorizer.js';
 import { bindingKey, invalidBinding, invalidFilter, type AclBinding, type AclBindingFilter } from './model.js';
 
@@ -50,12 +50,8 @@ const OK: ApiResult = { errorCode: ErrorCode.NONE, errorMessage: null };
 
 export class AclStore {
   private following: Following | null = null;
-  /**
-   * This broker's own writes, applied here at once, by ACL id: the revision of each until the watch brings it
-   * back. An older state of that ACL from the store (a read again under way, an event still on its way) must
-   * not undo it meanwhile: a DENY briefly gone is a request let through.
-   */
-  private readonly ownWrites = new Map<string, number>();
+  /** This broker's own ACL writes, by id, until the store is past them: a DENY briefly undone lets a request through. */
+  private readonly ownWrites = new OwnWrites();
 
   constructor(
     private readonly store: MetadataStore,
@@ -72,23 +68,21 @@ export class AclStore {
       {
         reset: (kvs, revision) => {
           const ids = new Set(kvs.map((kv) => kv.key.slice(ACLS_PREFIX.length)));
-          for (const id of this.authorizer.ids()) if (!ids.has(id) && !this.wroteAfter(id, revision)) this.authorizer.remove(id);
+          for (const id of this.authorizer.ids()) if (!ids.has(id) && !this.ownWrites.after(id, revision)) this.authorizer.remove(id);
           for (const kv of kvs) {
             const id = kv.key.slice(ACLS_PREFIX.length);
-            if (!this.wroteAfter(id, kv.modRevision)) this.apply(id, kv.value);
+            if (!this.ownWrites.after(id, kv.modRevision)) this.apply(id, kv.value);
           }
-          // What this broker wrote up to the read is in it: nothing older can come any more.
-          for (const [id, r] of this.ownWrites) if (r <= revision) this.ownWrites.delete(id);
+          this.ownWrites.settled(revision);
         },
         changes: (events, revision) => {
           for (const e of events) {
             const id = e.kv.key.slice(ACLS_PREFIX.length);
-            if (this.wroteAfter(id, e.kv.modRevision)) continue;
+            if (this.ownWrites.after(id, e.kv.modRevision)) continue;
             if (e.type === 'delete') this.authorizer.remove(id);
             else this.apply(id, e.kv.value);
           }
-          // The watch is past these writes: nothing older of them can come any more.
-          for (const [id, r] of this.ownWrites) if (r <= revision) this.ownWrites.delete(id);
+          this.ownWrites.settled(revision);
         },
         error: (err) => this.onWatchError(err),
       },
@@ -123,7 +117,7 @@ export class AclStore {
       // Read-your-writes on this broker; the watch brings the same change to the others.
       ids.forEach((id, i) => {
         this.authorizer.put(id, puts.get(id)!);
-        this.ownWrites.set(id, revisions[i]!);
+        this.ownWrites.wrote(id, revisions[i]!);
       });
     }
     return results;
@@ -152,7 +146,7 @@ export class AclStore {
       const revisions = await this.write(ids.map((id): TxnOp => ({ type: 'delete', key: ACLS_PREFIX + id })));
       ids.forEach((id, i) => {
         this.authorizer.remove(id);
-        this.ownWrites.set(id, revisions[i]!);
+        this.ownWrites.wrote(id, revisions[i]!);
       });
     }
     return results;
@@ -179,10 +173,6 @@ export class AclStore {
     return revisions;
   }
 
-  /** Whether this broker wrote the ACL after `revision` (so a state of it at `revision` is older than ours). */
-  private wroteAfter(id: string, revision: number): boolean {
-    return (this.ownWrites.get(id) ?? 0) > revision;
-  }
 
   private apply(id: string, value: Uint8Array): void {
     try {

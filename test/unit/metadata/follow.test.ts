@@ -4,7 +4,7 @@
  * faults come from a wrapper that can end its watches and fail its reads.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { follow, type FollowListener, type Following } from '../../../src/metadata/follow.js';
+import { follow, OwnWrites, type FollowListener, type Following } from '../../../src/metadata/follow.js';
 import {
   ManualClock,
   MemoryMetadataVolume,
@@ -208,6 +208,20 @@ describe('follow', () => {
     expect(mirror.log).toEqual(['reset@1 ']);
     expect(mirror2.errors).toEqual([]);
     expect(faulty2.reads).toBe(1);
+  });
+});
+
+describe('OwnWrites', () => {
+  it('holds each key\'s newest own write until the store is past it', () => {
+    const own = new OwnWrites();
+    own.wrote('a', 5);
+    own.wrote('a', 4); // an older write answered late does not lower it
+    own.wrote('b', 7);
+    expect([own.after('a', 4), own.after('a', 5), own.after('b', 6), own.after('c', 0)]).toEqual([true, false, true, false]);
+    own.settled(5);
+    expect([own.after('a', 0), own.after('b', 6)]).toEqual([false, true]);
+    own.settled(7);
+    expect(own.after('b', 0)).toBe(false);
   });
 });
 

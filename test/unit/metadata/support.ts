@@ -222,6 +222,20 @@ export class FaultyStore implements Pick<MetadataStore, 'list' | 'watch'> {
     entry.listener.onError?.(err);
   }
 
+  /** Holds the next page read after it is read: `started` once it is, returned to its reader on `release()`. */
+  holdNextRead(): { started: Promise<void>; release: () => void } {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const read = new Promise<void>((resolve) => (started = resolve));
+    this.afterPage = () => {
+      this.afterPage = null;
+      started();
+      return held;
+    };
+    return { started: read, release };
+  }
+
   /** The whole store: `list` and `watch` through this wrapper, every other call straight to the real one. */
   asStore(): MetadataStore {
     return new Proxy(this.inner, {

@@ -42,20 +42,12 @@ describe('FollowedRecords', () => {
     await until(() => here.records.list().length === 2, 'both records here');
 
     // The watch ends; the read again is held after its page until this broker has written a record.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let reading!: () => void;
-    const readStarted = new Promise<void>((resolve) => (reading = resolve));
-    faulty.afterPage = () => {
-      faulty.afterPage = null;
-      reading();
-      return held;
-    };
+    const read = faulty.holdNextRead();
     faulty.endWatch(new MetadataCompactedError(3, 4));
     await other.records.delete('gone'); // issued before the read again starts, seen by it
-    await readStarted;
+    await read.started;
     await here.records.create('mine', { name: 'mine', servers: 'c:9092' });
-    release();
+    read.release();
     await until(() => here.records.get('gone') === undefined, 'the deleted record gone here', 5_000);
     await other.records.create('later', { name: 'later', servers: 'd:9092' });
     await until(() => here.records.get('later') !== undefined, 'a record written afterwards', 5_000);

@@ -3,6 +3,7 @@ import { ALLOW_ALL } from '../../../src/api/access.js';
 import { ConfigSource, TOPIC_CONFIG_BY_NAME } from '../../../src/cluster/config-defs.js';
 import { TopicManager } from '../../../src/cluster/topics.js';
 import { loadConfig } from '../../../src/config.js';
+import { MetadataCompactedError } from '../../../src/metadata/errors.js';
 import { openMetadataStore } from '../../../src/metadata/open-store.js';
 import type { MetadataStore } from '../../../src/metadata/types.js';
 import { createClientQuotaManagers } from '../../../src/quota/client-quota-manager.js';
@@ -10,6 +11,7 @@ import { AclOperation, ResourceType } from '../../../src/security/acl/model.js';
 import { confine } from '../../../src/tenants/confinement.js';
 import { namespaceOf, tenantPrefixOf } from '../../../src/tenants/model.js';
 import { TenantError, TenantStore } from '../../../src/tenants/tenant-store.js';
+import { FaultyStore, until } from '../metadata/support.js';
 
 let store: MetadataStore | undefined;
 const opened: { close(): Promise<void> }[] = [];
@@ -111,5 +113,40 @@ describe('tenant quotas', () => {
     // 10 s of quota at once is within it (a new sensor's rate spans 10 s), then both principals are throttled.
     expect(managers.produce.recordAndGetThrottleTimeMs('alice', 'c1', 10_240, 1000)).toBe(0);
     expect(managers.produce.recordAndGetThrottleTimeMs('svc', 'c2', 10_240, 1000)).toBeGreaterThan(9000);
+  });
+});
+
+describe('TenantStore reading the store again', () => {
+  it('keeps what this broker wrote after the read: a tenant it created stays, one it deleted does not come back', async () => {
+    const inner = await openMetadataStore({ store: 'memory', dir: '/unused' });
+    store = inner;
+    const faulty = new FaultyStore(inner);
+    const errors: Error[] = [];
+    const here = new TenantStore(faulty.asStore(), (err) => errors.push(err));
+    opened.push(here);
+    await here.load();
+    const other = await tenants();
+    await other.put({ name: 'gone', principals: [], policies: {}, namespaces: {} });
+    await other.put({ name: 'deleted', principals: [], policies: {}, namespaces: {} });
+    const names = (): string => here.list().map((t) => t.name).join();
+    await until(() => names() === 'deleted,gone', 'both tenants here');
+
+    const read = faulty.holdNextRead();
+    let afterReset: string | null = null;
+    const watch = faulty.watch.bind(faulty);
+    faulty.watch = (...args) => {
+      afterReset ??= names();
+      return watch(...args);
+    };
+    faulty.endWatch(new MetadataCompactedError(3, 4));
+    await other.delete('gone'); // seen by the read again
+    await read.started;
+    await here.put({ name: 'mine', principals: ['User:bob'], policies: {}, namespaces: {} });
+    await here.delete('deleted');
+    read.release();
+    await until(() => afterReset !== null, 'the read again handed over');
+    expect(afterReset).toBe('mine');
+    expect(here.ownerOf('mine.orders')?.name).toBe('mine');
+    expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['LL_ERR_METADATA_COMPACTED']);
   });
 });

@@ -101,15 +101,7 @@ describe('AclStore reading the store again', () => {
     await until(() => names().join() === 'x,z', 'both ACLs here');
 
     // The watch ends; the read again is held after its page until this broker has created y and deleted z.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let reading!: () => void;
-    const readStarted = new Promise<void>((resolve) => (reading = resolve));
-    faulty.afterPage = () => {
-      faulty.afterPage = null;
-      reading();
-      return held;
-    };
+    const read = faulty.holdNextRead();
     // What the cache holds when the read again is handed over, before the new watch brings anything.
     let afterReset: string[] | null = null;
     const watch = faulty.watch.bind(faulty);
@@ -119,10 +111,10 @@ describe('AclStore reading the store again', () => {
     };
     faulty.endWatch(new MetadataCompactedError(3, 4));
     await other.delete([{ pattern: { ...binding('x').pattern }, entry: { ...binding('x').entry } }]); // seen by the read
-    await readStarted;
+    await read.started;
     await acls.create([binding('y')]);
     await acls.delete([{ pattern: { ...binding('z').pattern }, entry: { ...binding('z', 'User:mallory').entry } }]);
-    release();
+    read.release();
     await until(() => afterReset !== null, 'the read again handed over');
     expect(afterReset).toEqual(['y']);
     await other.create([binding('later')]);
