@@ -17,9 +17,9 @@
  */
 import type { Clock, ClockTimer } from './clock.js';
 import { systemClock } from './clock.js';
+import { readPages, type PagedRead } from './list-all.js';
 import type { KeyValue, MetadataStore, Watch, WatchEvent, WatchTarget } from './types.js';
 
-const PAGE = 1000;
 /** Pause before a failed read or watch is tried again. */
 export const FOLLOW_RETRY_MS = 1_000;
 
@@ -83,12 +83,18 @@ class Follower implements Following {
   /** When the last watch ended or read failed (the clock's time). */
   #lastSetback = -Infinity;
 
+  readonly #clock: Clock;
+  readonly #retryMs: number;
+
   constructor(
     private readonly store: Pick<MetadataStore, 'list' | 'watch'>,
     private readonly target: WatchTarget,
     private readonly listener: FollowListener,
     private readonly options: FollowOptions,
-  ) {}
+  ) {
+    this.#clock = options.clock ?? systemClock;
+    this.#retryMs = options.retryMs ?? FOLLOW_RETRY_MS;
+  }
 
   /** Reads the target, resets the listener and watches from there; throws when the read or the watch fails. */
   async start(): Promise<void> {
@@ -96,10 +102,10 @@ class Follower implements Following {
     const previous = this.#watch;
     this.#watch = null;
     await previous?.cancel();
-    const { kvs, revision, upTo } = await this.#read();
+    const { kvs, first: revision, last } = await this.#read();
     if (this.#cancelled || round !== this.#round) return;
     this.#revisions = new Map(kvs.map((kv) => [kv.key, kv.modRevision]));
-    this.#readUpTo = upTo;
+    this.#readUpTo = last;
     this.listener.reset(kvs, revision);
     // From the read's revision on: history compacted meanwhile fails it with LL_ERR_METADATA_COMPACTED, and the
     // caller reads again (at once: a read after the compaction point watches from after it).
@@ -133,27 +139,13 @@ class Follower implements Following {
     await watch?.cancel();
   }
 
-  /** The target's keys, and the revision to watch from (the first page's: later pages are at least as new). */
-  async #read(): Promise<{ kvs: KeyValue[]; revision: number; upTo: number }> {
-    if ('key' in this.target) {
-      const { key } = this.target;
-      // The key sorts first among the keys it prefixes.
-      const page = await this.store.list(key, { limit: 1 });
-      return { kvs: page.kvs.filter((kv) => kv.key === key), revision: page.revision, upTo: page.revision };
-    }
-    const pageSize = this.options.pageSize ?? PAGE;
-    const kvs: KeyValue[] = [];
-    let revision = -1;
-    let upTo = -1;
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.store.list(this.target.prefix, after === undefined ? { limit: pageSize } : { limit: pageSize, startAfter: after });
-      if (revision < 0) revision = page.revision;
-      upTo = page.revision;
-      kvs.push(...page.kvs);
-      if (!page.more || page.kvs.length === 0) return { kvs, revision, upTo };
-      after = page.kvs[page.kvs.length - 1]!.key;
-    }
+  /** The target's keys: watched from the first page's revision, filtered per key up to the last page's. */
+  async #read(): Promise<PagedRead> {
+    if ('prefix' in this.target) return readPages(this.store, this.target.prefix, this.options.pageSize);
+    const { key } = this.target;
+    // The key sorts first among the keys it prefixes.
+    const page = await this.store.list(key, { limit: 1 });
+    return { kvs: page.kvs.filter((kv) => kv.key === key), first: page.revision, last: page.revision };
   }
 
   #isNews(e: WatchEvent): boolean {
@@ -177,23 +169,22 @@ class Follower implements Following {
    * `retryMs` for the next ones: a store that keeps failing is not asked in a tight loop.
    */
   #soon(): number {
-    const retryMs = this.options.retryMs ?? FOLLOW_RETRY_MS;
-    const now = (this.options.clock ?? systemClock).now();
-    const quiet = now - this.#lastSetback >= retryMs;
+    const now = this.#clock.now();
+    const quiet = now - this.#lastSetback >= this.#retryMs;
     this.#lastSetback = now;
-    return quiet ? 0 : retryMs;
+    return quiet ? 0 : this.#retryMs;
   }
 
   /** Starts again after `delayMs`, and again for as long as that fails. */
   #again(delayMs: number): void {
     if (this.#cancelled) return;
     this.#timer?.cancel();
-    this.#timer = (this.options.clock ?? systemClock).setTimer(delayMs, () => {
+    this.#timer = this.#clock.setTimer(delayMs, () => {
       this.#timer = null;
       this.start().catch((err: unknown) => {
         if (this.#cancelled || isClosed(err)) return;
         this.listener.error(asError(err));
-        this.#again(isCompacted(err) ? this.#soon() : (this.options.retryMs ?? FOLLOW_RETRY_MS));
+        this.#again(isCompacted(err) ? this.#soon() : this.#retryMs);
       });
     });
   }

@@ -173,7 +173,6 @@ export class AclStore {
     return revisions;
   }
 
-
   private apply(id: string, value: Uint8Array): void {
     try {
       this.authorizer.put(id, decode(value));
